@@ -1,0 +1,80 @@
+"""The ``prefval`` console script: one argparse parser, one sub-command module each.
+
+Each module listed in COMMAND_MODULES defines ``register(subparsers)``, which adds its sub-parser(s) and
+sets ``func`` to a handler ``handler(args) -> int`` (the exit code). Modules are imported when the parser is
+built, so they must keep heavy imports (textual apps, litellm, scikit-learn, pandas) inside the handlers.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from storage.errors import PrefvalError
+
+COMMAND_MODULES = [
+    "annotator.commands.demo",
+    "annotator.commands.importing",
+    "annotator.commands.study",
+    "annotator.commands.annotate",
+    "annotator.commands.status",
+    "annotator.commands.export",
+    "annotator.commands.stats",
+    "annotator.commands.report",
+]
+
+DEFAULT_DB = "prefval.db"
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--db PATH`` to a sub-command; default ``$PREFVAL_DB`` or ``./prefval.db``."""
+    parser.add_argument(
+        "--db",
+        default=None,
+        help="SQLite file (default: $PREFVAL_DB or ./prefval.db)",
+    )
+
+
+def db_path(args: argparse.Namespace) -> str:
+    """The database path for a parsed command: ``--db``, else ``$PREFVAL_DB``, else ``./prefval.db``."""
+    return getattr(args, "db", None) or os.environ.get("PREFVAL_DB") or DEFAULT_DB
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the full parser, importing every available command module."""
+    parser = argparse.ArgumentParser(
+        prog="prefval",
+        description="Human validation of LLM personalization benchmarks, offline in the terminal.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:  # a command still being written
+            if exc.name == name:
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point. Returns the exit code; PrefvalError becomes one line on stderr and exit 1."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        code = args.func(args)
+    except PrefvalError as exc:
+        print(f"prefval: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return int(code or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,17 @@
+"""Errors every layer raises for bad input; the CLI prints them as one line and exits non-zero."""
+
+
+class PrefvalError(Exception):
+    """A user-facing error: its message is one line naming what went wrong.
+
+    For input files the message names the file, the record (line or row number) and the field,
+    e.g. ``questions.csv: row 12: field 'all_options': expected 4 options, got 3``.
+    """
+
+
+class InputError(PrefvalError):
+    """A record of an input file failed validation; nothing was written to the database."""
+
+    def __init__(self, path: str, record: str, field: str, problem: str):
+        self.path, self.record, self.field, self.problem = path, record, field, problem
+        super().__init__(f"{path}: {record}: field '{field}': {problem}")
