@@ -1,0 +1,39 @@
+"""The annotation TUI: `prefval annotate STUDY --annotator WHO` runs AnnotateApp.
+
+Start-up path imports only Textual, pydantic, sqlite-utils and prefval's own storage/annotator modules
+(never litellm or scikit-learn; tests/test_import_hygiene.py checks this).
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from textual.app import App
+
+from annotator.screens.annotate import AnnotateScreen
+from annotator.session import Session
+from storage.store import Store
+
+
+class AnnotateApp(App[None]):
+    """Annotate one study as one annotator.
+
+    db: path of the SQLite file (or an open Store); clock: monotonic seconds (tests pass a fixed one);
+    show_timer=False hides the per-item timer (snapshot tests). Raises PrefvalError on start for an unknown
+    study or an annotator with nothing to do.
+    """
+
+    TITLE = "prefval"
+
+    def __init__(self, db: str | Store, study: str, annotator: str,
+                 clock: Callable[[], float] = time.monotonic, show_timer: bool = True) -> None:
+        super().__init__()
+        self.store = db if isinstance(db, Store) else Store.open(db)
+        self.session = Session(self.store, study, annotator, clock=clock)
+        self.show_timer = show_timer
+
+    def on_mount(self) -> None:
+        self.push_screen(AnnotateScreen(self.session, show_timer=self.show_timer))
+
+    def on_unmount(self) -> None:
+        self.session.close()

@@ -1,0 +1,77 @@
+"""`prefval export STUDY --format jsonl|csv [--out PATH]`: one row per current annotation, answers mapped back to
+the item's original option letters."""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from annotator.cli import add_db_option
+
+    p = sub.add_parser("export", help="export a study's current answers")
+    p.add_argument("study")
+    p.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
+    p.add_argument("--out", help="output file (default: standard output)")
+    p.add_argument("--history", action="store_true", help="every row of the append-only log, not just current")
+    add_db_option(p)
+    p.set_defaults(func=run)
+
+
+def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
+    """Rows: study, item (external id), item_b, annotator, annotator_kind, status, answer (dict), the task's
+    fields (e.g. choice_text, is_correct), note, submitted_at, seconds; plus id/supersedes with history=True."""
+    from annotator.tasks import get_task
+    from reports.study_data import load_study_data
+
+    data = load_study_data(store, study_name)
+    task = get_task(data.study.task_type)
+    units = {u.id: u for u in data.units}
+    rows_in = store.annotations(data.study.id) if history else data.answers
+    out = []
+    for a in rows_in:
+        unit = units[a.unit_id]
+        item = data.items[unit.item_id]
+        item_b = data.items.get(unit.item_b_id) if unit.item_b_id else None
+        row = {"study": data.study.name, "item": item.external_id,
+               "item_b": item_b.external_id if item_b else None,
+               "annotator": data.annotators[a.annotator_id].name,
+               "annotator_kind": data.annotators[a.annotator_id].kind, "status": a.status, "answer": a.answer}
+        if a.status in ("answered", "partial") and a.answer:
+            row.update(task.export_fields(unit, item, item_b, a.answer))
+        row.update({"note": a.note, "submitted_at": a.submitted_at, "seconds": a.seconds})
+        if history:
+            row.update({"id": a.id, "supersedes": a.supersedes})
+        out.append(row)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from annotator.cli import db_path
+    from storage.store import Store
+
+    with Store.open(db_path(args)) as store:
+        rows = export_rows(store, args.study, history=args.history)
+    buf = io.StringIO()
+    if args.format == "jsonl":
+        for r in rows:
+            buf.write(json.dumps(r, ensure_ascii=False) + "\n")
+    else:
+        cols: list[str] = []
+        for r in rows:
+            cols.extend(k for k in r if k not in cols)
+        w = csv.DictWriter(buf, fieldnames=cols)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v
+                        for k, v in r.items()})
+    if args.out:
+        with open(args.out, "w", encoding="utf-8", newline="") as fh:
+            fh.write(buf.getvalue())
+        print(f"{len(rows)} rows written to {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(buf.getvalue())
+    return 0

@@ -1,0 +1,199 @@
+"""``prefval stats``: agreement statistics and correlations straight from a CSV file.
+
+    prefval stats agreement FILE.csv --metric fleiss_kappa [--categories a,b,c] [--format json]
+    prefval stats correlate FILE.csv --method pearson [--columns human,judge]
+
+FILE.csv: a header naming the raters, one row per item, one column per rater, an empty cell for a
+missing rating; an optional first column named ``item`` holds item ids. Only the standard library
+is used here; reports.stats (numpy) is imported inside the handlers.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+
+from storage.errors import InputError, PrefvalError
+
+METRICS = (
+    "percent_agreement", "cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic",
+    "fleiss_kappa", "krippendorff_alpha", "gwet_ac1", "gwet_ac2_linear", "gwet_ac2_quadratic",
+    "unanimity_rate",
+)
+
+
+def register(subparsers) -> None:
+    """Add ``stats agreement`` and ``stats correlate`` to the prefval parser."""
+    p = subparsers.add_parser("stats", help="agreement statistics and correlations from a CSV file",
+                              description="Agreement statistics and correlations from a CSV file.")
+    sub = p.add_subparsers(dest="stats_command", metavar="STATS_COMMAND")
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+    a = sub.add_parser("agreement", help="inter-rater agreement (one column per rater)",
+                       description="Inter-rater agreement of a CSV: one row per item, one column per "
+                                   "rater, empty cell = missing, optional first column 'item'.")
+    a.add_argument("file", metavar="FILE.csv")
+    a.add_argument("--metric", required=True, choices=METRICS)
+    a.add_argument("--level", default="nominal", choices=("nominal", "ordinal", "interval", "ratio"),
+                   help="measurement level for krippendorff_alpha (default nominal)")
+    a.add_argument("--categories", default=None,
+                   help="the scale in order, comma-separated (cells are matched to these as text)")
+    a.add_argument("--format", default="table", choices=("table", "json"))
+    a.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                   help="bootstrap resamples for the 95%% interval (default 1000, 0 = no interval)")
+    a.add_argument("--seed", type=int, default=0)
+    a.set_defaults(func=run_agreement)
+
+    c = sub.add_parser("correlate", help="correlation between two numeric columns",
+                       description="Pearson/Spearman/Kendall correlation of two numeric columns.")
+    c.add_argument("file", metavar="FILE.csv")
+    c.add_argument("--method", required=True, choices=("pearson", "spearman", "kendall"))
+    c.add_argument("--columns", default=None, metavar="A,B",
+                   help="the two columns (default: the two non-item columns)")
+    c.add_argument("--format", default="table", choices=("table", "json"))
+    c.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                   help="bootstrap resamples for the 95%% interval (default 1000, 0 = no interval)")
+    c.add_argument("--seed", type=int, default=0)
+    c.set_defaults(func=run_correlate)
+
+
+def read_table(path: str) -> tuple[list[str], list[list[str | None]]]:
+    """Read FILE.csv: (rater column names, rows of stripped cells with None for empty cells).
+
+    A first column named ``item`` (any case) is dropped. Raises PrefvalError for a missing or
+    unreadable file, an empty file, no rater column, duplicate column names or a row of the wrong
+    length (naming the row).
+    """
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            rows = list(csv.reader(fh))
+    except FileNotFoundError:
+        raise PrefvalError(f"{path}: file not found") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise PrefvalError(f"{path}: cannot read: {exc}") from None
+    rows = [r for r in rows if any(cell.strip() for cell in r)]
+    if not rows:
+        raise PrefvalError(f"{path}: empty file, expected a header naming the raters")
+    header = [h.strip() for h in rows[0]]
+    skip = 1 if header and header[0].lower() == "item" else 0
+    names = header[skip:]
+    if not names:
+        raise PrefvalError(f"{path}: no rater columns in the header")
+    dup = {h for h in names if names.count(h) > 1}
+    if dup:
+        raise PrefvalError(f"{path}: duplicate column name(s) {sorted(dup)}")
+    data = []
+    for k, r in enumerate(rows[1:], start=1):
+        if len(r) != len(header):
+            raise InputError(path, f"row {k}", "(row)", f"expected {len(header)} cells, got {len(r)}")
+        data.append([c.strip() or None for c in r[skip:]])
+    return names, data
+
+
+def _number(s: str) -> float | int:
+    v = float(s)
+    return int(v) if v.is_integer() and "." not in s and "e" not in s.lower() else v
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return s.lower() not in ("nan", "inf", "-inf", "infinity", "-infinity", "+inf")
+
+
+def _coerce(path, names, data, categories):
+    if categories is not None:
+        allowed = set(categories)
+        for k, row in enumerate(data, start=1):
+            for name, cell in zip(names, row):
+                if cell is not None and cell not in allowed:
+                    raise InputError(path, f"row {k}", name,
+                                     f"value {cell!r} is not one of the categories {categories}")
+        return data
+    numeric = [all(_is_number(row[j]) for row in data if row[j] is not None) for j in range(len(names))]
+    used = [any(row[j] is not None for row in data) for j in range(len(names))]
+    if all(n for n, u in zip(numeric, used) if u):  # every column with ratings is numeric
+        return [[None if c is None else _number(c) for c in row] for row in data]
+    return data  # some text column: compare everything as text
+
+
+def _print(res, fmt: str) -> None:
+    d = res.to_json_dict()
+    if fmt == "json":
+        print(json.dumps(d))
+        return
+
+    def show(v):
+        if v is None:
+            return "-"
+        return f"{v:.4f}" if isinstance(v, float) else str(v)
+
+    rows = [("metric", d["metric"]), ("value", show(d["value"])),
+            ("95% CI", "-" if d["ci_low"] is None else f"[{show(d['ci_low'])}, {show(d['ci_high'])}]"),
+            ("items", show(d["n_items"])), ("raters", show(d["n_raters"]))]
+    if "p_value" in d:
+        rows.append(("p-value", f"{d['p_value']:.3g}"))
+    rows.append(("note", d["note"]))
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}")
+
+
+def run_agreement(args: argparse.Namespace) -> int:
+    """Handler of ``prefval stats agreement``; prints the result, returns 0."""
+    from reports.stats import compute_agreement
+
+    if args.bootstrap < 0:
+        raise PrefvalError(f"--bootstrap must be 0 or more, got {args.bootstrap}")
+    cats = None
+    if args.categories is not None:
+        cats = [c.strip() for c in args.categories.split(",") if c.strip()]
+        if not cats:
+            raise PrefvalError("--categories is empty")
+    names, data = read_table(args.file)
+    data = _coerce(args.file, names, data, cats)
+    try:
+        res = compute_agreement(args.metric, data, categories=cats, level=args.level,
+                                ci=args.bootstrap > 0, n_boot=max(args.bootstrap, 1), seed=args.seed)
+    except ValueError as exc:
+        raise PrefvalError(f"{args.file}: {str(exc).replace('categories=[...]', '--categories')}") from None
+    _print(res, args.format)
+    return 0
+
+
+def run_correlate(args: argparse.Namespace) -> int:
+    """Handler of ``prefval stats correlate``; prints the result, returns 0."""
+    from reports import stats
+
+    names, data = read_table(args.file)
+    if args.columns:
+        cols = [c.strip() for c in args.columns.split(",")]
+        if len(cols) != 2:
+            raise PrefvalError(f"--columns needs exactly two names, got {args.columns!r}")
+        for c in cols:
+            if c not in names:
+                raise PrefvalError(f"{args.file}: no column named {c!r} (columns: {', '.join(names)})")
+    else:
+        if len(names) != 2:
+            raise PrefvalError(f"{args.file}: {len(names)} value columns; name two with --columns A,B")
+        cols = names
+    idx = [names.index(c) for c in cols]
+    xy: list[list] = [[], []]
+    for k, row in enumerate(data, start=1):
+        for j, (c, i) in enumerate(zip(cols, idx)):
+            cell = row[i]
+            if cell is not None and not _is_number(cell):
+                raise InputError(args.file, f"row {k}", c, f"not a number: {cell!r}")
+            xy[j].append(None if cell is None else float(cell))
+    fn = getattr(stats, args.method)
+    res = fn(xy[0], xy[1], ci=args.bootstrap > 0, n_boot=max(args.bootstrap, 1), seed=args.seed)
+    _print(res, args.format)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    from annotator.cli import main
+    sys.exit(main(["stats", *sys.argv[1:]]))

@@ -1,0 +1,160 @@
+"""The annotation screen, shared by every task type.
+
+Keys every task has: s skip, u back (then any decision key changes the answer; history is kept), n note,
+? guidelines, q quit. The task supplies the decision keys and the item panel. Decision keys do nothing while
+the note field has focus.
+"""
+from __future__ import annotations
+
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from annotator.screens.guidelines import GuidelinesScreen
+from annotator.screens.summary import SummaryScreen
+from annotator.session import Session
+from annotator.widgets.status_header import StatusHeader
+
+
+class AnnotateScreen(Screen[None]):
+    DEFAULT_CSS = """
+    AnnotateScreen #item { height: 1fr; }
+    AnnotateScreen #keys { height: auto; padding: 0 1; color: $text; background: $boost; }
+    AnnotateScreen #state { height: auto; padding: 0 1; color: $warning; }
+    AnnotateScreen #note { dock: bottom; display: none; }
+    AnnotateScreen #note.open { display: block; }
+    """
+    BINDINGS = [
+        Binding("s", "skip", "skip"),
+        Binding("u", "back", "back/change"),
+        Binding("n", "note", "note"),
+        Binding("question_mark", "guidelines", "guidelines", key_display="?"),
+        Binding("q", "quit_app", "quit"),
+        Binding("escape", "close_note", "close note", show=False),
+    ]
+
+    def __init__(self, session: Session, show_timer: bool = True) -> None:
+        super().__init__()
+        self.session = session
+        self.show_timer = show_timer
+        self.partial: dict | None = None
+        self.message = ""
+
+    def compose(self) -> ComposeResult:
+        yield StatusHeader(id="header")
+        yield Vertical(id="item")
+        yield Static("", id="state")
+        yield Static("", id="keys")
+        yield Input(placeholder="note for this item (enter saves, escape cancels)", id="note", disabled=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.show_current()
+        if self.show_timer:
+            self.set_interval(1.0, self.refresh_header)
+
+    # ---- drawing ---------------------------------------------------------------------------------------
+    def refresh_header(self) -> None:
+        s = self.session
+        done, total = s.progress()
+        secs = s.seconds_on_item() if (self.show_timer and not s.finished) else None
+        self.query_one(StatusHeader).show(s.study.name, s.task.name, s.annotator.name, done, total, s.index, secs)
+
+    def show_current(self) -> None:
+        """Draw the current unit, or the summary when the queue is done."""
+        s = self.session
+        self.refresh_header()
+        if s.finished:
+            self.app.push_screen(SummaryScreen(s), self._after_summary)
+            return
+        view = s.view()
+        current = view.current
+        self.partial = current.answer if current is not None and current.status == "partial" else None
+        panel = self.query_one("#item", Vertical)
+        panel.remove_children()
+        panel.mount(s.task.compose_item(view, self.partial, s.store))
+        keys = s.task.decision_keys(view, self.partial)
+        self.query_one("#keys", Static).update(
+            "  ".join(f"[b]{k.shown}[/b] {k.label}" for k in keys))
+        state = self.message
+        if current is not None and current.status == "answered":
+            state = (state + "  " if state else "") + (
+                f"your answer: {s.task.describe_answer(view, current.answer)} (press a key to change it)")
+        elif current is not None and current.status == "skipped":
+            state = (state + "  " if state else "") + "you skipped this item"
+        self.query_one("#state", Static).update(state)
+        self.message = ""
+
+    def _after_summary(self, result: str | None) -> None:
+        if result == "back":
+            self.session.go(len(self.session.queue) - 1)
+            self.show_current()
+        elif result == "review":
+            self.session.next_skipped()
+            self.show_current()
+        else:
+            self.app.exit()
+
+    # ---- keys ------------------------------------------------------------------------------------------
+    def _note_open(self) -> bool:
+        return isinstance(self.focused, Input)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("skip", "back", "note", "guidelines", "quit_app") and self._note_open():
+            return False
+        return True
+
+    def on_key(self, event: events.Key) -> None:
+        if self._note_open() or self.session.finished:
+            return
+        s = self.session
+        view = s.view()
+        decision = s.task.decide(event.key, view, self.partial)
+        if decision is None:
+            return
+        event.stop()
+        s.decide(decision)  # committed before anything else is drawn
+        self.show_current()
+
+    def action_skip(self) -> None:
+        if not self.session.finished:
+            self.session.skip()
+            self.show_current()
+
+    def action_back(self) -> None:
+        if self.session.back():
+            self.show_current()
+        else:
+            self.notify("This is the first item.", timeout=2)
+
+    def action_note(self) -> None:
+        if self.session.finished:
+            return
+        note = self.query_one("#note", Input)
+        note.disabled = False
+        note.add_class("open")
+        note.value = ""
+        note.focus()
+
+    def action_close_note(self) -> None:
+        note = self.query_one("#note", Input)
+        note.remove_class("open")
+        note.value = ""
+        note.disabled = True
+        self.set_focus(None)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "note":
+            return
+        if self.session.note(event.value):
+            self.notify("note saved", timeout=2)
+        self.action_close_note()
+
+    def action_guidelines(self) -> None:
+        self.app.push_screen(GuidelinesScreen(self.session.study.settings.get("guidelines", "")))
+
+    def action_quit_app(self) -> None:
+        self.app.exit()

@@ -1,0 +1,63 @@
+"""Shown when an annotator has answered (or skipped) every item of their queue."""
+from __future__ import annotations
+
+import statistics
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from annotator.session import Session
+from annotator.widgets.status_header import format_seconds
+
+
+def summary_text(session: Session) -> str:
+    """Counts, median seconds per item and what to do next, as Rich markup."""
+    c = session.counts()
+    rows = session.store.current_annotations(session.study.id, session.annotator.id)
+    secs = [r.seconds for r in rows if r.seconds is not None]
+    median = format_seconds(statistics.median(secs)) if secs else "-"
+    lines = [
+        f"[b]All done in {session.study.name}[/b], {session.annotator.name}. Thank you.",
+        "",
+        f"answered: {c['answered']}   skipped: {c['skipped']}   open: {c['open']}",
+        f"median time per answered item: {median}",
+        "",
+        "Every answer is saved in the database.",
+    ]
+    if c["skipped"]:
+        lines.append("Press [b]r[/b] to go through the skipped items.")
+    lines.append("Press [b]u[/b] to go back to the last item, [b]q[/b] to quit.")
+    return "\n".join(lines)
+
+
+class SummaryScreen(Screen[str]):
+    """Dismisses with "back", "review" or "quit"."""
+
+    DEFAULT_CSS = """
+    SummaryScreen { align: center middle; }
+    SummaryScreen > Vertical { width: 70; height: auto; border: round $success; padding: 1 2; }
+    """
+    BINDINGS = [Binding("u", "back", "back to last item"), Binding("r", "review", "review skipped"),
+                Binding("q", "quit_app", "quit")]
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session = session
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(summary_text(self.session), id="summary")
+        yield Footer()
+
+    def action_back(self) -> None:
+        self.dismiss("back")
+
+    def action_review(self) -> None:
+        if self.session.counts()["skipped"]:
+            self.dismiss("review")
+
+    def action_quit_app(self) -> None:
+        self.dismiss("quit")

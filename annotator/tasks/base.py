@@ -1,0 +1,175 @@
+"""The contract every task type fulfils. A task type is one module in annotator/tasks/ plus one line in
+annotator/tasks/__init__.py: what the annotator sees, the decision keys, the answer schema, the figures.
+
+The annotation screen owns the keys every task shares (s skip, u back, n note, ? guidelines, q quit) and calls
+the task for everything else. Rendering goes through `compose_item`, which receives only a UnitView: a blind
+task must build its screen from the fields it is allowed to show, never from answer keys or sources.
+"""
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel
+
+from storage.models import Annotation, Assignment, Item, Unit
+
+if TYPE_CHECKING:  # pragma: no cover
+    from textual.widget import Widget
+
+    from reports.figures import FigureSet
+    from reports.study_data import StudyData
+    from storage.store import Store
+
+RESERVED_KEYS = frozenset({"s", "u", "n", "question_mark", "q", "escape", "tab", "enter"})
+
+
+@dataclass
+class UnitView:
+    """What one screen shows: the unit, its item(s), the annotator's seeded order and their current answer.
+
+    order: display position -> original index (options of an MCQ; [0, 1] or [1, 0] for a pair's sides).
+    current: the annotator's current decision on this unit (answered, partial or skipped), or None.
+    """
+
+    unit: Unit
+    item: Item
+    item_b: Item | None
+    assignment: Assignment
+    order: list[int]
+    current: Annotation | None
+    settings: dict[str, Any]
+    position: int = 0
+    total: int = 0
+
+    @property
+    def answer(self) -> dict[str, Any] | None:
+        """The current answer dict (answered or partial), None when unanswered or skipped."""
+        if self.current is None or self.current.status not in ("answered", "partial"):
+            return None
+        return self.current.answer
+
+
+@dataclass
+class Decision:
+    """The result of a decision key: the answer to store; complete=False stores a partial answer and stays."""
+
+    answer: dict[str, Any]
+    complete: bool = True
+
+
+@dataclass
+class KeyChoice:
+    """A decision key for the key bar: the key name as Textual reports it, and its label."""
+
+    key: str
+    label: str
+    shown: str = ""
+
+    def __post_init__(self) -> None:
+        self.shown = self.shown or self.key
+
+
+class StudySpec(BaseModel):
+    """Everything `prefval study create` was given. Tasks read what they need and ignore the rest."""
+
+    name: str
+    task: str
+    datasets: list[str]
+    sample: int | None = None
+    seed: int = 0
+    annotators_per_item: int | None = None
+    annotators: list[str] = []
+    guidelines: str | None = None
+    options: dict[str, Any] = {}
+
+
+def seeded_permutation(n: int, seed: int) -> list[int]:
+    """A permutation of range(n) from random.Random(seed): the same seed always gives the same order."""
+    order = list(range(n))
+    random.Random(seed).shuffle(order)
+    return order
+
+
+def stable_seed(*parts: object) -> int:
+    """A 32-bit seed derived from its parts with sha256 (not Python's salted hash), stable across runs."""
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()
+    return int(digest[:8], 16)
+
+
+class TaskType:
+    """Base class of task types. Subclasses set the ClassVars and override the methods marked so."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    item_kinds: ClassVar[tuple[str, ...]]
+    default_annotators_per_item: ClassVar[int] = 1
+    blind: ClassVar[bool] = True
+    default_guidelines: ClassVar[str] = ""
+
+    # ---- study creation ---------------------------------------------------------------------------------
+    def study_settings(self, spec: StudySpec) -> dict[str, Any]:
+        """Settings stored with the study (override to validate and add task options). Raises PrefvalError."""
+        return {
+            "datasets": spec.datasets,
+            "sample": spec.sample,
+            "annotators_per_item": spec.annotators_per_item or self.default_annotators_per_item,
+            "guidelines": spec.guidelines or self.default_guidelines,
+            "options": spec.options,
+        }
+
+    def build_units(self, store: "Store", spec: StudySpec) -> list[tuple[str, str | None, dict[str, Any]]]:
+        """The study's units: (item_id, item_b_id, extra). Default: the items of the first dataset whose kind
+        this task accepts, a seeded random sample of `spec.sample` of them when given, in dataset order."""
+        from storage.errors import PrefvalError
+
+        if not spec.datasets:
+            raise PrefvalError(f"task {self.name} needs --dataset")
+        items = [it for it in store.items(spec.datasets[0]) if it.kind in self.item_kinds]
+        items = [it for it in items if self.accepts(it)]
+        if not items:
+            raise PrefvalError(f"dataset '{spec.datasets[0]}' has no items a {self.name} study can use "
+                               f"(needs kind {' or '.join(self.item_kinds)})")
+        if spec.sample is not None:
+            if spec.sample <= 0:
+                raise PrefvalError("--sample must be positive")
+            if spec.sample < len(items):
+                picked = sorted(random.Random(spec.seed).sample(range(len(items)), spec.sample))
+                items = [items[i] for i in picked]
+        return [(it.id, None, {}) for it in items]
+
+    def accepts(self, item: Item) -> bool:
+        """Whether an item of an accepted kind can be used (override to filter, e.g. only T/F)."""
+        return True
+
+    # ---- the screen -------------------------------------------------------------------------------------
+    def shuffle_size(self, unit: Unit, item: Item, item_b: Item | None) -> int:
+        """How many things the per-annotator seeded shuffle permutes (options, sides); 0 for none."""
+        return 0
+
+    def decision_keys(self, view: UnitView, partial: dict[str, Any] | None) -> list[KeyChoice]:
+        """Override: the keys that decide, given the partial answer so far (multi-step tasks)."""
+        raise NotImplementedError
+
+    def decide(self, key: str, view: UnitView, partial: dict[str, Any] | None) -> Decision | None:
+        """Override: the Decision a key makes, or None when the key means nothing here."""
+        raise NotImplementedError
+
+    def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store: "Store") -> "Widget":
+        """Override: one widget showing the unit (only what the annotator may see)."""
+        raise NotImplementedError
+
+    def describe_answer(self, view: UnitView, answer: dict[str, Any]) -> str:
+        """A short text of an answer as the annotator saw it (shown when revisiting an item)."""
+        return ", ".join(f"{k}={v}" for k, v in answer.items())
+
+    # ---- outputs ----------------------------------------------------------------------------------------
+    def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:
+        """Extra export columns for one answer, in the ORIGINAL item's terms (option text, correct or not)."""
+        return {}
+
+    def figures(self, data: "StudyData") -> "FigureSet":
+        """Override: the task's figures for `prefval status` and `prefval report`."""
+        raise NotImplementedError

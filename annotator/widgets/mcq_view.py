@@ -1,0 +1,59 @@
+"""The MCQ item panel: context (lazy), question, options in the annotator's order, the choice made so far."""
+from __future__ import annotations
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static
+
+from annotator.widgets.context import ContextView
+from storage.models import Message
+from storage.payloads import letter
+
+
+class McqView(Vertical):
+    """question: str; options: texts in DISPLAY order; chosen: display index, "x" (can't tell) or None.
+
+    context: (context_id, end) of a stored conversation; snippet: inline messages (easy tests).
+    """
+
+    DEFAULT_CSS = """
+    McqView { height: 1fr; }
+    McqView #qa { height: auto; max-height: 60%; border: round $accent; padding: 0 1; }
+    McqView .question { text-style: bold; margin-bottom: 1; }
+    McqView .option { margin-bottom: 1; }
+    McqView .option.chosen { background: $accent 30%; text-style: bold; }
+    McqView .cant-tell { color: $text-muted; }
+    McqView .cant-tell.chosen { background: $accent 30%; color: $text; }
+    McqView.no-context #qa { max-height: 100%; height: 1fr; }
+    """
+
+    def __init__(self, question: str, options: list[str], chosen, store=None,
+                 context: tuple[str, int | None] | None = None, snippet: list[Message] | None = None,
+                 tf: bool = False, question_label: str = "Question") -> None:
+        super().__init__()
+        self.question = question
+        self.options = options
+        self.chosen = chosen
+        self.store = store
+        self.context = context
+        self.snippet = snippet
+        self.tf = tf
+        self.question_label = question_label
+        if context is None and snippet is None:
+            self.add_class("no-context")
+
+    def compose(self) -> ComposeResult:
+        if self.context is not None:
+            yield ContextView(self.store, self.context[0], self.context[1], id="context")
+        elif self.snippet is not None:
+            yield ContextView(None, None, None, messages=self.snippet, title="Conversation snippet",
+                              id="context")
+        with VerticalScroll(id="qa") as qa:
+            qa.border_title = self.question_label
+            yield Static(escape(self.question), classes="question")
+            for i, text in enumerate(self.options):
+                cls = "option chosen" if self.chosen == i else "option"
+                yield Static(f"[b]{letter(i)}[/b]  {escape(text)}", classes=cls, id=f"opt-{i}")
+            cls = "cant-tell chosen" if self.chosen == "x" else "cant-tell"
+            yield Static("[b]x[/b]  can't tell", classes=cls)

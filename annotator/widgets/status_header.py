@@ -1,0 +1,32 @@
+"""The top line: study, annotator, progress (done / total and a bar), time on the current item."""
+from __future__ import annotations
+
+from textual.widgets import Static
+
+
+def progress_bar(done: int, total: int, width: int = 20) -> str:
+    """A text bar like "█████░░░░░" for done/total."""
+    filled = 0 if total == 0 else round(width * done / total)
+    return "█" * filled + "░" * (width - filled)
+
+
+def format_seconds(seconds: float) -> str:
+    """"mm:ss" (or "h:mm:ss" past an hour)."""
+    s = int(seconds)
+    h, rem = divmod(s, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
+
+
+class StatusHeader(Static):
+    DEFAULT_CSS = """
+    StatusHeader { dock: top; height: 1; background: $primary-background; color: $text; padding: 0 1; }
+    """
+
+    def show(self, study: str, task: str, annotator: str, done: int, total: int, position: int,
+             seconds: float | None) -> None:
+        """Redraw with the given figures; position is 0-based (shown 1-based), seconds None hides the timer."""
+        pos = f"item {position + 1}/{total}" if position < total else "finished"
+        timer = f" · {format_seconds(seconds)} on item" if seconds is not None else ""
+        self.update(f"[b]{study}[/b] ({task}) · {annotator} · {done}/{total} done {progress_bar(done, total)}"
+                    f" · {pos}{timer}")

@@ -1,0 +1,61 @@
+"""The append-only annotation log and the current answers derived from it."""
+from __future__ import annotations
+
+import json
+
+from storage.db import now_iso
+from storage.models import Annotation, AnnotationIn, new_id
+
+_COLS = ("id", "study_id", "unit_id", "item_id", "annotator_id", "assignment_id", "status", "answer", "note",
+         "source", "started_at", "submitted_at", "seconds", "supersedes")
+
+
+def _annotation(row: dict) -> Annotation:
+    rec = {k: row[k] for k in _COLS}
+    rec["answer"] = json.loads(rec["answer"]) if rec["answer"] else None
+    return Annotation(**rec)
+
+
+class AnnotationsMixin:
+    db: object
+
+    def add_annotation(self, ann: AnnotationIn, *, submitted_at: str | None = None,
+                       annotation_id: str | None = None) -> Annotation:
+        """Append one annotation row and commit it before returning (the TUI shows the next item after this).
+
+        A change of answer is a new row whose `supersedes` names the row it replaces; nothing is ever updated
+        (triggers refuse UPDATE and DELETE on the table). submitted_at defaults to now (UTC ISO 8601).
+        """
+        rec = ann.model_dump()
+        rec["answer"] = json.dumps(ann.answer, ensure_ascii=False) if ann.answer is not None else None
+        rec["id"] = annotation_id or new_id()
+        rec["submitted_at"] = submitted_at or now_iso()
+        with self.db.atomic():
+            self.db["annotations"].insert(rec)
+        return _annotation(rec)
+
+    def current_annotations(self, study_id: str, annotator_id: str | None = None,
+                            status: tuple[str, ...] = ("answered",)) -> list[Annotation]:
+        """The current decision per (unit, annotator), derived from the log: the latest answered/skipped/partial
+        row. Only rows whose current status is in `status` are returned, ordered by unit position."""
+        sql = ("SELECT c.* FROM current_annotations c JOIN study_items u ON u.id = c.unit_id "
+               "WHERE c.study_id = ?")
+        params: list = [study_id]
+        if annotator_id:
+            sql += " AND c.annotator_id = ?"
+            params.append(annotator_id)
+        marks = ",".join("?" * len(status))
+        sql += f" AND c.status IN ({marks}) ORDER BY u.position, c.annotator_id"
+        params.extend(status)
+        return [_annotation(r) for r in self.db.query(sql, params)]
+
+    def history(self, study_id: str, unit_id: str, annotator_id: str) -> list[Annotation]:
+        """Every row (answers, skips, partials, notes) of one annotator on one unit, oldest first."""
+        return [_annotation(r) for r in self.db["annotations"].rows_where(
+            "study_id = ? AND unit_id = ? AND annotator_id = ?", [study_id, unit_id, annotator_id],
+            order_by="submitted_at, id")]
+
+    def annotations(self, study_id: str) -> list[Annotation]:
+        """The whole log of a study, oldest first."""
+        return [_annotation(r) for r in self.db["annotations"].rows_where(
+            "study_id = ?", [study_id], order_by="submitted_at, id")]

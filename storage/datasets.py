@@ -1,0 +1,167 @@
+"""Datasets, items and conversation contexts."""
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+from storage.db import now_iso
+from storage.errors import PrefvalError
+from storage.models import (
+    ContextIn, Dataset, ImportResult, Item, ItemIn, Message, canonical_json, content_hash, derived_id,
+)
+
+
+def _item_from_row(row: dict, dataset_name: str = "") -> Item:
+    return Item(
+        id=row["id"], dataset_id=row["dataset_id"], dataset_name=dataset_name,
+        external_id=row["external_id"], kind=row["kind"], payload=json.loads(row["payload"]),
+        content_hash=row["content_hash"], context_id=row["context_id"], context_end=row["context_end"],
+    )
+
+
+class DatasetsMixin:
+    db: object
+
+    def import_items(self, dataset: str, fmt: str, items: Iterable[ItemIn], *, source_path: str = "",
+                     file_hash: str = "", contexts: Iterable[ContextIn] = (),
+                     derived_from_study: str | None = None, settings: dict | None = None) -> ImportResult:
+        """Add items (and contexts) to dataset `dataset`, creating it, all in ONE transaction.
+
+        An item whose external id is already in the dataset with the same content is counted as unchanged
+        (re-importing a file never duplicates); with different content it is an error. Items that name a
+        context not given and not already stored keep the reference in their payload only.
+        Raises PrefvalError (nothing written) on a conflict or a dataset of another format.
+        """
+        items = list(items)
+        contexts = list(contexts)
+        ds_id = derived_id("dataset", dataset)
+        added = unchanged = n_ctx = 0
+        with self.db.atomic():
+            existing = self.db.execute("SELECT format FROM datasets WHERE id = ?", [ds_id]).fetchone()
+            if existing and existing[0] != fmt:
+                raise PrefvalError(f"dataset '{dataset}' exists with format '{existing[0]}', not '{fmt}'")
+            self.db["datasets"].upsert({
+                "id": ds_id, "name": dataset, "format": fmt, "source_path": source_path,
+                "file_hash": file_hash, "imported_at": now_iso(), "derived_from_study": derived_from_study,
+                "settings": json.dumps(settings or {}),
+            }, pk="id")
+            ctx_ids: dict[str, str] = {}
+            for ctx in contexts:
+                cid = derived_id("context", dataset, ctx.external_id)
+                ctx_ids[ctx.external_id] = cid
+                if self.db.execute("SELECT 1 FROM contexts WHERE id = ?", [cid]).fetchone():
+                    continue
+                n_ctx += 1
+                self.db["contexts"].insert({
+                    "id": cid, "dataset_id": ds_id, "external_id": ctx.external_id,
+                    "n_messages": len(ctx.messages), "n_chars": sum(len(m.content) for m in ctx.messages),
+                })
+                self.db["context_messages"].insert_all(
+                    ({"context_id": cid, "idx": i, "role": m.role, "content": m.content}
+                     for i, m in enumerate(ctx.messages)), batch_size=500)
+            rows = []
+            seen: set[str] = set()
+            for it in items:
+                if it.external_id in seen:
+                    raise PrefvalError(f"dataset '{dataset}': external id '{it.external_id}' occurs twice")
+                seen.add(it.external_id)
+                iid = derived_id("item", dataset, it.external_id)
+                h = content_hash({"kind": it.kind, "payload": it.payload, "context": it.context_external_id,
+                                  "end": it.context_end})
+                old = self.db.execute("SELECT content_hash FROM items WHERE id = ?", [iid]).fetchone()
+                if old:
+                    if old[0] != h:
+                        raise PrefvalError(
+                            f"dataset '{dataset}': item '{it.external_id}' was imported before with other "
+                            "content; import the changed file under a new --dataset name")
+                    unchanged += 1
+                    continue
+                cid = None
+                if it.context_external_id is not None:
+                    cid = ctx_ids.get(it.context_external_id)
+                    if cid is None:
+                        cand = derived_id("context", dataset, it.context_external_id)
+                        if self.db.execute("SELECT 1 FROM contexts WHERE id = ?", [cand]).fetchone():
+                            cid = cand
+                rows.append({
+                    "id": iid, "dataset_id": ds_id, "external_id": it.external_id, "kind": it.kind,
+                    "payload": canonical_json(it.payload), "content_hash": h, "context_id": cid,
+                    "context_end": it.context_end, "created_at": now_iso(),
+                })
+                added += 1
+            self.db["items"].insert_all(rows, batch_size=500)
+            self.db["imports"].insert({
+                "id": derived_id("import", ds_id, source_path, file_hash, now_iso()), "dataset_id": ds_id,
+                "path": source_path, "file_hash": file_hash, "imported_at": now_iso(),
+                "n_added": added, "n_unchanged": unchanged,
+            })
+            self._insert_event("import", None, None, {"dataset": dataset, "format": fmt, "path": source_path,
+                                                      "added": added, "unchanged": unchanged})
+        return ImportResult(dataset=dataset, n_added=added, n_unchanged=unchanged, n_contexts=n_ctx)
+
+    def get_dataset(self, name: str) -> Dataset:
+        """The dataset called name. Raises PrefvalError naming the known datasets when there is none."""
+        row = self.db.execute("SELECT * FROM datasets WHERE name = ?", [name]).fetchone()
+        if not row:
+            known = ", ".join(d.name for d in self.datasets()) or "none yet"
+            raise PrefvalError(f"no dataset named '{name}' (known: {known})")
+        cols = [d[0] for d in self.db.execute("SELECT * FROM datasets LIMIT 0").description]
+        rec = dict(zip(cols, row))
+        n = self.db.execute("SELECT COUNT(*) FROM items WHERE dataset_id = ?", [rec["id"]]).fetchone()[0]
+        rec.pop("settings", None)
+        return Dataset(**rec, n_items=n)
+
+    def datasets(self) -> list[Dataset]:
+        """All datasets with their item counts, by name."""
+        out = []
+        for r in self.db.query(
+            "SELECT d.*, (SELECT COUNT(*) FROM items i WHERE i.dataset_id = d.id) AS n_items "
+            "FROM datasets d ORDER BY d.name"
+        ):
+            r.pop("settings", None)
+            out.append(Dataset(**r))
+        return out
+
+    def items(self, dataset: str) -> list[Item]:
+        """All items of a dataset in import order (rowid). Raises PrefvalError for an unknown dataset."""
+        ds = self.get_dataset(dataset)
+        return [_item_from_row(r, ds.name)
+                for r in self.db["items"].rows_where("dataset_id = ?", [ds.id], order_by="rowid")]
+
+    def get_item(self, item_id: str) -> Item:
+        """One item by id. Raises PrefvalError when absent."""
+        rows = list(self.db.query(
+            "SELECT i.*, d.name AS dataset_name FROM items i JOIN datasets d ON d.id = i.dataset_id "
+            "WHERE i.id = ?", [item_id]))
+        if not rows:
+            raise PrefvalError(f"no item with id {item_id}")
+        r = rows[0]
+        return _item_from_row(r, r["dataset_name"])
+
+    def get_items(self, item_ids: list[str]) -> dict[str, Item]:
+        """Items by id (missing ids are simply absent from the result)."""
+        out: dict[str, Item] = {}
+        for start in range(0, len(item_ids), 500):
+            chunk = item_ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for r in self.db.query(
+                "SELECT i.*, d.name AS dataset_name FROM items i JOIN datasets d ON d.id = i.dataset_id "
+                f"WHERE i.id IN ({marks})", chunk):
+                out[r["id"]] = _item_from_row(r, r["dataset_name"])
+        return out
+
+    def context_length(self, context_id: str, end: int | None = None) -> int:
+        """Number of messages an item sees: min(end, n_messages); end=None means all."""
+        row = self.db.execute("SELECT n_messages FROM contexts WHERE id = ?", [context_id]).fetchone()
+        if not row:
+            return 0
+        return row[0] if end is None else min(end, row[0])
+
+    def context_messages(self, context_id: str, start: int = 0, stop: int | None = None) -> list[Message]:
+        """Messages [start, stop) of a context, read lazily page by page (stop is exclusive)."""
+        if stop is None:
+            stop = self.context_length(context_id)
+        rows = self.db.execute(
+            "SELECT role, content FROM context_messages WHERE context_id = ? AND idx >= ? AND idx < ? "
+            "ORDER BY idx", [context_id, start, stop]).fetchall()
+        return [Message(role=r[0], content=r[1]) for r in rows]

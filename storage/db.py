@@ -1,0 +1,213 @@
+"""Opening the SQLite file and migrating its schema. The only place that creates tables.
+
+One file holds everything: datasets, items, contexts, studies, assignments, annotations (human and LLM), events.
+Ids are UUID strings so that rows from several databases (per-annotator bundles) merge without clashes;
+ids of imported rows are derived (uuid5) from stable names so that the same import gives the same ids anywhere.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import sys
+from pathlib import Path
+from typing import Callable
+
+
+def _import_sqlite_utils():
+    """Import sqlite-utils without letting it import pandas.
+
+    sqlite-utils imports pandas at import time when it is installed (about 0.3 s), only to recognise DataFrame
+    values, which prefval never inserts. Hiding pandas for that one import keeps the TUI's start-up fast.
+    """
+    if "sqlite_utils" in sys.modules or "pandas" in sys.modules:
+        import sqlite_utils as module
+        return module
+    sys.modules["pandas"] = None  # type: ignore[assignment]  # makes `import pandas` raise ImportError
+    try:
+        import sqlite_utils as module
+    finally:
+        del sys.modules["pandas"]
+    return module
+
+
+sqlite_utils = _import_sqlite_utils()
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+def now_iso() -> str:
+    """The current UTC time as ISO 8601 with microseconds (sorts as text)."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+def _m1_initial(db: sqlite_utils.Database) -> None:
+    db["datasets"].create(
+        {
+            "id": str, "name": str, "format": str, "source_path": str, "file_hash": str,
+            "imported_at": str, "derived_from_study": str, "settings": str,
+        },
+        pk="id", not_null={"name", "format"},
+    )
+    db["datasets"].create_index(["name"], unique=True)
+    db["imports"].create(
+        {
+            "id": str, "dataset_id": str, "path": str, "file_hash": str, "imported_at": str,
+            "n_added": int, "n_unchanged": int,
+        },
+        pk="id", foreign_keys=[("dataset_id", "datasets", "id")],
+    )
+    db["contexts"].create(
+        {"id": str, "dataset_id": str, "external_id": str, "n_messages": int, "n_chars": int},
+        pk="id", foreign_keys=[("dataset_id", "datasets", "id")],
+    )
+    db["context_messages"].create(
+        {"context_id": str, "idx": int, "role": str, "content": str},
+        pk=("context_id", "idx"), foreign_keys=[("context_id", "contexts", "id")],
+    )
+    db["items"].create(
+        {
+            "id": str, "dataset_id": str, "external_id": str, "kind": str, "payload": str,
+            "content_hash": str, "context_id": str, "context_end": int, "created_at": str,
+        },
+        pk="id", not_null={"dataset_id", "external_id", "kind", "payload"},
+        foreign_keys=[("dataset_id", "datasets", "id"), ("context_id", "contexts", "id")],
+    )
+    db["items"].create_index(["dataset_id", "external_id"], unique=True)
+    db["studies"].create(
+        {
+            "id": str, "name": str, "task_type": str, "settings": str, "seed": int,
+            "created_at": str,
+        },
+        pk="id", not_null={"name", "task_type"},
+    )
+    db["studies"].create_index(["name"], unique=True)
+    db["study_items"].create(
+        {"id": str, "study_id": str, "item_id": str, "item_b_id": str, "position": int, "extra": str},
+        pk="id",
+        foreign_keys=[("study_id", "studies", "id"), ("item_id", "items", "id"), ("item_b_id", "items", "id")],
+    )
+    db["study_items"].create_index(["study_id", "position"])
+    db["annotators"].create(
+        {"id": str, "name": str, "kind": str, "model": str, "created_at": str},
+        pk="id", not_null={"name"},
+    )
+    db["annotators"].create_index(["name"], unique=True)
+    db["assignments"].create(
+        {
+            "id": str, "study_id": str, "unit_id": str, "annotator_id": str, "position": int,
+            "shuffle_seed": int, "created_at": str,
+        },
+        pk="id",
+        foreign_keys=[
+            ("study_id", "studies", "id"), ("unit_id", "study_items", "id"),
+            ("annotator_id", "annotators", "id"),
+        ],
+    )
+    db["assignments"].create_index(["study_id", "unit_id", "annotator_id"], unique=True)
+    db["assignments"].create_index(["study_id", "annotator_id", "position"])
+    db["annotations"].create(
+        {
+            "id": str, "study_id": str, "unit_id": str, "item_id": str, "annotator_id": str,
+            "assignment_id": str, "status": str, "answer": str, "note": str, "source": str,
+            "started_at": str, "submitted_at": str, "seconds": float, "supersedes": str,
+        },
+        pk="id", not_null={"study_id", "unit_id", "annotator_id", "status", "submitted_at"},
+        foreign_keys=[
+            ("study_id", "studies", "id"), ("unit_id", "study_items", "id"), ("item_id", "items", "id"),
+            ("annotator_id", "annotators", "id"), ("assignment_id", "assignments", "id"),
+        ],
+    )
+    db["annotations"].create_index(["study_id", "annotator_id"])
+    db["annotations"].create_index(["assignment_id", "submitted_at"])
+    # Append-only: the database itself refuses to change or delete an annotation.
+    db.execute(
+        "CREATE TRIGGER annotations_no_update BEFORE UPDATE ON annotations "
+        "BEGIN SELECT RAISE(ABORT, 'annotations are append-only'); END"
+    )
+    db.execute(
+        "CREATE TRIGGER annotations_no_delete BEFORE DELETE ON annotations "
+        "BEGIN SELECT RAISE(ABORT, 'annotations are append-only'); END"
+    )
+    # The current decision per assignment is derived, never stored: the latest answered/skipped/partial row.
+    db.create_view(
+        "current_annotations",
+        """
+        SELECT * FROM (
+          SELECT a.*, ROW_NUMBER() OVER (
+            PARTITION BY a.study_id, a.unit_id, a.annotator_id
+            ORDER BY a.submitted_at DESC, a.id DESC) AS rn
+          FROM annotations a WHERE a.status IN ('answered', 'skipped', 'partial')
+        ) WHERE rn = 1
+        """,
+    )
+    # superseded_by, derived from the append-only log: the next decision row of the same assignment.
+    db.create_view(
+        "annotation_history",
+        """
+        SELECT a.*, LEAD(a.id) OVER (
+            PARTITION BY a.study_id, a.unit_id, a.annotator_id
+            ORDER BY a.submitted_at, a.id) AS superseded_by
+        FROM annotations a WHERE a.status IN ('answered', 'skipped', 'partial')
+        """,
+    )
+    db["events"].create(
+        {"id": str, "at": str, "kind": str, "study_id": str, "annotator_id": str, "payload": str},
+        pk="id", not_null={"at", "kind"},
+    )
+    db["events"].create_index(["at"])
+
+
+# Append new migrations at the end; never edit one that has shipped.
+MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
+    (1, "initial schema", _m1_initial),
+]
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def _schema_version(db: sqlite_utils.Database) -> int:
+    if "schema_migrations" not in db.table_names():
+        return 0
+    row = db.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
+    return row[0] or 0
+
+
+def migrate(db: sqlite_utils.Database) -> int:
+    """Apply pending migrations, each in its own transaction. Returns the schema version now in force.
+
+    Raises RuntimeError when the file was written by a newer prefval (its version is above SCHEMA_VERSION).
+    """
+    if "schema_migrations" not in db.table_names():
+        with db.atomic():
+            db["schema_migrations"].create({"version": int, "name": str, "applied_at": str}, pk="version")
+    current = _schema_version(db)
+    if current > SCHEMA_VERSION:
+        raise RuntimeError(f"database schema version {current} is newer than this prefval ({SCHEMA_VERSION})")
+    for version, name, step in MIGRATIONS:
+        if version <= current:
+            continue
+        with db.atomic():
+            step(db)
+            db["schema_migrations"].insert({"version": version, "name": name, "applied_at": now_iso()})
+    return _schema_version(db)
+
+
+def open_database(path: str | Path = ":memory:") -> sqlite_utils.Database:
+    """Open (creating if needed) a prefval SQLite file with WAL, a busy timeout and foreign keys, migrated.
+
+    path: a file path or ":memory:". Raises storage.errors.PrefvalError when the file is not a database.
+    """
+    from storage.errors import PrefvalError
+    import sqlite3
+
+    try:
+        db = sqlite_utils.Database(str(path)) if str(path) != ":memory:" else sqlite_utils.Database(memory=True)
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        db.execute("PRAGMA foreign_keys = ON")
+        if str(path) != ":memory:":
+            db.enable_wal()
+        db.execute("PRAGMA synchronous = FULL")
+        migrate(db)
+    except sqlite3.DatabaseError as exc:
+        raise PrefvalError(f"{path}: not a prefval database ({exc})") from None
+    except RuntimeError as exc:
+        raise PrefvalError(f"{path}: {exc}") from None
+    return db

@@ -1,0 +1,24 @@
+"""Importers: read benchmark files, validate every record with pydantic, return items for Store.import_items.
+
+Each importer module defines ``FORMAT`` (the CLI name) and ``read(paths) -> Parsed``; it never writes SQL.
+A bad record raises storage.errors.InputError naming the file, the record (line/row number) and the field,
+before anything is written.
+"""
+from __future__ import annotations
+
+import importlib
+
+IMPORTERS = {
+    "personamem": "storage.importers.personamem",
+    "cimemories": "storage.importers.cimemories",
+    "jsonl": "storage.importers.generic",
+    "csv": "storage.importers.generic",
+    "realpref": "storage.importers.realpref",
+    "horizonbench": "storage.importers.horizonbench",
+    "benchpres": "storage.importers.benchpres",
+}
+
+
+def get_importer(fmt: str):
+    """The importer module for a format name. Raises KeyError for an unknown one."""
+    return importlib.import_module(IMPORTERS[fmt])

@@ -1,0 +1,53 @@
+"""Shared pieces of the importers: the Parsed result, file hashing, pydantic errors as one line."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from storage.errors import InputError, PrefvalError
+from storage.models import ContextIn, ItemIn
+
+
+@dataclass
+class Parsed:
+    """What an importer read: items, contexts, and the hash of the input files (sha256 hex, combined)."""
+
+    items: list[ItemIn] = field(default_factory=list)
+    contexts: list[ContextIn] = field(default_factory=list)
+    file_hash: str = ""
+    source_path: str = ""
+
+
+def file_sha256(paths: list[Path]) -> str:
+    """sha256 over the bytes of every file, in order."""
+    h = hashlib.sha256()
+    for p in paths:
+        with open(p, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+def check_paths(paths: list[str | Path]) -> list[Path]:
+    """Paths as Path objects; raises PrefvalError for one that is missing or not a file."""
+    out = []
+    for p in paths:
+        p = Path(p)
+        if not p.is_file():
+            raise PrefvalError(f"{p}: no such file")
+        out.append(p)
+    return out
+
+
+def validate(model: type[BaseModel], data: Any, path: Path | str, record: str, prefix: str = "") -> Any:
+    """model.model_validate(data), turning the first pydantic error into InputError(path, record, field)."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(record)"
+        raise InputError(str(path), record, prefix + loc, err["msg"]) from None

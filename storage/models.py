@@ -1,0 +1,167 @@
+"""pydantic models for every row that crosses the storage boundary.
+
+Rows go in as the *In models (validated before any SQL runs) and come out as the plain models.
+JSON columns (payload, settings, answer, extra) are dicts here.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# Fixed namespace for derived ids: the same dataset name + external id gives the same item id in every database.
+PREFVAL_NAMESPACE = uuid.UUID("6b3f1f0e-8a8e-4c59-9a3b-2f1d3c7e5a10")
+
+
+def derived_id(*parts: str) -> str:
+    """A deterministic UUID (uuid5) from name parts, so ids survive export/import and bundle merges."""
+    return str(uuid.uuid5(PREFVAL_NAMESPACE, "\x1f".join(parts)))
+
+
+def new_id() -> str:
+    """A fresh random UUID4 string (annotations, events: rows that are created, not imported)."""
+    return str(uuid.uuid4())
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no extra spaces: the form that content hashes are taken of."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def content_hash(value: Any) -> str:
+    """sha256 hex of canonical_json(value)."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+class Message(BaseModel):
+    """One turn of a conversation context."""
+
+    role: str
+    content: str
+
+
+class ContextIn(BaseModel):
+    """A conversation history stored once and referenced by items (items see messages[:end])."""
+
+    external_id: str
+    messages: list[Message]
+
+
+class ItemIn(BaseModel):
+    """An item as an importer produces it. payload: the kind's fields (see storage.payloads)."""
+
+    external_id: str = Field(min_length=1)
+    kind: str
+    payload: dict[str, Any]
+    context_external_id: str | None = None
+    context_end: int | None = Field(default=None, ge=0)
+
+
+class Item(BaseModel):
+    id: str
+    dataset_id: str
+    dataset_name: str = ""
+    external_id: str
+    kind: str
+    payload: dict[str, Any]
+    content_hash: str
+    context_id: str | None = None
+    context_end: int | None = None
+
+
+class Dataset(BaseModel):
+    id: str
+    name: str
+    format: str
+    source_path: str | None = None
+    file_hash: str | None = None
+    imported_at: str | None = None
+    derived_from_study: str | None = None
+    n_items: int = 0
+
+
+class ImportResult(BaseModel):
+    """What one import did: counts of items added and already present (same content), contexts added."""
+
+    dataset: str
+    n_added: int
+    n_unchanged: int
+    n_contexts: int = 0
+
+
+class Study(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    name: str
+    task_type: str
+    settings: dict[str, Any]
+    seed: int
+    created_at: str
+
+
+class Unit(BaseModel):
+    """One thing a study asks about: an item, or a pair of items (item_b_id) for pairwise studies."""
+
+    id: str
+    study_id: str
+    item_id: str
+    item_b_id: str | None = None
+    position: int
+    extra: dict[str, Any] = {}
+
+
+class Annotator(BaseModel):
+    id: str
+    name: str
+    kind: Literal["human", "llm"] = "human"
+    model: str | None = None
+
+
+class Assignment(BaseModel):
+    id: str
+    study_id: str
+    unit_id: str
+    annotator_id: str
+    position: int
+    shuffle_seed: int
+
+
+Status = Literal["answered", "skipped", "partial", "note"]
+
+
+class AnnotationIn(BaseModel):
+    """One decision to append. answer: the task's answer dict (None for a skip or a note).
+
+    seconds: time on the item before this decision (seconds, wall clock).
+    """
+
+    study_id: str
+    unit_id: str
+    item_id: str
+    annotator_id: str
+    assignment_id: str | None = None
+    status: Status
+    answer: dict[str, Any] | None = None
+    note: str | None = None
+    source: Literal["human", "llm"] = "human"
+    started_at: str | None = None
+    seconds: float | None = Field(default=None, ge=0)
+    supersedes: str | None = None
+
+
+class Annotation(AnnotationIn):
+    id: str
+    submitted_at: str
+
+
+class Event(BaseModel):
+    id: str
+    at: str
+    kind: str
+    study_id: str | None = None
+    annotator_id: str | None = None
+    payload: dict[str, Any] = {}

@@ -1,0 +1,69 @@
+"""Store: the one object through which prefval reads and writes its SQLite file.
+
+    store = Store.open("prefval.db")      # or Store.open(":memory:") in tests
+    store.import_items(...); store.create_study(...); store.add_annotation(...)
+
+Every write method runs in one transaction and has committed when it returns.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from storage.db import sqlite_utils
+
+from storage.annotations import AnnotationsMixin
+from storage.datasets import DatasetsMixin
+from storage.db import now_iso, open_database
+from storage.models import Event, new_id
+from storage.studies import StudiesMixin
+
+
+class Store(DatasetsMixin, StudiesMixin, AnnotationsMixin):
+    """Access to one prefval database. Not thread-safe: use one Store per thread."""
+
+    def __init__(self, db: sqlite_utils.Database, path: str = ":memory:"):
+        self.db = db
+        self.path = path
+
+    @classmethod
+    def open(cls, path: str | Path = ":memory:") -> "Store":
+        """Open or create the database at path (":memory:" for a throwaway one), migrated to the current schema.
+
+        Raises PrefvalError when the file is not a prefval database.
+        """
+        return cls(open_database(path), str(path))
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- event log -------------------------------------------------------------------------
+    def log_event(self, kind: str, study_id: str | None = None, annotator_id: str | None = None,
+                  **payload: Any) -> None:
+        """Append one event (import, study_created, session_start, session_end, ...) and commit."""
+        with self.db.atomic():
+            self._insert_event(kind, study_id, annotator_id, payload)
+
+    def _insert_event(self, kind: str, study_id: str | None, annotator_id: str | None,
+                      payload: dict[str, Any]) -> None:
+        self.db["events"].insert({
+            "id": new_id(), "at": now_iso(), "kind": kind, "study_id": study_id,
+            "annotator_id": annotator_id, "payload": json.dumps(payload, ensure_ascii=False, default=str),
+        })
+
+    def events(self, kind: str | None = None, study_id: str | None = None) -> list[Event]:
+        """Events in time order, optionally of one kind and/or one study."""
+        where, params = [], []
+        if kind:
+            where.append("kind = ?"); params.append(kind)
+        if study_id:
+            where.append("study_id = ?"); params.append(study_id)
+        rows = self.db["events"].rows_where(" AND ".join(where) or None, params, order_by="at")
+        return [Event(**{**r, "payload": json.loads(r["payload"] or "{}")}) for r in rows]

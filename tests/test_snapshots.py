@@ -1,0 +1,27 @@
+"""Snapshot tests of each screen at a fixed size with fixed data (pytest-textual-snapshot).
+
+Update deliberately with `pytest tests/test_snapshots.py --snapshot-update` after checking the SVG report.
+"""
+from __future__ import annotations
+
+from annotator.app import AnnotateApp
+
+
+def test_mcq_screen(mcq_study, snap_compare):
+    app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
+    assert snap_compare(app, terminal_size=(100, 32))
+
+
+def test_mcq_screen_after_back_shows_current_answer(mcq_study, snap_compare):
+    app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
+    assert snap_compare(app, press=["b", "u"], terminal_size=(100, 32))
+
+
+def test_summary_screen(mcq_study, snap_compare):
+    app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
+    assert snap_compare(app, press=["a", "b", "s", "d", "a", "b"], terminal_size=(100, 32))
+
+
+def test_guidelines_screen(mcq_study, snap_compare):
+    app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
+    assert snap_compare(app, press=["question_mark"], terminal_size=(100, 32))

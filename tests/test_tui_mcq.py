@@ -1,0 +1,159 @@
+"""The MCQ screen driven like a user: keys pressed with Pilot, then the database and the export checked."""
+from __future__ import annotations
+
+import json
+
+from annotator.app import AnnotateApp
+from annotator.cli import main
+from annotator.screens.summary import SummaryScreen
+from annotator.tasks.base import seeded_permutation
+from storage.store import Store
+
+
+class FakeClock:
+    """A monotonic clock that the test advances by hand (seconds)."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _answers(db_file, annotator="ana"):
+    with Store.open(db_file) as s:
+        study = s.get_study("st")
+        ann = s.ensure_annotator(annotator)
+        queue = s.assignments(study.id, ann.id)
+        rows = s.annotations(study.id)
+        return study, queue, rows
+
+
+async def test_keys_answer_items_in_the_annotators_shuffled_order(mcq_study):
+    clock = FakeClock()
+    app = AnnotateApp(mcq_study, "st", "ana", clock=clock, show_timer=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        clock.t += 4.5
+        await pilot.press("a")
+        clock.t += 2.0
+        await pilot.press("2")
+        await pilot.press("x")
+        assert app.session.index == 3
+    study, queue, rows = _answers(mcq_study)
+    assert [r.status for r in rows] == ["answered"] * 3
+    # key a = first displayed option, 2 = second: stored as the ORIGINAL option index
+    for r, a, shown in zip(rows, queue, [0, 1]):
+        assert r.unit_id == a.unit_id
+        assert r.answer["choice"] == seeded_permutation(4, a.shuffle_seed)[shown]
+        assert r.answer["shown"] == "AB"[shown]
+    assert rows[2].answer == {"choice": None, "letter": None, "shown": None, "cant_tell": True}
+    assert rows[0].seconds == 4.5 and rows[1].seconds == 2.0
+    # the per-annotator order differs from the study order for this seed
+    assert [a.position for a in queue] == list(range(6))
+
+
+async def test_back_and_change_keeps_history_and_same_option_order(mcq_study):
+    app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("a", "b")
+        first_order = app.session.view().order  # item 3 on screen
+        await pilot.press("u")
+        assert app.session.index == 1
+        view = app.session.view()
+        shown_before = [str(w.render()) for w in app.screen.query(".option")]
+        await pilot.press("d")
+        assert app.session.index == 2
+        assert app.session.view().order == first_order
+        await pilot.press("u")
+        assert [str(w.render()) for w in app.screen.query(".option")] == shown_before
+        assert "your answer: option D" in str(app.screen.query_one("#state").render())
+    study, queue, rows = _answers(mcq_study)
+    assert len(rows) == 3
+    changed = [r for r in rows if r.unit_id == queue[1].unit_id]
+    assert [r.answer["shown"] for r in changed] == ["B", "D"]
+    assert changed[1].supersedes == changed[0].id
+    with Store.open(mcq_study) as s:
+        cur = s.current_annotations(study.id)
+    assert {c.unit_id: c.answer["shown"] for c in cur}[queue[1].unit_id] == "D"
+    assert view.order == seeded_permutation(4, queue[1].shuffle_seed)
+
+
+async def test_quit_and_resume_at_first_unanswered_then_finish(mcq_study):
+    app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("a", "s", "c", "q")
+    assert app.session.progress() == (2, 6)
+    app2 = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
+    assert app2.session.index == 3
+    async with app2.run_test(size=(100, 30)) as pilot:
+        await pilot.press("a", "b", "c")
+        await pilot.pause()
+        assert isinstance(app2.screen, SummaryScreen)
+        assert "skipped: 1" in str(app2.screen.query_one("#summary").render())
+        await pilot.press("r")  # review the skipped item
+        await pilot.pause()
+        assert app2.session.index == 1
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app2.screen, SummaryScreen)
+    study, queue, rows = _answers(mcq_study)
+    with Store.open(mcq_study) as s:
+        assert len(s.current_annotations(study.id)) == 6
+        kinds = [e.kind for e in s.events(study_id=study.id)]
+    assert kinds.count("session_start") == 2 and kinds.count("session_end") == 2
+
+
+async def test_decision_keys_are_inert_while_the_note_field_has_focus(mcq_study):
+    app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("n")
+        await pilot.press(*"a bad q s u")
+        assert app.session.index == 0
+        await pilot.press("enter")
+        await pilot.press("escape")
+        await pilot.press("b")
+        assert app.session.index == 1
+    _, queue, rows = _answers(mcq_study)
+    assert [(r.status, r.note) for r in rows] == [("note", "a bad q s u"), ("answered", None)]
+    assert rows[0].unit_id == rows[1].unit_id == queue[0].unit_id
+
+
+async def test_guidelines_open_and_close(mcq_study):
+    app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("question_mark")
+        assert type(app.screen).__name__ == "GuidelinesScreen"
+        await pilot.press("a")  # not a decision while the guidelines are open
+        await pilot.press("escape")
+        assert type(app.screen).__name__ == "AnnotateScreen"
+        assert app.session.index == 0
+
+
+async def test_answer_key_never_on_screen(mcq_study):
+    app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(6):
+            text = " ".join(str(w.render()) for w in app.screen.query("Static"))
+            assert "correct" not in text.lower() and "key" not in text.lower().replace("keys", "")
+            await pilot.press("a")
+
+
+async def test_export_maps_answers_back_to_original_letters(mcq_study, capsys):
+    app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("a", "b", "c", "d", "a", "b")
+    capsys.readouterr()
+    assert main(["export", "st", "--format", "jsonl", "--db", mcq_study]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(rows) == 6
+    with Store.open(mcq_study) as s:
+        items = {i.external_id: i for i in s.items("ds")}
+    for r in rows:
+        item = items[r["item"]]
+        assert r["choice_letter"] == "ABCD"[r["answer"]["choice"]]
+        assert r["choice_text"] == item.payload["options"][r["answer"]["choice"]]
+        assert r["is_correct"] == (r["answer"]["choice"] == item.payload["correct_index"])
+        assert r["annotator"] == "ana" and r["study"] == "st" and r["seconds"] is not None
+    assert main(["export", "st", "--format", "csv", "--db", mcq_study]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("study,item,item_b,annotator") and len(out) == 7
