@@ -33,6 +33,31 @@ class Figure(BaseModel):
         return s
 
 
+    @classmethod
+    def from_stat(cls, key: str, label: str, stat: Any) -> "Figure":
+        """A Figure from a reports.stats.StatResult (value, interval, n_items, note, and p_value into extra)."""
+        extra = dict(getattr(stat, "extra", {}) or {})
+        if getattr(stat, "p_value", None) is not None:
+            extra["p_value"] = stat.p_value
+        return cls(key=key, label=label, value=stat.value, ci_low=stat.ci_low, ci_high=stat.ci_high,
+                   n=stat.n_items, note=stat.note or "", extra=extra)
+
+
+class Plot(BaseModel):
+    """Data for a chart in the HTML report. kind:
+    - "bars": data = {"categories": [...], "series": {name: [values aligned with categories]}} (e.g. score
+      histograms human vs LLM judge, win/tie/loss shares)
+    - "heatmap": data = {"rows": [...], "columns": [...], "values": [[...]]} (e.g. a confusion matrix)
+    - "scatter": data = {"points": [{"label": str, "x": float, "y": float}], "x_label": str, "y_label": str}
+      (e.g. MR against AAR per judge)
+    """
+
+    key: str
+    title: str
+    kind: str
+    data: dict[str, Any]
+
+
 class Table(BaseModel):
     """A small table: rows are lists aligned with columns (cells: str, int, float or None)."""
 
@@ -50,6 +75,7 @@ class FigureSet(BaseModel):
     task: str
     figures: list[Figure] = []
     tables: list[Table] = []
+    plots: list[Plot] = []
 
     def figure(self, key: str) -> Figure:
         """The figure with this key. Raises KeyError."""
