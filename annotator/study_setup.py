@@ -26,6 +26,12 @@ def create_study(store: Store, spec: StudySpec) -> Study:
     return study
 
 
+def unit_quota(study: Study, unit: Unit) -> int:
+    """How many annotators a unit needs: unit.extra["annotators"] when the task set it (e.g. a rubric study's
+    shared subset), else the study's annotators_per_item."""
+    return int(unit.extra.get("annotators", study.settings.get("annotators_per_item", 1)))
+
+
 def _queue_seed(study: Study, annotator: Annotator) -> int:
     """Seed of an annotator's queue order: from the study's name and seed and the annotator's name, so that the
     same study set up again (or in another database) gives everyone the same order."""
@@ -58,9 +64,12 @@ def assign_named(store: Store, study: Study, names: list[str]) -> dict[str, int]
     units = store.units(study.id)
     by_id = {u.id: u for u in units}
     per: dict[str, list[str]] = {a.id: [] for a in annotators}
-    for i, u in enumerate(units):
-        for j in range(k):
-            per[annotators[(i + j) % len(annotators)].id].append(u.id)
+    start = 0
+    for u in units:
+        need = min(unit_quota(study, u), len(annotators))
+        for j in range(need):
+            per[annotators[(start + j) % len(annotators)].id].append(u.id)
+        start += need
     out = {}
     for a in annotators:
         ids = _ordered(store, study, a, per[a.id])
@@ -75,10 +84,9 @@ def claim_assignments(store: Store, study: Study, annotator: Annotator) -> int:
     annotators, in their own seeded order. Returns the number of units added (0 when they had a queue)."""
     if store.assignments(study.id, annotator.id):
         return 0
-    k = int(study.settings.get("annotators_per_item", 1))
     counts = store.assignment_counts(study.id)
     by_id = {u.id: u for u in store.units(study.id)}
-    open_units = [uid for uid in by_id if counts.get(uid, 0) < k]
+    open_units = [uid for uid, u in by_id.items() if counts.get(uid, 0) < unit_quota(study, u)]
     ids = _ordered(store, study, annotator, open_units)
     return store.add_assignments(study.id, [(uid, annotator.id, pos, _assign_seed(study, annotator, by_id[uid]))
                                             for pos, uid in enumerate(ids)])

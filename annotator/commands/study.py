@@ -17,6 +17,10 @@ def _parse_options(pairs: list[str]) -> dict:
     return out
 
 
+def _split(text: str | None) -> list[str]:
+    return [t.strip() for t in (text or "").split(",") if t.strip()]
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from annotator.cli import add_db_option
     from annotator.tasks import TASKS
@@ -33,6 +37,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--annotators-per-item", type=int, help="annotators per item (task default otherwise)")
     c.add_argument("--annotators", help="comma-separated names to assign now (otherwise claimed on first annotate)")
     c.add_argument("--guidelines", help="Markdown file shown with `?` (task default otherwise)")
+    c.add_argument("--from-study", help="use the records kept by this earlier study as input (persona rounds)")
+    c.add_argument("--rubric", help="rubric file, YAML or JSON (rubric task; default: the built-in one)")
+    c.add_argument("--pairs", help="pairing file (pairwise task; default: seeded random pairing)")
+    c.add_argument("--reasons", help="comma-separated drop reasons (persona_filter)")
+    c.add_argument("--dimensions", help="comma-separated dimensions (item_quality, rubric)")
+    c.add_argument("--calibration", type=int, default=0, help="number of calibration items (rubric)")
+    c.add_argument("--shared", type=int, help="items every annotator gets; the rest go to one each (rubric)")
     c.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="task option; repeatable")
     add_db_option(c)
     c.set_defaults(func=run_create)
@@ -62,7 +73,9 @@ def run_create(args: argparse.Namespace) -> int:
     names = [n.strip() for n in (args.annotators or "").split(",") if n.strip()]
     spec = StudySpec(name=args.name, task=args.task, datasets=args.dataset, sample=args.sample, seed=args.seed,
                      annotators_per_item=args.annotators_per_item, annotators=names, guidelines=guidelines,
-                     options=_parse_options(args.option))
+                     from_study=args.from_study, rubric=args.rubric, pairs=args.pairs,
+                     reasons=_split(args.reasons), dimensions=_split(args.dimensions),
+                     calibration=args.calibration, shared=args.shared, options=_parse_options(args.option))
     with Store.open(db_path(args)) as store:
         study = create_study(store, spec)
         n = len(store.units(study.id))

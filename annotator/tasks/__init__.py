@@ -8,6 +8,14 @@ from storage.errors import PrefvalError
 # task name -> "module:Class"
 TASKS: dict[str, str] = {
     "mcq": "annotator.tasks.mcq:McqTask",
+    "easy_test": "annotator.tasks.easy_test:EasyTestTask",
+    "blind_test": "annotator.tasks.blind_test:BlindTestTask",
+    "persona_filter": "annotator.tasks.persona_filter:PersonaFilterTask",
+    "gold_label": "annotator.tasks.gold_label:GoldLabelTask",
+    "pairwise": "annotator.tasks.pairwise:PairwiseTask",
+    "rubric": "annotator.tasks.rubric:RubricTask",
+    "item_quality": "annotator.tasks.item_quality:ItemQualityTask",
+    "judge_validation": "annotator.tasks.judge_validation:JudgeValidationTask",
 }
 
 

@@ -83,6 +83,13 @@ class StudySpec(BaseModel):
     annotators_per_item: int | None = None
     annotators: list[str] = []
     guidelines: str | None = None
+    from_study: str | None = None      # take the records kept by an earlier study as input (persona rounds)
+    rubric: str | None = None          # path of a rubric file (YAML/JSON) for rubric studies
+    pairs: str | None = None           # path of a pairing file for pairwise studies
+    reasons: list[str] = []            # drop-reason tags (persona_filter)
+    dimensions: list[str] = []         # T/F dimensions (item_quality) or rubric dimensions to use
+    calibration: int = 0               # number of calibration items (rubric)
+    shared: int | None = None          # size of the subset every annotator gets (rubric); others get one
     options: dict[str, Any] = {}
 
 

@@ -21,7 +21,7 @@ class McqTask(TaskType):
     name = "mcq"
     title = "Multiple choice answering"
     item_kinds = ("mcq",)
-    default_annotators_per_item = 1
+    default_annotators_per_item = 3
     show_context = True
     default_guidelines = (
         "# Answer each question\n\n"
