@@ -13,19 +13,23 @@ from typing import Callable
 
 
 def _import_sqlite_utils():
-    """Import sqlite-utils without letting it import pandas.
+    """Import sqlite-utils without letting it import pandas and numpy.
 
-    sqlite-utils imports pandas at import time when it is installed (about 0.3 s), only to recognise DataFrame
-    values, which prefval never inserts. Hiding pandas for that one import keeps the TUI's start-up fast.
+    sqlite-utils imports pandas and numpy at import time when they are installed (about 0.4 s together), only to
+    recognise DataFrame and numpy values, which prefval never inserts (rows come from pydantic models, so they hold
+    plain Python values). Hiding them for that one import keeps the TUI's start-up fast.
     """
-    if "sqlite_utils" in sys.modules or "pandas" in sys.modules:
+    hidden = [m for m in ("pandas", "numpy") if m not in sys.modules]
+    if "sqlite_utils" in sys.modules or not hidden:
         import sqlite_utils as module
         return module
-    sys.modules["pandas"] = None  # type: ignore[assignment]  # makes `import pandas` raise ImportError
+    for m in hidden:
+        sys.modules[m] = None  # type: ignore[assignment]  # makes `import m` raise ImportError
     try:
         import sqlite_utils as module
     finally:
-        del sys.modules["pandas"]
+        for m in hidden:
+            del sys.modules[m]
     return module
 
 

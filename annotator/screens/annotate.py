@@ -13,7 +13,6 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from annotator.screens.guidelines import GuidelinesScreen
 from annotator.screens.summary import SummaryScreen
 from annotator.session import Session
 from annotator.widgets.status_header import StatusHeader
@@ -154,6 +153,8 @@ class AnnotateScreen(Screen[None]):
         self.action_close_note()
 
     def action_guidelines(self) -> None:
+        from annotator.screens.guidelines import GuidelinesScreen  # Markdown is slow to import: load on demand
+
         self.app.push_screen(GuidelinesScreen(self.session.study.settings.get("guidelines", "")))
 
     def action_quit_app(self) -> None:

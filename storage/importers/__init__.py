@@ -16,6 +16,7 @@ IMPORTERS = {
     "realpref": "storage.importers.realpref",
     "horizonbench": "storage.importers.horizonbench",
     "benchpres": "storage.importers.benchpres",
+    "judgments": "storage.importers.judgments",
 }
 
 

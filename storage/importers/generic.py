@@ -1,0 +1,325 @@
+"""Generic JSONL and CSV records mapped onto any item kind (``prefval import jsonl|csv``).
+
+One module serves both formats; options["format"] ("jsonl" or "csv") says which. Each record (a JSON object per
+line, or a CSV row under a header) becomes one item of the kind options["kind"] (else the mapping file's ``kind``,
+else "mcq"), whose payload model comes from storage.payloads.PAYLOADS.
+
+Field mapping (payload field -> record field):
+- by default every payload field takes the record field of the same name;
+- a mapping file (options["mapping"], YAML or JSON: ``{kind: mcq, id: qid, fields: {question: prompt}}``) and then
+  ``--map FIELD=COLUMN`` options (options["map"], later ones win) rename fields;
+- ``options`` may map to several columns, comma-separated (``--map options=opt_a,opt_b,opt_c,opt_d``): the option
+  texts are those cells in that order; empty cells may only come at the end (they are dropped, so a 5-column
+  layout can hold rows with 4 options). Mapped to one column, ``options`` is a list (JSONL) or a cell holding a
+  JSON list or a Python list literal (CSV).
+- Record fields not used by the mapping (and not the id) go to payload ``metadata``.
+
+Index fields (correct_index, distractor_index) accept, case-insensitively:
+a 0-based integer (JSON int, or a cell of digits: "2" is the third option); a single letter, bare or in
+parentheses ("A", "b", "(c)") counting A as 0; failing both, text equal to exactly one option. Empty means none.
+
+In CSV cells, list/dict fields (snippet, messages, reference_scores, metadata) hold JSON, candidate_label holds
+true/false/yes/no/1/0, and an empty cell means "absent".
+
+External id: the field named by options["id_field"] (--id-field), else the mapping's ``id``, else the record's
+``id`` field when it has one, else the record number (CSV row number with the header as row 1; JSONL line number).
+
+This module also holds the small readers the other importers share: load_json, iter_jsonl, read_parquet_rows.
+"""
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+from pydantic import ValidationError
+
+from storage.errors import InputError, PrefvalError
+from storage.importers.base import Parsed, check_paths, file_sha256
+from storage.models import ItemIn
+from storage.payloads import PAYLOADS
+
+FORMAT = "jsonl"  # this module also serves FORMAT "csv", chosen by options["format"]
+FORMATS = ("jsonl", "csv")
+INDEX_FIELDS = ("correct_index", "distractor_index")
+JSON_FIELDS = ("options", "snippet", "messages", "reference_scores", "metadata")
+BOOL_FIELDS = ("candidate_label",)
+_LETTER = re.compile(r"^\(?\s*([A-Za-z])\s*\)?$")
+_TRUE = {"true", "yes", "1", "t", "y"}
+_FALSE = {"false", "no", "0", "f", "n"}
+
+
+# ---- readers shared by the importers ------------------------------------------------------------------------
+def json_problem(exc: json.JSONDecodeError) -> str:
+    """A decoder error as one readable phrase, e.g. "invalid JSON: Expecting value at column 5"."""
+    where = "column" if exc.msg.endswith(" at") else "at column"
+    return f"invalid JSON: {exc.msg} {where} {exc.colno}"
+
+
+def load_json(path: Path) -> Any:
+    """The parsed content of a JSON file. Raises InputError (record "line N", field '(json)') when it is invalid."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(str(path), f"line {exc.lineno}", "(json)", json_problem(exc)) from None
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of a JSONL file, numbered from 1.
+
+    Raises InputError with field '(json)' for a line that is not JSON and '(record)' for one that is not an object.
+    """
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(str(path), f"line {lineno}", "(json)", json_problem(exc)) from None
+            if not isinstance(obj, dict):
+                raise InputError(str(path), f"line {lineno}", "(record)",
+                                 f"expected a JSON object, got {type(obj).__name__}")
+            yield lineno, obj
+
+
+def _native(value: Any) -> Any:
+    """numpy scalars and arrays (as pandas hands them out) -> plain Python values, recursively."""
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        return _native(value.tolist())
+    if isinstance(value, list):
+        return [_native(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _native(v) for k, v in value.items()}
+    return value
+
+
+def read_parquet_rows(path: Path) -> list[dict]:
+    """The rows of a Parquet file as plain dicts (0-based order), read with pandas.read_parquet.
+
+    Raises PrefvalError when the file cannot be read or pandas has no working Parquet engine (pyarrow).
+    """
+    try:
+        import pandas as pd
+        df = pd.read_parquet(path)
+    except ImportError as exc:
+        raise PrefvalError(f"{path}: reading Parquet needs a working pyarrow ({str(exc).splitlines()[0]})") from None
+    except Exception as exc:  # pyarrow raises its own error types for damaged files
+        raise PrefvalError(f"{path}: not a readable Parquet file ({type(exc).__name__})") from None
+    return [_native(r) for r in df.to_dict(orient="records")]
+
+
+def input_error_from(exc: ValidationError, path: Path, record: str, rename: dict[str, str] | None = None,
+                     prefix: str = "") -> InputError:
+    """The first pydantic error as an InputError; rename maps a model field to the record field it came from."""
+    err = exc.errors()[0]
+    loc = [str(p) for p in err["loc"]]
+    if loc and rename and loc[0] in rename:
+        loc[0] = rename[loc[0]]
+    return InputError(str(path), record, prefix + (".".join(loc) or "(record)"), err["msg"])
+
+
+# ---- value conversion -----------------------------------------------------------------------------------------
+def parse_index(value: Any, options: list[str], path: Path, record: str, field: str) -> int | None:
+    """An option index from an int, a digit string, a letter ("A", "b", "(c)") or an option's exact text.
+
+    Returns None for None/"". Raises InputError naming field when the value fits none of these rules.
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool):
+        raise InputError(str(path), record, field, f"expected an index or a letter, got {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        s = value.strip()
+        if s.isdigit():
+            return int(s)
+        m = _LETTER.match(s)
+        if m:
+            return ord(m.group(1).upper()) - ord("A")
+        hits = [i for i, o in enumerate(options) if o == s]
+        if len(hits) == 1:
+            return hits[0]
+    raise InputError(str(path), record, field,
+                     f"expected a 0-based index, a letter or an option's text, got {value!r}")
+
+
+def _parse_list_cell(raw: str, path: Path, record: str, field: str) -> Any:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        pass
+    try:
+        return ast.literal_eval(raw)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise InputError(str(path), record, field, "not a JSON list or a Python list literal") from None
+
+
+def _parse_bool_cell(raw: str, path: Path, record: str, field: str) -> bool:
+    s = raw.strip().lower()
+    if s in _TRUE:
+        return True
+    if s in _FALSE:
+        return False
+    raise InputError(str(path), record, field, f"expected true or false, got {raw!r}")
+
+
+# ---- mapping ------------------------------------------------------------------------------------------------
+def load_mapping(options: dict) -> tuple[str, str | None, dict[str, str]]:
+    """(kind, id field or None, {payload field: record field(s)}) from the mapping file, --map and --kind.
+
+    Raises PrefvalError for an unreadable mapping file, a malformed --map, or an unknown kind or payload field.
+    """
+    kind, id_field, fields = None, None, {}
+    if options.get("mapping"):
+        mpath = Path(options["mapping"])
+        if not mpath.is_file():
+            raise PrefvalError(f"{mpath}: no such file")
+        text = mpath.read_text(encoding="utf-8")
+        try:
+            if mpath.suffix.lower() == ".json":
+                spec = json.loads(text)
+            else:
+                import yaml
+                spec = yaml.safe_load(text)
+        except Exception as exc:  # yaml.YAMLError or json.JSONDecodeError
+            raise PrefvalError(f"{mpath}: not valid {'JSON' if mpath.suffix.lower() == '.json' else 'YAML'} "
+                               f"({type(exc).__name__})") from None
+        if not isinstance(spec, dict) or set(spec) - {"kind", "id", "fields"}:
+            raise PrefvalError(f"{mpath}: expected a mapping with keys kind, id, fields")
+        if not isinstance(spec.get("fields", {}), dict):
+            raise PrefvalError(f"{mpath}: 'fields' must map item fields to record fields")
+        kind, id_field = spec.get("kind"), spec.get("id")
+        fields = {str(k): str(v) for k, v in (spec.get("fields") or {}).items()}
+    for m in options.get("map") or []:
+        name, sep, col = m.partition("=")
+        if not sep or not name.strip() or not col.strip():
+            raise PrefvalError(f"--map {m!r}: expected FIELD=COLUMN")
+        fields[name.strip()] = col.strip()
+    kind = options.get("kind") or kind or "mcq"
+    if kind not in PAYLOADS:
+        raise PrefvalError(f"unknown kind '{kind}' (known: {', '.join(sorted(PAYLOADS))})")
+    unknown = [f for f in fields if f not in PAYLOADS[kind].model_fields]
+    if unknown:
+        raise PrefvalError(f"kind '{kind}' has no field '{unknown[0]}' "
+                           f"(fields: {', '.join(PAYLOADS[kind].model_fields)})")
+    id_field = options.get("id_field") or id_field
+    return kind, id_field, fields
+
+
+# ---- records ----------------------------------------------------------------------------------------------
+def _records(path: Path, fmt: str) -> Iterator[tuple[str, dict, bool]]:
+    """(record label, record, came-from-CSV) for each record of a file."""
+    if fmt == "csv":
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            if not reader.fieldnames:
+                return
+            for rowno, row in enumerate(reader, start=2):
+                if None in row:
+                    raise InputError(str(path), f"row {rowno}", "(row)", "more cells than columns (broken quoting?)")
+                yield f"row {rowno}", row, True
+    else:
+        for lineno, obj in iter_jsonl(path):
+            yield f"line {lineno}", obj, False
+
+
+def _build_payload(kind: str, rec: dict, fields: dict[str, str], used: set[str], is_csv: bool,
+                   path: Path, record: str) -> dict:
+    model = PAYLOADS[kind]
+    data: dict[str, Any] = {}
+    rename: dict[str, str] = {}
+    for name in model.model_fields:
+        src = fields.get(name, name)
+        cols = [c.strip() for c in src.split(",")] if name == "options" and "," in src else [src]
+        if len(cols) > 1:
+            missing = [c for c in cols if c not in rec]
+            if missing:
+                raise InputError(str(path), record, missing[0], "mapped column is missing")
+            used.update(cols)
+            cells = [rec[c] for c in cols]
+            while cells and (cells[-1] is None or str(cells[-1]).strip() == ""):
+                cells.pop()
+            if any(c is None or str(c).strip() == "" for c in cells):
+                raise InputError(str(path), record, src, "an empty option cell comes before a filled one")
+            data[name] = [str(c) for c in cells]
+            rename[name] = src
+            continue
+        if src not in rec:
+            if name in fields:
+                raise InputError(str(path), record, src, "mapped field is missing")
+            continue
+        used.add(src)
+        value = rec[src]
+        rename[name] = src
+        if is_csv and isinstance(value, str):
+            if value == "":
+                continue
+            if name in JSON_FIELDS:
+                value = _parse_list_cell(value, path, record, src)
+            elif name in BOOL_FIELDS:
+                value = _parse_bool_cell(value, path, record, src)
+        if value is None:
+            continue
+        data[name] = value
+    for name in INDEX_FIELDS:
+        if name in data:
+            opts = data.get("options") if isinstance(data.get("options"), list) else []
+            idx = parse_index(data[name], [str(o) for o in opts], path, record, rename.get(name, name))
+            if idx is None:
+                del data[name]
+            else:
+                data[name] = idx
+    extra = {k: v for k, v in rec.items() if k not in used and not (is_csv and v == "")}
+    if extra:
+        meta = data.get("metadata")
+        if meta is not None and not isinstance(meta, dict):
+            raise InputError(str(path), record, rename.get("metadata", "metadata"), "expected an object")
+        data["metadata"] = {**extra, **(meta or {})}
+    try:
+        return model.model_validate(data).model_dump(exclude_none=True)
+    except ValidationError as exc:
+        raise input_error_from(exc, path, record, rename) from None
+
+
+def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
+    """Read JSONL or CSV records (options["format"]) into items of one kind; see the module docstring for rules.
+
+    options: format, kind, mapping (file path), map (list of "FIELD=COLUMN"), id_field; all optional.
+    Raises InputError (file, record, field) on the first bad record, including a repeated external id;
+    PrefvalError for a missing file, a bad mapping or an unknown kind.
+    """
+    options = dict(options or {})
+    fmt = options.get("format") or FORMAT
+    if fmt not in FORMATS:
+        raise PrefvalError(f"generic importer: unknown format '{fmt}' (expected jsonl or csv)")
+    kind, id_field, fields = load_mapping(options)
+    ps = check_paths(paths)
+    parsed = Parsed(file_hash=file_sha256(ps), source_path=",".join(str(p) for p in ps))
+    seen: dict[str, str] = {}
+    for p in ps:
+        for record, rec, is_csv in _records(p, fmt):
+            used: set[str] = set()
+            if id_field:
+                if rec.get(id_field) in (None, ""):
+                    raise InputError(str(p), record, id_field, "id field is missing or empty")
+                ext = str(rec[id_field])
+                used.add(id_field)
+            elif rec.get("id") not in (None, ""):
+                ext = str(rec["id"])
+                used.add("id")
+            else:
+                ext = record.split()[-1] if len(ps) == 1 else f"{p.name}:{record.split()[-1]}"
+            if ext in seen:
+                raise InputError(str(p), record, id_field or "id", f"duplicate id '{ext}' (first at {seen[ext]})")
+            seen[ext] = record if len(ps) == 1 else f"{p.name} {record}"
+            payload = _build_payload(kind, rec, fields, used, is_csv, p, record)
+            parsed.items.append(ItemIn(external_id=ext, kind=kind, payload=payload))
+    return parsed
