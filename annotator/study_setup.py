@@ -84,7 +84,11 @@ def claim_assignments(store: Store, study: Study, annotator: Annotator) -> int:
     annotators, in their own seeded order. Returns the number of units added (0 when they had a queue)."""
     if store.assignments(study.id, annotator.id):
         return 0
-    counts = store.assignment_counts(study.id)
+    humans = {a.id for a in store.annotators() if a.kind == "human"}  # LLM judges do not fill human quotas
+    counts: dict[str, int] = {}
+    for a in store.assignments(study.id):
+        if a.annotator_id in humans:
+            counts[a.unit_id] = counts.get(a.unit_id, 0) + 1
     by_id = {u.id: u for u in store.units(study.id)}
     open_units = [uid for uid, u in by_id.items() if counts.get(uid, 0) < unit_quota(study, u)]
     ids = _ordered(store, study, annotator, open_units)

@@ -1,13 +1,14 @@
 """Datasets, items and conversation contexts."""
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Iterable
 
 from storage.db import now_iso
 from storage.errors import PrefvalError
 from storage.models import (
-    ContextIn, Dataset, ImportResult, Item, ItemIn, Message, canonical_json, content_hash, derived_id,
+    ContextIn, Dataset, ImportResult, Item, ItemIn, Message, canonical_json, derived_id,
 )
 
 
@@ -36,6 +37,7 @@ class DatasetsMixin:
         contexts = list(contexts)
         ds_id = derived_id("dataset", dataset)
         added = unchanged = n_ctx = 0
+        stamp = now_iso()
         with self.db.atomic():
             existing = self.db.execute("SELECT format FROM datasets WHERE id = ?", [ds_id]).fetchone()
             if existing and existing[0] != fmt:
@@ -59,6 +61,9 @@ class DatasetsMixin:
                 self.db["context_messages"].insert_all(
                     ({"context_id": cid, "idx": i, "role": m.role, "content": m.content}
                      for i, m in enumerate(ctx.messages)), batch_size=500)
+            known = {r[0]: r[1] for r in self.db.execute(
+                "SELECT id, content_hash FROM items WHERE dataset_id = ?", [ds_id])}
+            known_ctx = {r[0] for r in self.db.execute("SELECT id FROM contexts WHERE dataset_id = ?", [ds_id])}
             rows = []
             seen: set[str] = set()
             for it in items:
@@ -66,11 +71,12 @@ class DatasetsMixin:
                     raise PrefvalError(f"dataset '{dataset}': external id '{it.external_id}' occurs twice")
                 seen.add(it.external_id)
                 iid = derived_id("item", dataset, it.external_id)
-                h = content_hash({"kind": it.kind, "payload": it.payload, "context": it.context_external_id,
-                                  "end": it.context_end})
-                old = self.db.execute("SELECT content_hash FROM items WHERE id = ?", [iid]).fetchone()
+                payload_json = canonical_json(it.payload)
+                h = hashlib.sha256(f"{it.kind}\x1f{payload_json}\x1f{it.context_external_id}\x1f{it.context_end}"
+                                   .encode("utf-8")).hexdigest()
+                old = known.get(iid)
                 if old:
-                    if old[0] != h:
+                    if old != h:
                         raise PrefvalError(
                             f"dataset '{dataset}': item '{it.external_id}' was imported before with other "
                             "content; import the changed file under a new --dataset name")
@@ -81,12 +87,12 @@ class DatasetsMixin:
                     cid = ctx_ids.get(it.context_external_id)
                     if cid is None:
                         cand = derived_id("context", dataset, it.context_external_id)
-                        if self.db.execute("SELECT 1 FROM contexts WHERE id = ?", [cand]).fetchone():
+                        if cand in known_ctx:
                             cid = cand
                 rows.append({
                     "id": iid, "dataset_id": ds_id, "external_id": it.external_id, "kind": it.kind,
-                    "payload": canonical_json(it.payload), "content_hash": h, "context_id": cid,
-                    "context_end": it.context_end, "created_at": now_iso(),
+                    "payload": payload_json, "content_hash": h, "context_id": cid,
+                    "context_end": it.context_end, "created_at": stamp,
                 })
                 added += 1
             self.db["items"].insert_all(rows, batch_size=500)

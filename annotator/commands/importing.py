@@ -17,12 +17,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("format", choices=sorted(IMPORTERS), help="input format")
     p.add_argument("paths", nargs="+", metavar="PATH", help="input file(s)")
-    p.add_argument("--dataset", required=True, help="name of the dataset to add the items to")
+    p.add_argument("--dataset", help="name of the dataset to add the items to (required, except for judgments)")
     p.add_argument("--kind", help="(jsonl/csv) item kind the records map to, e.g. mcq, persona_record")
     p.add_argument("--mapping", help="(jsonl/csv) YAML/JSON file mapping item fields to record fields")
     p.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN",
                    help="(jsonl/csv) map one item field to a record field; repeatable")
     p.add_argument("--id-field", help="(jsonl/csv) record field holding the external id (default: id, else row)")
+    p.add_argument("--study", help="(judgments) the study whose units the LLM judge judged")
+    p.add_argument("--judge", help="(judgments) name of the LLM judge (an annotator of kind llm)")
+    p.add_argument("--model", help="(judgments) the judge's model name, stored with a new judge")
     add_db_option(p)
     p.set_defaults(func=run)
 
@@ -32,6 +35,10 @@ def run(args: argparse.Namespace) -> int:
     from storage.importers import get_importer
     from storage.store import Store
 
+    if args.format == "judgments":
+        return run_judgments(args)
+    if not args.dataset:
+        raise PrefvalError("--dataset is required")
     importer = get_importer(args.format)
     options = {"format": args.format, "kind": args.kind, "mapping": args.mapping, "map": args.map,
                "id_field": args.id_field}
@@ -43,4 +50,20 @@ def run(args: argparse.Namespace) -> int:
                                     file_hash=parsed.file_hash, contexts=parsed.contexts)
     extra = f", {result.n_contexts} contexts" if result.n_contexts else ""
     print(f"dataset {result.dataset}: {result.n_added} items added, {result.n_unchanged} already present{extra}")
+    return 0
+
+
+def run_judgments(args: argparse.Namespace) -> int:
+    """`prefval import judgments FILE --study S --judge NAME [--model M]` (storage.importers.judgments)."""
+    from annotator.cli import db_path
+    from storage.importers.judgments import import_judgments
+    from storage.store import Store
+
+    if not args.study or not args.judge:
+        raise PrefvalError("import judgments needs --study STUDY and --judge NAME")
+    if len(args.paths) != 1:
+        raise PrefvalError("import judgments takes one file")
+    with Store.open(db_path(args)) as store:
+        r = import_judgments(store, args.paths[0], args.study, args.judge, model=args.model)
+    print(f"study {r.study}: {r.n_added} judgments by {r.judge} added, {r.n_present} already present")
     return 0

@@ -1,9 +1,12 @@
 """MCQ answering (HorizonBench section 5.3; PersonaMem-style four-option items; T/F items too).
 
 The annotator sees the question, the options in their own seeded order, and the conversation context when the
-item has one; keys a..e or 1..5 choose, x answers "can't tell" (stored as its own category). The key is never
-shown. Answers are stored in the ORIGINAL option order: {"choice": original index or None, "letter": original
-letter, "shown": the letter the annotator pressed, "cant_tell": bool}.
+item has one; keys a..e or 1..5 choose, x answers "can't tell" (stored as its own category). T/F items
+(fmt "tf") are never shuffled: t or 1 answers True, f or 2 answers False. The key is never shown. Answers are
+stored in the ORIGINAL option order: {"choice": original index or None, "letter": original letter, "shown": the
+letter (T/F: "T"/"F") the annotator pressed, "cant_tell": bool}.
+
+easy_test and blind_test reuse this class and only change what the screen shows and the figures.
 """
 from __future__ import annotations
 
@@ -15,6 +18,25 @@ from storage.payloads import McqPayload, letter
 
 CHOICE_KEYS = "abcdefghij"
 DIGIT_KEYS = "1234567890"
+CANT_TELL = {"choice": None, "letter": None, "shown": None, "cant_tell": True}
+
+
+def is_tf(item: Item) -> bool:
+    """Whether an mcq item is a True/False question (payload fmt "tf")."""
+    return item.payload.get("fmt") == "tf"
+
+
+def tf_indices(options: list[str]) -> tuple[int, int]:
+    """(index of the "True" option, index of the "False" option); (0, 1) when the texts say otherwise."""
+    low = [o.strip().lower() for o in options]
+    if len(low) == 2 and set(low) == {"true", "false"}:
+        return low.index("true"), low.index("false")
+    return 0, 1
+
+
+def display_order(view: UnitView) -> list[int]:
+    """Display position -> original option index (the identity for unshuffled T/F items)."""
+    return view.order or list(range(len(view.item.payload["options"])))
 
 
 class McqTask(TaskType):
@@ -31,51 +53,73 @@ class McqTask(TaskType):
     )
 
     def shuffle_size(self, unit: Unit, item: Item, item_b: Item | None) -> int:
-        return len(item.payload["options"])
+        return 0 if is_tf(item) else len(item.payload["options"])
 
     def decision_keys(self, view: UnitView, partial: dict[str, Any] | None) -> list[KeyChoice]:
-        n = len(view.order)
-        keys = [KeyChoice(CHOICE_KEYS[i], f"option {letter(i)}", f"{CHOICE_KEYS[i]}/{DIGIT_KEYS[i]}")
-                for i in range(n)]
+        if is_tf(view.item):
+            keys = [KeyChoice("t", "True", "t/1"), KeyChoice("f", "False", "f/2")]
+        else:
+            keys = [KeyChoice(CHOICE_KEYS[i], f"option {letter(i)}", f"{CHOICE_KEYS[i]}/{DIGIT_KEYS[i]}")
+                    for i in range(len(display_order(view)))]
         keys.append(KeyChoice("x", "can't tell"))
         return keys
 
     def decide(self, key: str, view: UnitView, partial: dict[str, Any] | None) -> Decision | None:
-        n = len(view.order)
         if key == "x":
-            return Decision({"choice": None, "letter": None, "shown": None, "cant_tell": True})
+            return Decision(dict(CANT_TELL))
+        if is_tf(view.item):
+            t_idx, f_idx = tf_indices(view.item.payload["options"])
+            pick = {"t": (t_idx, "T"), "1": (t_idx, "T"), "f": (f_idx, "F"), "2": (f_idx, "F")}.get(key)
+            if pick is None:
+                return None
+            return Decision({"choice": pick[0], "letter": letter(pick[0]), "shown": pick[1], "cant_tell": False})
+        order = display_order(view)
         pos = CHOICE_KEYS.find(key) if key in CHOICE_KEYS else DIGIT_KEYS.find(key) if key in DIGIT_KEYS else -1
-        if not 0 <= pos < n:
+        if not 0 <= pos < len(order):
             return None
-        original = view.order[pos]
+        original = order[pos]
         return Decision({"choice": original, "letter": letter(original), "shown": letter(pos), "cant_tell": False})
 
     def describe_answer(self, view: UnitView, answer: dict[str, Any]) -> str:
         if answer.get("cant_tell"):
             return "can't tell"
-        return f"option {letter(view.order.index(answer['choice']))}"
+        if is_tf(view.item):
+            return view.item.payload["options"][answer["choice"]]
+        return f"option {letter(display_order(view).index(answer['choice']))}"
+
+    # ---- the screen: what each variant may show -------------------------------------------------------
+    def screen_context(self, view: UnitView, payload: McqPayload) -> dict[str, Any]:
+        """The McqView arguments for the conversation: the stored context (lazy) when the item has one."""
+        if self.show_context and view.item.context_id:
+            return {"context": (view.item.context_id, view.item.context_end)}
+        return {}
 
     def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store) -> Any:
         from annotator.widgets.mcq_view import McqView
 
         payload = McqPayload.model_validate(view.item.payload)
-        context = None
-        if self.show_context and view.item.context_id:
-            context = (view.item.context_id, view.item.context_end)
+        order = display_order(view)
         chosen = None
         ans = view.answer
         if ans is not None:
-            chosen = "x" if ans.get("cant_tell") else view.order.index(ans["choice"])
+            chosen = "x" if ans.get("cant_tell") else order.index(ans["choice"])
+        keys = None
+        if payload.fmt == "tf":
+            t_idx, _ = tf_indices(payload.options)
+            keys = ["t" if i == t_idx else "f" for i in order]
+        # only the question and the option texts reach the screen: never correct_index, distractor_index,
+        # metadata (preference, source, type) or anything about other annotators
         return McqView(
             question=payload.question,
-            options=[payload.options[i] for i in view.order],
+            options=[payload.options[i] for i in order],
             chosen=chosen,
             store=store,
-            context=context,
-            snippet=None,
             tf=payload.fmt == "tf",
+            keys=keys,
+            **self.screen_context(view, payload),
         )
 
+    # ---- outputs ----------------------------------------------------------------------------------------
     def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:
         p = McqPayload.model_validate(item.payload)
         choice = answer.get("choice")
@@ -85,6 +129,7 @@ class McqTask(TaskType):
             "cant_tell": bool(answer.get("cant_tell")),
             "correct_letter": None if p.correct_index is None else letter(p.correct_index),
             "is_correct": None if p.correct_index is None else choice == p.correct_index,
+            "format": p.fmt,
         }
 
     def figures(self, data):

@@ -15,6 +15,8 @@ class McqView(Vertical):
     """question: str; options: texts in DISPLAY order; chosen: display index, "x" (can't tell) or None.
 
     context: (context_id, end) of a stored conversation; snippet: inline messages (easy tests).
+    keys: the key shown in front of each option (default the letters A, B, C...; T/F items pass ["t", "f"]).
+    Nothing else is drawn: no answer key, no metadata, no source, so the view is safe for blind tasks.
     """
 
     DEFAULT_CSS = """
@@ -30,7 +32,7 @@ class McqView(Vertical):
 
     def __init__(self, question: str, options: list[str], chosen, store=None,
                  context: tuple[str, int | None] | None = None, snippet: list[Message] | None = None,
-                 tf: bool = False, question_label: str = "Question") -> None:
+                 tf: bool = False, question_label: str = "Question", keys: list[str] | None = None) -> None:
         super().__init__()
         self.question = question
         self.options = options
@@ -40,6 +42,7 @@ class McqView(Vertical):
         self.snippet = snippet
         self.tf = tf
         self.question_label = question_label
+        self.keys = keys if keys is not None else [letter(i) for i in range(len(options))]
         if context is None and snippet is None:
             self.add_class("no-context")
 
@@ -54,6 +57,6 @@ class McqView(Vertical):
             yield Static(escape(self.question), classes="question")
             for i, text in enumerate(self.options):
                 cls = "option chosen" if self.chosen == i else "option"
-                yield Static(f"[b]{letter(i)}[/b]  {escape(text)}", classes=cls, id=f"opt-{i}")
+                yield Static(f"[b]{escape(self.keys[i])}[/b]  {escape(text)}", classes=cls, id=f"opt-{i}")
             cls = "cant-tell chosen" if self.chosen == "x" else "cant-tell"
             yield Static("[b]x[/b]  can't tell", classes=cls)
