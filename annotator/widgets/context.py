@@ -55,6 +55,7 @@ class ContextView(VerticalScroll):
         self.next_message = 0
         self.pending: list[Text] = []
         self.border_title = f"{title} ({self.total} messages)"
+        self.border_subtitle = "↑↓ PgUp PgDn scroll · tab: next pane"
 
     def on_mount(self) -> None:
         self._load_more()
