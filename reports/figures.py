@@ -24,8 +24,13 @@ class Figure(BaseModel):
     def text(self, digits: int = 3) -> str:
         """"0.812 [0.700, 0.900] (n=40)" or "undefined: <reason>"."""
         if self.value is None:
-            return f"undefined: {self.note}" if self.note else "undefined"
-        s = f"{self.value:.{digits}f}"
+            if not self.note:
+                return "undefined"
+            return self.note if self.note.lower().startswith("undefined") else f"undefined: {self.note}"
+        if float(self.value).is_integer() and self.ci_low is None and abs(self.value) >= 1:
+            s = str(int(self.value))  # a count
+        else:
+            s = f"{self.value:.{digits}f}"
         if self.ci_low is not None and self.ci_high is not None:
             s += f" [{self.ci_low:.{digits}f}, {self.ci_high:.{digits}f}]"
         if self.n is not None:

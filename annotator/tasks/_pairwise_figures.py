@@ -1,0 +1,66 @@
+"""Figures of a pairwise study (RealPref, appendix G.1): win / loss / tie rates of dataset A against dataset B
+with 95% percentile bootstrap intervals, over all judgments and by majority per pair, a bars plot of both, the
+share of "left" choices (position bias check) and a per-annotator table."""
+from __future__ import annotations
+
+from collections import Counter
+
+from reports.figures import Figure, FigureSet, Plot, Table
+from reports.stats import majority_vote, win_loss_tie
+from reports.study_data import StudyData
+
+ORDER = ("win", "tie", "loss")
+
+
+def _outcome(answer: dict) -> str | None:
+    return {"A": "win", "B": "loss", "tie": "tie"}.get(answer.get("winner") or "")
+
+
+def pairwise_figures(data: StudyData) -> FigureSet:
+    """win/loss/tie (all human judgments; keys win, loss, tie), the same by plurality vote per pair (keys
+    win_majority, ...; pairs whose votes tie for first place are left out and counted in the note), left_share,
+    a Plot "win_tie_loss" (bars) and a Table per annotator. Bootstrap seed: the study's seed."""
+    s = data.study.settings
+    fs = FigureSet(study=data.study.name, task=data.study.task_type)
+    a_name, b_name = s.get("dataset_a", "A"), s.get("dataset_b", "B")
+    humans = {a.id for a in data.annotators.values() if a.kind == "human"}
+    answers = [a for a in data.answers if a.annotator_id in humans and a.answer]
+    outcomes = [_outcome(a.answer) for a in answers]
+    seed = data.study.seed
+    all_res = win_loss_tie(outcomes, ci=True, seed=seed)
+    for k in ("win", "loss", "tie"):
+        fs.figures.append(Figure.from_stat(k, f"{k} rate of {a_name} vs {b_name} (all judgments)", all_res[k]))
+
+    per_unit: dict[str, list[str]] = {}
+    for a, o in zip(answers, outcomes):
+        per_unit.setdefault(a.unit_id, []).append(o)
+    majority = [majority_vote(v) for v in per_unit.values()]
+    no_majority = sum(m is None for m in majority)
+    maj_res = win_loss_tie([m for m in majority if m is not None], ci=True, seed=seed)
+    for k in ("win", "loss", "tie"):
+        f = Figure.from_stat(f"{k}_majority", f"{k} rate of {a_name} vs {b_name} (majority per pair)", maj_res[k])
+        if no_majority:
+            f.note = (f.note + "; " if f.note else "") + f"{no_majority} pairs without a majority left out"
+        fs.figures.append(f)
+
+    pressed = [a.answer.get("pressed") for a in answers if a.answer.get("pressed") in ("left", "right")]
+    fs.figures.append(Figure(
+        key="left_share", label="share of non-tie choices that picked the left side (0.5 = no position bias)",
+        value=(pressed.count("left") / len(pressed)) if pressed else None, n=len(pressed),
+        note="" if pressed else "no non-tie choice"))
+
+    fs.plots.append(Plot(key="win_tie_loss", title=f"{a_name} against {b_name}", kind="bars", data={
+        "categories": list(ORDER),
+        "series": {"all judgments": [all_res[k].value or 0.0 for k in ORDER],
+                   "majority per pair": [maj_res[k].value or 0.0 for k in ORDER]}}))
+
+    rows = []
+    by_ann: dict[str, Counter] = {}
+    for a, o in zip(answers, outcomes):
+        by_ann.setdefault(data.annotators[a.annotator_id].name, Counter())[o] += 1
+    for name, c in sorted(by_ann.items()):
+        rows.append([name, sum(c.values()), c["win"], c["tie"], c["loss"]])
+    if rows:
+        fs.tables.append(Table(key="by_annotator", title=f"judgments by annotator ({a_name} vs {b_name})",
+                               columns=["annotator", "judgments", "win", "tie", "loss"], rows=rows))
+    return fs

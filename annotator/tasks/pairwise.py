@@ -1,0 +1,143 @@
+"""Pairwise plausibility (RealPref, appendix G.1, after Chatbot Arena).
+
+A unit is a pair (item from dataset A, item from dataset B), both of kind conversation_record. The annotator sees
+the two records side by side with their sources hidden, in a per-annotator seeded left/right order
+(UnitView.order: display position -> original side, 0 = A, 1 = B), and presses 1 (left is more consistent and
+plausible), 2 (right is) or t (tie). Answers are stored in the ORIGINAL sides:
+{"winner": "A" | "B" | "tie", "shown_left": "A" | "B", "pressed": "left" | "right" | "tie"}.
+
+Pairs come from `--dataset A --dataset B`: a seeded random pairing (min(len A, len B) pairs, or --sample N), or
+the rows of `--pairs FILE` (CSV with columns a_id,b_id or JSONL objects with those keys; external ids).
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView
+from storage.errors import PrefvalError
+from storage.models import Item, Unit
+
+SIDES = ("A", "B")
+KEYS = {"1": "left", "2": "right", "t": "tie"}
+
+
+class PairwiseTask(TaskType):
+    name = "pairwise"
+    title = "Pairwise plausibility"
+    item_kinds = ("conversation_record",)
+    default_annotators_per_item = 3
+    default_guidelines = (
+        "# Which record is more believable?\n\n"
+        "Each screen shows two records side by side. A record is a user preference together with a conversation "
+        "in which that preference comes up. Decide which of the two is the more **consistent and plausible**: "
+        "would a real person state this preference, and does the conversation fit it naturally?\n\n"
+        "Where the records come from is hidden on purpose, and the left/right order is random.\n\n"
+        "- `1`: the left record is better\n- `2`: the right record is better\n"
+        "- `t`: tie (equally plausible, or equally implausible)\n"
+        "- `←` / `→`: move between the two conversations; `↑` `↓` `PgUp` `PgDn`: scroll the one in focus\n"
+        "- `s`: skip, `u`: back to the previous pair, `n`: note, `q`: quit\n"
+    )
+
+    # ---- study creation ---------------------------------------------------------------------------------
+    def study_settings(self, spec: StudySpec) -> dict[str, Any]:
+        """Adds dataset_a/dataset_b and the pairs file. Raises PrefvalError unless exactly two datasets."""
+        if len(spec.datasets) != 2:
+            raise PrefvalError(f"task pairwise needs two datasets (--dataset A --dataset B), got {len(spec.datasets)}")
+        if spec.datasets[0] == spec.datasets[1]:
+            raise PrefvalError("task pairwise needs two different datasets")
+        settings = super().study_settings(spec)
+        settings.update(dataset_a=spec.datasets[0], dataset_b=spec.datasets[1], pairs_file=spec.pairs)
+        return settings
+
+    def _side_items(self, store, name: str) -> list[Item]:
+        items = [it for it in store.items(name) if it.kind in self.item_kinds]
+        if not items:
+            raise PrefvalError(f"dataset '{name}' has no conversation_record items for a pairwise study")
+        return items
+
+    def build_units(self, store, spec: StudySpec) -> list[tuple[str, str | None, dict[str, Any]]]:
+        """(a_item_id, b_item_id, {}) per pair. Random pairing: both sides shuffled with random.Random(seed),
+        then zipped (min length), then the first --sample pairs. Raises PrefvalError for a bad --sample or pairs
+        file (one line naming file, row and field)."""
+        a_items = self._side_items(store, spec.datasets[0])
+        b_items = self._side_items(store, spec.datasets[1])
+        if spec.pairs:
+            from annotator.tasks._pairs_file import read_pairs
+
+            a_by = {it.external_id: it for it in a_items}
+            b_by = {it.external_id: it for it in b_items}
+            pairs = read_pairs(spec.pairs, a_by, b_by, spec.datasets[0], spec.datasets[1])
+        else:
+            rng = random.Random(spec.seed)
+            a_sh, b_sh = list(a_items), list(b_items)
+            rng.shuffle(a_sh)
+            rng.shuffle(b_sh)
+            pairs = list(zip(a_sh, b_sh))
+        if spec.sample is not None:
+            if spec.sample <= 0:
+                raise PrefvalError("--sample must be positive")
+            if spec.sample < len(pairs):
+                picked = sorted(random.Random(spec.seed).sample(range(len(pairs)), spec.sample))
+                pairs = [pairs[i] for i in picked]
+        return [(a.id, b.id, {}) for a, b in pairs]
+
+    # ---- the screen -------------------------------------------------------------------------------------
+    def shuffle_size(self, unit: Unit, item: Item, item_b: Item | None) -> int:
+        return 2
+
+    def decision_keys(self, view: UnitView, partial: dict[str, Any] | None) -> list[KeyChoice]:
+        return [KeyChoice("1", "left is better"), KeyChoice("2", "right is better"), KeyChoice("t", "tie")]
+
+    def decide(self, key: str, view: UnitView, partial: dict[str, Any] | None) -> Decision | None:
+        pressed = KEYS.get(key)
+        if pressed is None:
+            return None
+        shown_left = SIDES[view.order[0]]
+        if pressed == "tie":
+            winner = "tie"
+        else:
+            winner = SIDES[view.order[0 if pressed == "left" else 1]]
+        return Decision({"winner": winner, "shown_left": shown_left, "pressed": pressed})
+
+    def describe_answer(self, view: UnitView, answer: dict[str, Any]) -> str:
+        if answer.get("winner") == "tie":
+            return "tie"
+        pos = view.order.index(SIDES.index(answer["winner"]))
+        return "left is better" if pos == 0 else "right is better"
+
+    def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store) -> Any:
+        from annotator.widgets.pair_view import PairView
+        from storage.payloads import ConversationRecordPayload
+
+        items = (view.item, view.item_b)
+        sides = []
+        for original in view.order:
+            p = ConversationRecordPayload.model_validate(items[original].payload)
+            sides.append((p.preference, p.messages))
+        chosen = None
+        if view.answer is not None:
+            w = view.answer.get("winner")
+            chosen = "tie" if w == "tie" else view.order.index(SIDES.index(w))
+        return PairView(sides, chosen)
+
+    # ---- outputs ----------------------------------------------------------------------------------------
+    def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:
+        winner = answer.get("winner")
+        return {
+            "a_external_id": item.external_id,
+            "a_dataset": item.dataset_name,
+            "b_external_id": item_b.external_id if item_b else None,
+            "b_dataset": item_b.dataset_name if item_b else None,
+            "outcome_for_a": outcome_for_a(winner),
+        }
+
+    def figures(self, data):
+        from annotator.tasks._pairwise_figures import pairwise_figures
+
+        return pairwise_figures(data)
+
+
+def outcome_for_a(winner: str | None) -> str | None:
+    """"A" -> "win", "B" -> "loss", "tie" -> "tie" (dataset A's result against dataset B); None otherwise."""
+    return {"A": "win", "B": "loss", "tie": "tie"}.get(winner or "")

@@ -1,0 +1,187 @@
+"""Keep/drop filtering of generated persona records (RealPref, appendix G.1), in chained rounds.
+
+Screen: the record (its type and text) and, when it has one, its profile (the payload's profile text, or the
+kept parent record of a chained round). Every keypress is one complete, committed decision:
+- `k` keep; `d` drop without a reason;
+- `1`..`9` drop for the reason with that number (the study's `--reasons`, listed on screen with their digits);
+- on an item already dropped (revisited with `u`), a digit adds or removes that reason, so a record can carry
+  several reasons; `d` clears them.
+Answer: {"decision": "keep" | "drop", "reasons": [reason names, in the study's reason order]}.
+
+Options (`--option KEY=VALUE`): keep_rule=majority|unanimous (how an earlier round's answers make a record kept;
+see annotator.tasks._persona_chain), chain=same|children (default: same without --dataset, children with one),
+record_types=persona,profile,... (only records of these types), allow_open=1 (chain from an unfinished round).
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from annotator.tasks._persona_chain import CHAIN_MODES, RULES, chain_stages, children_of
+from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView
+from storage.errors import PrefvalError
+from storage.models import Item, Unit
+
+DEFAULT_REASONS = ("unnatural", "rare", "more than one person", "inappropriate background", "implausible",
+                   "duplicate")
+RECORD_TYPES = ("persona", "profile", "event", "preference")
+DIGITS = "123456789"
+
+
+def _flag(value: Any) -> bool:
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+class PersonaFilterTask(TaskType):
+    name = "persona_filter"
+    title = "Persona record filtering (keep / drop)"
+    item_kinds = ("persona_record",)
+    default_annotators_per_item = 1
+    default_guidelines = (
+        "# Keep or drop each generated record\n\n"
+        "Each screen shows one generated record (a persona sentence, a profile, a life event or a preference) "
+        "and, when there is one, the profile it belongs to. Keep it when it describes one believable person in "
+        "a natural way; drop it otherwise.\n\n"
+        "- `k`: keep\n- `d`: drop, no particular reason\n"
+        "- `1`..`9`: drop for the numbered reason listed under the record\n"
+        "- back on a dropped record (`u`), a digit adds or removes that reason; `d` clears the reasons\n"
+        "- `s`: skip, `u`: back, `n`: note, `q`: quit\n\n"
+        "Every key is saved at once.\n"
+    )
+
+    def __init__(self) -> None:
+        self._settings: dict[str, Any] | None = None
+
+    # ---- study creation ---------------------------------------------------------------------------------
+    def study_settings(self, spec: StudySpec) -> dict[str, Any]:
+        """Adds reasons (default DEFAULT_REASONS; at most 9, distinct, non-empty), keep_rule, chain,
+        record_types, from_study. Raises PrefvalError for a bad option."""
+        settings = super().study_settings(spec)
+        reasons = [r.strip() for r in (spec.reasons or DEFAULT_REASONS)]
+        if len(reasons) > 9:
+            raise PrefvalError(f"--reasons: at most 9 reasons (one digit each), got {len(reasons)}")
+        if any(not r for r in reasons) or len(set(reasons)) != len(reasons):
+            raise PrefvalError("--reasons: reasons must be non-empty and distinct")
+        opts = spec.options
+        rule = str(opts.get("keep_rule", "majority"))
+        if rule not in RULES:
+            raise PrefvalError(f"--option keep_rule={rule}: use {' or '.join(RULES)}")
+        chain = str(opts.get("chain", "children" if spec.datasets else "same"))
+        if chain not in CHAIN_MODES:
+            raise PrefvalError(f"--option chain={chain}: use {' or '.join(CHAIN_MODES)}")
+        types = [t.strip() for t in str(opts.get("record_types", "")).split(",") if t.strip()]
+        bad = [t for t in types if t not in RECORD_TYPES]
+        if bad:
+            raise PrefvalError(f"--option record_types: unknown type(s) {', '.join(bad)} "
+                               f"(known: {', '.join(RECORD_TYPES)})")
+        if not spec.from_study and not spec.datasets:
+            raise PrefvalError("persona_filter needs --dataset (or --from-study EARLIER for a later round)")
+        if spec.from_study and chain == "children" and not spec.datasets:
+            raise PrefvalError("--option chain=children needs --dataset with the records of the next round")
+        settings.update({"reasons": reasons, "keep_rule": rule, "record_types": types,
+                         "from_study": spec.from_study, "chain_mode": chain if spec.from_study else None,
+                         "chain": []})
+        # build_units completes this dict (datasets of a same-records round, the funnel of earlier rounds):
+        # create_study stores the settings after the units are built.
+        self._settings = settings
+        return settings
+
+    def build_units(self, store, spec: StudySpec) -> list[tuple[str, str | None, dict[str, Any]]]:
+        """First round: the dataset's persona_record items (of record_types when given). Later round
+        (--from-study): see annotator.tasks._persona_chain. Then a seeded sample of --sample N.
+        Raises PrefvalError when nothing is left."""
+        settings = self._settings if self._settings is not None else self.study_settings(spec)
+        types = settings["record_types"]
+
+        def wanted(it: Item) -> bool:
+            return it.kind in self.item_kinds and (not types or it.payload.get("record_type") in types)
+
+        pairs: list[tuple[Item, Item | None]]
+        if spec.from_study:
+            stages, kept, earlier = chain_stages(store, spec.from_study, settings["keep_rule"],
+                                                 _flag(spec.options.get("allow_open", "0")))
+            settings["chain"] = stages
+            if settings["chain_mode"] == "same":
+                settings["datasets"] = list(earlier.settings.get("datasets", []))
+                pairs = [(it, None) for it in kept if wanted(it)]
+            else:
+                pairs = children_of([it for it in store.items(spec.datasets[0]) if wanted(it)], kept)
+            if not pairs:
+                raise PrefvalError(f"no record of the next round refers to a record kept by '{spec.from_study}'"
+                                   if settings["chain_mode"] == "children" else
+                                   f"no kept record of '{spec.from_study}' has record type {', '.join(types)}")
+        else:
+            pairs = [(it, None) for it in store.items(spec.datasets[0]) if wanted(it)]
+            if not pairs:
+                raise PrefvalError(f"dataset '{spec.datasets[0]}' has no persona_record items"
+                                   + (f" of type {', '.join(types)}" if types else ""))
+        if spec.sample is not None:
+            if spec.sample <= 0:
+                raise PrefvalError("--sample must be positive")
+            if spec.sample < len(pairs):
+                picked = sorted(random.Random(spec.seed).sample(range(len(pairs)), spec.sample))
+                pairs = [pairs[i] for i in picked]
+        return [(it.id, None, {"parent_item": parent.id} if parent is not None else {}) for it, parent in pairs]
+
+    # ---- the screen -------------------------------------------------------------------------------------
+    @staticmethod
+    def reasons(view: UnitView) -> list[str]:
+        """The study's drop reasons; digit i+1 stands for reasons[i]."""
+        return list(view.settings.get("reasons", DEFAULT_REASONS))
+
+    def decision_keys(self, view: UnitView, partial: dict[str, Any] | None) -> list[KeyChoice]:
+        n = len(self.reasons(view))
+        keys = [KeyChoice("k", "keep"), KeyChoice("d", "drop (no reason)")]
+        revisit_drop = (view.answer or {}).get("decision") == "drop"
+        label = "add/remove a reason" if revisit_drop else "drop for that reason"
+        if n:  # decide() takes every digit 1..n; the bar lists them as one range
+            keys.append(KeyChoice("1", label, "1" if n == 1 else f"1-{n}"))
+        return keys
+
+    def decide(self, key: str, view: UnitView, partial: dict[str, Any] | None) -> Decision | None:
+        reasons = self.reasons(view)
+        if key == "k":
+            return Decision({"decision": "keep", "reasons": []})
+        if key == "d":
+            return Decision({"decision": "drop", "reasons": []})
+        if len(key) == 1 and key in DIGITS[:len(reasons)]:
+            tag = reasons[DIGITS.index(key)]
+            current = view.answer or {}
+            if current.get("decision") == "drop":
+                chosen = set(current.get("reasons", []))
+                chosen ^= {tag}
+                return Decision({"decision": "drop", "reasons": [r for r in reasons if r in chosen]})
+            return Decision({"decision": "drop", "reasons": [tag]})
+        return None
+
+    def describe_answer(self, view: UnitView, answer: dict[str, Any]) -> str:
+        if answer.get("decision") == "keep":
+            return "keep"
+        reasons = answer.get("reasons") or []
+        return f"drop ({', '.join(reasons)})" if reasons else "drop (no reason)"
+
+    def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store) -> Any:
+        from annotator.widgets.persona_record_view import PersonaRecordView
+
+        p = view.item.payload
+        profile = p.get("profile")
+        parent_id = view.unit.extra.get("parent_item")
+        if parent_id:
+            parent = store.get_item(parent_id)
+            if not profile or profile == parent.external_id:
+                profile = parent.payload.get("text")
+        ans = view.answer or {}
+        return PersonaRecordView(text=p["text"], record_type=p.get("record_type", "persona"), profile=profile,
+                                 reasons=self.reasons(view), decision=ans.get("decision"),
+                                 chosen=list(ans.get("reasons") or []))
+
+    # ---- outputs ----------------------------------------------------------------------------------------
+    def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:
+        return {"decision": answer.get("decision"), "reasons_text": "; ".join(answer.get("reasons") or []),
+                "record_type": item.payload.get("record_type"),
+                "parent_external_id": item.payload.get("parent_external_id")}
+
+    def figures(self, data):
+        from annotator.tasks._persona_figures import persona_figures
+
+        return persona_figures(data)

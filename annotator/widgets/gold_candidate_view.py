@@ -1,0 +1,59 @@
+"""The gold_label panel: the recipient-task context, the remembered attribute, the two labels.
+
+Only what is passed in is drawn; the task never passes the candidate's own label. `votes` (how the
+annotators split) is given only on adjudication screens.
+"""
+from __future__ import annotations
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static
+
+
+class GoldCandidateView(Vertical):
+    """recipient, task: the context; attribute, statement: the remembered fact; user: the user's name or None;
+    chosen: the annotator's own current label (1, 0 or None); votes: {"apply": n, "suppress": m} or None."""
+
+    DEFAULT_CSS = """
+    GoldCandidateView { height: 1fr; }
+    GoldCandidateView #context { height: auto; border: round $secondary; padding: 0 1; }
+    GoldCandidateView #memory { height: auto; max-height: 60%; border: round $accent; padding: 0 1; }
+    GoldCandidateView .attribute { text-style: bold; }
+    GoldCandidateView #votes { height: auto; border: round $warning; padding: 0 1; }
+    GoldCandidateView #labels { height: auto; padding: 0 1; }
+    GoldCandidateView .label.chosen { background: $accent 30%; text-style: bold; }
+    """
+
+    def __init__(self, recipient: str, task: str, attribute: str, statement: str | None, user: str | None,
+                 chosen: int | None, votes: dict[str, int] | None = None) -> None:
+        super().__init__()
+        self.gc_recipient = recipient
+        self.gc_task = task
+        self.gc_attribute = attribute
+        self.gc_statement = statement
+        self.gc_user = user
+        self.gc_chosen = chosen
+        self.gc_votes = votes
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="context") as ctx:
+            ctx.border_title = "The assistant writes on the user's behalf"
+            if self.gc_user:
+                yield Static(f"[b]User:[/b]      {escape(self.gc_user)}")
+            yield Static(f"[b]Recipient:[/b] {escape(self.gc_recipient)}")
+            yield Static(f"[b]Task:[/b]      {escape(self.gc_task)}")
+        with VerticalScroll(id="memory") as mem:
+            mem.border_title = "What the assistant remembers"
+            yield Static(escape(self.gc_attribute), classes="attribute")
+            if self.gc_statement:
+                yield Static(escape(self.gc_statement), classes="statement")
+        if self.gc_votes is not None:
+            with Vertical(id="votes") as box:
+                box.border_title = "Annotators disagreed"
+                yield Static(f"{self.gc_votes.get('apply', 0)} x apply, {self.gc_votes.get('suppress', 0)} x suppress")
+        with Vertical(id="labels"):
+            yield Static("[b]1[/b]  apply: it should shape this message",
+                         classes="label chosen" if self.gc_chosen == 1 else "label", id="label-1")
+            yield Static("[b]0[/b]  suppress: leave it out here",
+                         classes="label chosen" if self.gc_chosen == 0 else "label", id="label-0")

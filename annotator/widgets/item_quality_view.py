@@ -1,0 +1,77 @@
+"""The item-quality panel: the conversation (lazy, scrollable) on the left; on the right the persona, the item's
+details, the question, the correct and incorrect responses, and the True/False checks answered so far."""
+from __future__ import annotations
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Static
+
+from annotator.widgets.context import ContextView
+
+
+class ItemQualityView(Horizontal):
+    """context: (context_id, end) or None; persona: text or None; details: label -> value (question type,
+    topic); metadata: more label -> value shown after the responses (the grounding when there is no persona);
+    labels: dimension -> bool given so far; previous: the stored answer's labels when revisiting."""
+
+    DEFAULT_CSS = """
+    ItemQualityView { height: 1fr; }
+    ItemQualityView #iq-context { width: 45%; }
+    ItemQualityView #iq-right { width: 1fr; }
+    ItemQualityView #iq-persona { height: auto; max-height: 7; border: round $panel-lighten-2; padding: 0 1; }
+    ItemQualityView #iq-item { height: 1fr; border: round $accent; padding: 0 1; }
+    ItemQualityView .details { color: $text-muted; }
+    ItemQualityView .question { text-style: bold; margin: 1 0; }
+    ItemQualityView .correct { color: $success; margin-bottom: 1; }
+    ItemQualityView .incorrect { color: $text; }
+    ItemQualityView #iq-dims { height: auto; border: round $warning; padding: 0 1; }
+    ItemQualityView .dim.current { text-style: bold; background: $accent 20%; }
+    ItemQualityView .dim.pending { color: $text-muted; }
+    """
+
+    def __init__(self, store, context, persona: str | None, details: dict, question: str, correct: str,
+                 incorrect: list[str], dimensions: list[str], help: dict[str, str], labels: dict[str, bool],
+                 previous: dict[str, bool] | None = None, metadata: dict | None = None) -> None:
+        super().__init__()
+        self.metadata = metadata or {}
+        self.store, self.context, self.persona, self.details = store, context, persona, details
+        self.question, self.correct, self.incorrect = question, correct, incorrect
+        self.dimensions, self.help, self.labels, self.previous = dimensions, help, labels, previous
+
+    def compose(self) -> ComposeResult:
+        if self.context is not None:
+            yield ContextView(self.store, self.context[0], self.context[1], id="iq-context")
+        with Vertical(id="iq-right"):
+            if self.persona:
+                with VerticalScroll(id="iq-persona") as box:
+                    box.border_title = "Persona"
+                    yield Static(escape(self.persona))
+            with VerticalScroll(id="iq-item") as box:
+                box.border_title = "Question and responses"
+                if self.details:
+                    yield Static(" · ".join(f"{k}: {escape(str(v))}" for k, v in self.details.items()),
+                                 classes="details")
+                yield Static(escape(self.question), classes="question")
+                yield Static(f"[b]Correct[/b]  {escape(self.correct)}", classes="correct")
+                for text in self.incorrect:
+                    yield Static(f"[b]Incorrect[/b]  {escape(text)}", classes="incorrect")
+                if self.metadata:
+                    yield Static("\n".join(f"{k}: {escape(str(v))}" for k, v in self.metadata.items()),
+                                 classes="details metadata")
+            current = next((d for d in self.dimensions if d not in self.labels), None)
+            with Vertical(id="iq-dims") as box:
+                box.border_title = "Checks (True / False)"
+                for i, d in enumerate(self.dimensions, start=1):
+                    title = d.replace("_", " ")
+                    was = ""
+                    if self.previous and d in self.previous:
+                        was = f"  (stored: {'True' if self.previous[d] else 'False'})"
+                    if d in self.labels:
+                        yield Static(f"✓ {i}. {escape(title)}: [b]{'True' if self.labels[d] else 'False'}[/b]",
+                                     classes="dim done")
+                    elif d == current:
+                        hint = f" — {escape(self.help[d])}" if self.help.get(d) else ""
+                        yield Static(f"▶ {i}. {escape(title)}{hint}{was}", classes="dim current")
+                    else:
+                        yield Static(f"  {i}. {escape(title)}{was}", classes="dim pending")

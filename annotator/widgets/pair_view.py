@@ -1,0 +1,59 @@
+"""The pairwise panel: two records side by side (preference on top, the conversation below, loaded lazily).
+
+Sources are never passed in: the widget gets only what each side shows. ← / → move the focus between the two
+conversations; ↑ ↓ PgUp PgDn Home End scroll the one in focus (Textual's scroll bindings).
+"""
+from __future__ import annotations
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Static
+
+from annotator.widgets.context import ContextView
+from storage.models import Message
+
+LABELS = ("Left  [b]1[/b]", "Right  [b]2[/b]")
+
+
+class PairView(Horizontal):
+    """sides: [(preference, messages)] in DISPLAY order (left, right); chosen: 0 / 1 / "tie" / None."""
+
+    DEFAULT_CSS = """
+    PairView { height: 1fr; }
+    PairView > .side { width: 1fr; height: 1fr; border: round $panel-lighten-2; padding: 0 1; }
+    PairView > .side.chosen { border: double $accent; }
+    PairView > .side .pref { height: auto; max-height: 6; text-style: bold; margin-bottom: 1; }
+    PairView > .side ContextView { border: none; padding: 0; }
+    PairView > .side ContextView:focus { background: $boost; }
+    PairView > .side:focus-within { border: round $accent; }
+    """
+    BINDINGS = [
+        Binding("left", "focus_side(0)", "left side", show=False),
+        Binding("right", "focus_side(1)", "right side", show=False),
+    ]
+
+    def __init__(self, sides: list[tuple[str, list[Message]]], chosen=None) -> None:
+        super().__init__()
+        self.sides = sides
+        self.chosen = chosen
+
+    def compose(self) -> ComposeResult:
+        for i, (preference, messages) in enumerate(self.sides):
+            chosen = self.chosen == i or self.chosen == "tie"
+            with Vertical(classes="side chosen" if chosen else "side", id=f"side-{i}") as box:
+                box.border_title = f"{LABELS[i]} · {len(messages)} messages"
+                if chosen:
+                    box.border_subtitle = "tie" if self.chosen == "tie" else "your choice"
+                yield Static(f"Preference: {escape(preference)}", classes="pref")
+                yield ContextView(None, None, None, messages=messages, id=f"ctx-{i}")
+
+    def on_mount(self) -> None:
+        self.action_focus_side(0)
+
+    def action_focus_side(self, side: int) -> None:
+        """Give the focus (and so the scroll keys) to the conversation on that side (0 left, 1 right).
+        Does nothing when the panel is already being replaced (keys pressed faster than the redraw)."""
+        for ctx in self.query(f"#ctx-{side}").results(ContextView):
+            ctx.focus()

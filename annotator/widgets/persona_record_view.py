@@ -1,0 +1,51 @@
+"""The persona_filter panel: the record, its profile (when it has one), and the numbered drop reasons."""
+from __future__ import annotations
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static
+
+TYPE_TITLES = {"persona": "Persona", "profile": "Profile", "event": "Life event", "preference": "Preference"}
+
+
+class PersonaRecordView(Vertical):
+    """text: the record; record_type: persona|profile|event|preference; profile: text shown above it or None;
+    reasons: drop reasons in digit order (1 = reasons[0]); decision: "keep"/"drop"/None (the annotator's own
+    current answer); chosen: the reasons of that answer (highlighted)."""
+
+    DEFAULT_CSS = """
+    PersonaRecordView { height: 1fr; }
+    PersonaRecordView #profile { height: auto; max-height: 40%; border: round $secondary; padding: 0 1; }
+    PersonaRecordView #record { height: auto; max-height: 50%; border: round $accent; padding: 0 1; }
+    PersonaRecordView #record.kept { border: round $success; }
+    PersonaRecordView #record.dropped { border: round $error; }
+    PersonaRecordView .record-text { text-style: bold; }
+    PersonaRecordView #reasons { height: auto; border: round $panel; padding: 0 1; }
+    PersonaRecordView .reason.chosen { background: $error 30%; text-style: bold; }
+    """
+
+    def __init__(self, text: str, record_type: str, profile: str | None, reasons: list[str],
+                 decision: str | None, chosen: list[str]) -> None:
+        super().__init__()
+        self.pr_text = text
+        self.pr_record_type = record_type
+        self.pr_profile = profile
+        self.pr_reasons = reasons
+        self.pr_decision = decision
+        self.pr_chosen = chosen
+
+    def compose(self) -> ComposeResult:
+        if self.pr_profile:
+            with VerticalScroll(id="profile") as prof:
+                prof.border_title = "Profile it belongs to"
+                yield Static(escape(self.pr_profile), classes="profile-text")
+        cls = {"keep": "kept", "drop": "dropped"}.get(self.pr_decision or "", "")
+        with VerticalScroll(id="record", classes=cls) as rec:
+            rec.border_title = TYPE_TITLES.get(self.pr_record_type, self.pr_record_type.title())
+            yield Static(escape(self.pr_text), classes="record-text")
+        with Vertical(id="reasons") as box:
+            box.border_title = "Drop reasons (press the digit)"
+            for i, reason in enumerate(self.pr_reasons):
+                cls = "reason chosen" if reason in self.pr_chosen else "reason"
+                yield Static(f"[b]{i + 1}[/b]  {escape(reason)}", classes=cls, id=f"reason-{i}")

@@ -1,0 +1,77 @@
+"""The rubric panel: the item (preference, query, answer) on top; below, every dimension with the score given so
+far, the current one with its five level descriptions; for a calibration item whose last score is in, the
+reference scores next to the annotator's."""
+from __future__ import annotations
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static
+
+from annotator.tasks._rubric_schema import Rubric
+
+
+class RubricView(Vertical):
+    """scores: dimension -> score given so far (this pass); previous: the stored answer's scores when revisiting
+    an answered item (shown dimmed until the first new score); reference: dimension -> reference score, given
+    only once a calibration item is fully scored (None hides it)."""
+
+    DEFAULT_CSS = """
+    RubricView { height: 1fr; }
+    RubricView #rb-item { height: auto; max-height: 45%; border: round $accent; padding: 0 1; }
+    RubricView #rb-item .label { color: $text-muted; }
+    RubricView #rb-item .pref { text-style: bold; margin-bottom: 1; }
+    RubricView #rb-item .query { margin-bottom: 1; }
+    RubricView #rb-dims { height: 1fr; border: round $panel-lighten-2; padding: 0 1; }
+    RubricView .dim { height: auto; }
+    RubricView .dim.current { text-style: bold; color: $text; background: $accent 20%; }
+    RubricView .dim.pending { color: $text-muted; }
+    RubricView .level { padding-left: 4; height: auto; }
+    RubricView .reference { margin-top: 1; height: auto; color: $success; text-style: bold; }
+    RubricView .banner { color: $warning; height: auto; }
+    """
+
+    def __init__(self, preference: str, query: str, answer: str, rubric: Rubric, scores: dict[str, int],
+                 previous: dict[str, int] | None = None, calibration: bool = False,
+                 reference: dict[str, int] | None = None) -> None:
+        super().__init__()
+        self.preference, self.query_text, self.answer = preference, query, answer
+        self.rubric = rubric
+        self.scores = scores
+        self.previous = previous
+        self.calibration = calibration
+        self.reference = reference
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="rb-item") as box:
+            box.border_title = "Calibration item" if self.calibration else "Item"
+            yield Static(f"[dim]User preference[/dim]  {escape(self.preference)}", classes="pref")
+            yield Static(f"[dim]User query[/dim]  {escape(self.query_text)}", classes="query")
+            yield Static(f"[dim]Answer[/dim]  {escape(self.answer)}", classes="answer")
+        current = next((d.name for d in self.rubric.dimensions if d.name not in self.scores), None)
+        with VerticalScroll(id="rb-dims") as dims:
+            dims.border_title = "Rubric"
+            if self.calibration and self.reference is None and current is not None:
+                yield Static("Calibration: the reference scores appear after your last score.", classes="banner")
+            for i, d in enumerate(self.rubric.dimensions, start=1):
+                if d.name in self.scores:
+                    yield Static(f"✓ {i}. {escape(d.title)}: [b]{self.scores[d.name]}[/b]", classes="dim done")
+                elif d.name == current:
+                    was = f"  (stored: {self.previous[d.name]})" if self.previous and d.name in self.previous else ""
+                    yield Static(f"▶ {i}. {escape(d.title)} — {escape(d.description)}{was}", classes="dim current")
+                    for level, text in d.levels.items():
+                        yield Static(f"[b]{level}[/b]  {escape(text)}", classes="level")
+                else:
+                    was = ""
+                    if self.previous and d.name in self.previous:
+                        was = f"  (stored: {self.previous[d.name]})"
+                    yield Static(f"  {i}. {escape(d.title)}{was}", classes="dim pending")
+            if self.reference is not None:
+                yours = self.scores if current is None else (self.previous or {})
+                rows = []
+                for d in self.rubric.dimensions:
+                    ref = self.reference.get(d.name)
+                    rows.append(f"{escape(d.title)}: yours {yours.get(d.name, '-')}, "
+                                f"reference {ref if ref is not None else '— (none given)'}")
+                tail = "\nPress c to continue." if current is None else ""
+                yield Static("Reference scores\n" + "\n".join(rows) + tail, classes="reference", id="rb-reference")

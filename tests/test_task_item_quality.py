@@ -1,0 +1,132 @@
+"""Item-quality task: the grounding on screen, T/F per dimension as committed partial steps, three annotators by
+key presses, and the majority share / Gwet's AC1 / Fleiss' kappa figures checked against hand computations."""
+from __future__ import annotations
+
+import pytest
+
+from annotator.app import AnnotateApp
+from annotator.study_setup import create_study
+from annotator.tasks import get_task
+from annotator.tasks.base import StudySpec
+from reports.study_data import load_study_data
+from storage.models import ContextIn, ItemIn, Message
+from storage.store import Store
+
+DIMS = ["appropriateness", "relevance", "correctness", "best_response"]
+PERSONA = "Persona: Maren, a 41-year-old ferry engineer who bakes rye bread on weekends."
+
+
+def _items() -> tuple[list[ItemIn], list[ContextIn]]:
+    msgs = [Message(role="system", content=PERSONA)] + [
+        Message(role="user" if i % 2 == 0 else "assistant", content=f"turn {i} about bread and boats")
+        for i in range(1, 41)]
+    items = []
+    for i in range(4):
+        items.append(ItemIn(external_id=f"q{i}", kind="mcq", context_external_id="c1", context_end=20 + i, payload={
+            "question": f"What would Maren want in case {i}?",
+            "options": [f"right answer {i}", f"wrong one {i}", f"wrong two {i}", f"wrong three {i}"],
+            "correct_index": 0, "question_type": "recall", "topic": "baking"}))
+    items.append(ItemIn(external_id="nokey", kind="mcq", payload={"question": "Unkeyed?", "options": ["x", "y"]}))
+    return items, [ContextIn(external_id="c1", messages=msgs)]
+
+
+@pytest.fixture
+def iq_study(db_file):
+    items, ctx = _items()
+    with Store.open(db_file) as s:
+        s.import_items("pm", "personamem", items, contexts=ctx)
+        create_study(s, StudySpec(name="iq", task="item_quality", datasets=["pm"], seed=2,
+                                  annotators=["a1", "a2", "a3"]))
+    return db_file
+
+
+def screen_text(app) -> str:
+    return " ".join(str(w.render()) for w in app.screen.query("Static"))
+
+
+# appropriateness labels per item (a1, a2, a3); every other dimension True
+APPROPRIATE = {"q0": "ttt", "q1": "ttf", "q2": "ttt", "q3": "fff"}
+
+
+def test_study_uses_keyed_items_and_default_or_given_dimensions(iq_study, store):
+    with Store.open(iq_study) as s:
+        st = s.get_study("iq")
+        assert len(s.units(st.id)) == 4  # the unkeyed item is left out
+        assert st.settings["dimensions"] == DIMS and st.settings["annotators_per_item"] == 3
+    items, ctx = _items()
+    store.import_items("pm", "personamem", items, contexts=ctx)
+    st = create_study(store, StudySpec(name="d", task="item_quality", datasets=["pm"], dimensions=["clear", "fair"]))
+    assert st.settings["dimensions"] == ["clear", "fair"]
+
+
+async def test_three_annotators_and_ac1_fleiss_match_hand_computation(iq_study):
+    for j, who in enumerate(("a1", "a2", "a3")):
+        app = AnnotateApp(iq_study, "iq", who, show_timer=False)
+        async with app.run_test(size=(110, 34)) as pilot:
+            while not app.session.finished:
+                view = app.session.view()
+                text = screen_text(app)
+                # grounding on screen, and no other annotator's answer
+                assert PERSONA in text and view.item.payload["question"] in text
+                ext = view.item.external_id
+                assert f"right answer {ext[1]}" in text and f"wrong three {ext[1]}" in text
+                assert "stored" not in text
+                first = APPROPRIATE[ext][j]
+                await pilot.press(first if j != 1 else {"t": "1", "f": "0"}[first])
+                assert app.session.view().unit.id == view.unit.id
+                await pilot.press("t", "t", "t")
+    with Store.open(iq_study) as s:
+        st = s.get_study("iq")
+        rows = s.annotations(st.id)
+        assert [r.status for r in rows[:4]] == ["partial", "partial", "partial", "answered"]
+        assert rows[0].answer == {"labels": {"appropriateness": rows[3].answer["labels"]["appropriateness"]}}
+        data = load_study_data(s, "iq")
+    fs = get_task("item_quality").figures(data)
+    # appropriateness, items x raters: TTT, TTF, TTT, FFF. p_a = (1 + 1/3 + 1 + 1)/4 = 5/6; pi_T = (1+2/3+1+0)/4
+    pa, pt = 5 / 6, (1 + 2 / 3 + 1) / 4
+    pe_ac1 = 2 * pt * (1 - pt)  # sum_k pi_k (1 - pi_k) / (q - 1), q = 2
+    pe_fleiss = pt ** 2 + (1 - pt) ** 2
+    assert fs.figure("share_true_appropriateness").value == pytest.approx(0.75)
+    assert fs.figure("ac1_appropriateness").value == pytest.approx((pa - pe_ac1) / (1 - pe_ac1))  # 0.7
+    assert fs.figure("fleiss_appropriateness").value == pytest.approx((pa - pe_fleiss) / (1 - pe_fleiss))  # 0.625
+    # all True: AC1 is 1, Fleiss' kappa is undefined (p_e = 1) -- the kappa paradox in its extreme form
+    assert fs.figure("share_true_relevance").value == 1.0
+    assert fs.figure("ac1_relevance").value == pytest.approx(1.0)
+    assert fs.figure("fleiss_relevance").value is None
+    table = fs.tables[0]
+    assert [r[0] for r in table.rows] == DIMS
+    assert fs.plots[0].data["series"]["share True"] == pytest.approx([0.75, 1.0, 1.0, 1.0])
+
+
+async def test_backspace_resume_note_and_back_change(iq_study):
+    app = AnnotateApp(iq_study, "iq", "a1", show_timer=False)
+    async with app.run_test(size=(110, 34)) as pilot:
+        await pilot.press("t", "f", "backspace", "0")
+        assert app.screen.partial == {"labels": {"appropriateness": True, "relevance": False}}
+        await pilot.press("n", "t", "f", "enter")
+        assert app.screen.partial == {"labels": {"appropriateness": True, "relevance": False}}
+        unit = app.session.view().unit.id
+    app = AnnotateApp(iq_study, "iq", "a1", show_timer=False)
+    async with app.run_test(size=(110, 34)) as pilot:
+        assert app.session.view().unit.id == unit
+        text = screen_text(app)
+        assert "✓ 1. appropriateness: True" in text and "✓ 2. relevance: False" in text
+        assert "▶ 3. correctness" in text
+        await pilot.press("t", "f")
+        assert app.session.index == 1
+        await pilot.press("u")
+        state = str(app.screen.query_one("#state").render())
+        assert "appropriateness T, relevance F, correctness T, best response F" in state
+        await pilot.press("f")
+    with Store.open(iq_study) as s:
+        st = s.get_study("iq")
+        rows = s.history(st.id, unit, s.ensure_annotator("a1").id)
+    assert [r.status for r in rows] == ["partial", "partial", "partial", "partial", "note", "partial",
+                                        "answered", "partial"]
+    assert rows[4].note == "tf"
+    assert rows[-1].answer == {"labels": {"appropriateness": False}} and rows[-1].supersedes == rows[-2].id
+
+
+def test_item_quality_screen_snapshot(iq_study, snap_compare):
+    app = AnnotateApp(iq_study, "iq", "a1", show_timer=False)
+    assert snap_compare(app, press=["t"], terminal_size=(110, 34))

@@ -1,0 +1,255 @@
+"""persona_filter: keys driven with Pilot, reasons by digit, revisits toggling reasons, chained rounds, figures."""
+from __future__ import annotations
+
+import pytest
+
+from annotator.app import AnnotateApp
+from annotator.study_setup import create_study
+from annotator.tasks import get_task
+from annotator.tasks._persona_chain import verdict
+from annotator.tasks._persona_figures import funnel_text, wilson_interval
+from annotator.tasks.base import StudySpec
+from reports.study_data import load_study_data
+from storage.errors import PrefvalError
+from storage.models import AnnotationIn, ItemIn
+from storage.store import Store
+
+PERSONAS = [
+    "a night-shift baker who trains for ultramarathons",
+    "a retired ferry captain who restores rowing boats",
+    "a married couple who run a bed and breakfast together",
+    "a middle-school librarian who runs a chess club",
+    "a secret royal heir who works as a barista",
+    "a beekeeper who teaches pottery on weekends",
+]
+
+
+def persona_items(n: int = 4) -> list[ItemIn]:
+    """Records p0..p{n-1}; p1 carries a profile text."""
+    out = []
+    for i, text in enumerate(PERSONAS[:n]):
+        payload = {"text": text, "record_type": "persona"}
+        if i == 1:
+            payload["profile"] = "Age: 67; Lives in: a harbour town"
+        out.append(ItemIn(external_id=f"p{i}", kind="persona_record", payload=payload))
+    return out
+
+
+def answer_all(store: Store, study_name: str, decisions: dict[str, dict[str, str]]) -> None:
+    """decisions: annotator -> {item external id: "keep" | "drop"}; stored as answers (no screen)."""
+    study = store.get_study(study_name)
+    units = store.units(study.id)
+    items = store.get_items([u.item_id for u in units])
+    for who, by_ext in decisions.items():
+        ann = store.ensure_annotator(who)
+        for u in units:
+            ext = items[u.item_id].external_id
+            if ext in by_ext:
+                store.add_annotation(AnnotationIn(study_id=study.id, unit_id=u.id, item_id=u.item_id,
+                                                  annotator_id=ann.id, status="answered",
+                                                  answer={"decision": by_ext[ext], "reasons": []}))
+
+
+@pytest.fixture
+def pf_db(db_file):
+    with Store.open(db_file) as s:
+        s.import_items("personas", "jsonl", persona_items())
+        create_study(s, StudySpec(name="pf", task="persona_filter", datasets=["personas"], seed=2,
+                                  annotators_per_item=2, reasons=["unnatural", "couple", "implausible"]))
+    return db_file
+
+
+def _screen_text(app) -> str:
+    return " ".join(str(w.render()) for w in app.screen.query("Static"))
+
+
+def _by_item(db_file, study="pf") -> dict[str, dict[str, dict]]:
+    """annotator -> {item external id: current answer}."""
+    with Store.open(db_file) as s:
+        st = s.get_study(study)
+        units = {u.id: u for u in s.units(st.id)}
+        items = s.get_items([u.item_id for u in units.values()])
+        names = {a.id: a.name for a in s.annotators()}
+        out: dict[str, dict[str, dict]] = {}
+        for a in s.current_annotations(st.id):
+            out.setdefault(names[a.annotator_id], {})[items[units[a.unit_id].item_id].external_id] = a.answer
+        return out
+
+
+async def test_two_annotators_keys_answers_and_figures(pf_db):
+    queues = {}
+    for who, keys in (("ana", ["k", "2", "d", "k"]), ("ben", ["k", "k", "3", "1"])):
+        app = AnnotateApp(pf_db, "pf", who, show_timer=False)
+        async with app.run_test(size=(110, 34)) as pilot:
+            text = _screen_text(app)
+            # reasons visible with their digits
+            assert "1  unnatural" in text and "2  couple" in text and "3  implausible" in text
+            queues[who] = []
+            for k in keys:
+                queues[who].append(app.session.view().item.external_id)
+                await pilot.press(k)
+    got = _by_item(pf_db)
+    expect = {"k": {"decision": "keep", "reasons": []}, "d": {"decision": "drop", "reasons": []},
+              "1": {"decision": "drop", "reasons": ["unnatural"]}, "2": {"decision": "drop", "reasons": ["couple"]},
+              "3": {"decision": "drop", "reasons": ["implausible"]}}
+    for who, keys in (("ana", ["k", "2", "d", "k"]), ("ben", ["k", "k", "3", "1"])):
+        assert got[who] == {ext: expect[k] for ext, k in zip(queues[who], keys)}
+
+    with Store.open(pf_db) as s:
+        fs = get_task("persona_filter").figures(load_study_data(s, "pf"))
+    ana = dict(zip(queues["ana"], ["k", "2", "d", "k"]))
+    ben = dict(zip(queues["ben"], ["k", "k", "3", "1"]))
+    both_keep = [e for e in ana if ana[e] == "k" and ben[e] == "k"]
+    # majority of two = both keep (a 1-1 tie is not a keep)
+    assert fs.figure("kept").value == len(both_keep)
+    assert fs.figure("keep_rate").value == pytest.approx(len(both_keep) / 4)
+    lo, hi = wilson_interval(len(both_keep), 4)
+    assert fs.figure("keep_rate").ci_low == pytest.approx(lo) and fs.figure("keep_rate").ci_high == pytest.approx(hi)
+    agree = sum((ana[e] == "k") == (ben[e] == "k") for e in ana)
+    assert fs.figure("percent_agreement").value == pytest.approx(agree / 4)
+    reasons = {r[1]: r[2] for r in next(t for t in fs.tables if t.key == "drop_reasons").rows}
+    assert reasons == {"unnatural": 1, "couple": 1, "implausible": 1, "(no reason given)": 1}
+    funnel = next(t for t in fs.tables if t.key == "funnel")
+    assert funnel.rows == [[1, "pf", 4, 4, len(both_keep), 4 - len(both_keep), len(both_keep) / 4]]
+
+
+async def test_revisit_digit_toggles_reasons_and_d_clears(pf_db):
+    app = AnnotateApp(pf_db, "pf", "ana", show_timer=False)
+    async with app.run_test(size=(110, 34)) as pilot:
+        first = app.session.view().item.external_id
+        await pilot.press("1")  # drop: unnatural
+        assert app.session.index == 1
+        await pilot.press("u", "3")  # add implausible; moves on
+        assert app.session.index == 1
+        await pilot.press("u")
+        assert "your answer: drop (unnatural, implausible)" in _screen_text(app)
+        assert "add/remove a reason" in str(app.screen.query_one("#keys").render())
+        await pilot.press("1")  # remove unnatural
+        await pilot.press("u", "d")  # clear
+        await pilot.press("u", "k")  # keep after all
+    with Store.open(pf_db) as s:
+        st = s.get_study("pf")
+        rows = [r for r in s.annotations(st.id) if r.status == "answered"]
+    assert [r.answer for r in rows] == [
+        {"decision": "drop", "reasons": ["unnatural"]},
+        {"decision": "drop", "reasons": ["unnatural", "implausible"]},
+        {"decision": "drop", "reasons": ["implausible"]},
+        {"decision": "drop", "reasons": []},
+        {"decision": "keep", "reasons": []},
+    ]
+    assert all(r.supersedes == p.id for p, r in zip(rows, rows[1:]))
+    assert _by_item(pf_db)["ana"] == {first: {"decision": "keep", "reasons": []}}
+
+
+async def test_profile_shown_and_note_keeps_keys_inert(pf_db):
+    app = AnnotateApp(pf_db, "pf", "ana", show_timer=False)
+    async with app.run_test(size=(110, 34)) as pilot:
+        while app.session.view().item.external_id != "p1":
+            await pilot.press("k")
+        assert "Age: 67; Lives in: a harbour town" in _screen_text(app)
+        await pilot.press("n", *"kd12", "enter")
+        assert app.session.view().item.external_id == "p1"
+        await pilot.press("d")
+    with Store.open(pf_db) as s:
+        rows = s.annotations(s.get_study("pf").id)
+    assert [r.status for r in rows][-2:] == ["note", "answered"] and rows[-2].note == "kd12"
+
+
+def test_three_stage_chain_same_records_then_children(store):
+    """personas (6) -> round 1 keeps 4 -> round 2 (same records again) keeps 3 -> round 3 over the events of
+    another dataset whose parent is one of those 3 (5 events) keeps 3: funnel 6 -> 4 -> 3 | 5 -> 3."""
+    store.import_items("personas", "jsonl", persona_items(6))
+    events = [ItemIn(external_id=f"e{i}", kind="persona_record",
+                     payload={"text": f"event {i}", "record_type": "event", "parent_external_id": parent})
+              for i, parent in enumerate(["p0", "p0", "p1", "p3", "p4", "p5", "p2"])]
+    events.append(ItemIn(external_id="pref0", kind="persona_record",
+                         payload={"text": "likes tea", "record_type": "preference", "profile": "p0"}))
+    store.import_items("events", "jsonl", events)
+
+    create_study(store, StudySpec(name="r1", task="persona_filter", datasets=["personas"], annotators_per_item=3))
+    answer_all(store, "r1", {
+        "ana": {"p0": "keep", "p1": "keep", "p2": "drop", "p3": "keep", "p4": "drop", "p5": "keep"},
+        "ben": {"p0": "keep", "p1": "keep", "p2": "drop", "p3": "drop", "p4": "keep", "p5": "keep"},
+        "cy": {"p0": "keep", "p1": "drop", "p2": "keep", "p3": "keep", "p4": "drop", "p5": "keep"},
+    })  # majority keeps p0 p1 p3 p5; unanimity would keep p0 p5 only
+    with pytest.raises(PrefvalError, match="has record type profile"):
+        create_study(store, StudySpec(name="none", task="persona_filter", datasets=[], from_study="r1",
+                                      options={"keep_rule": "unanimous", "record_types": "profile"}))
+    create_study(store, StudySpec(name="r2", task="persona_filter", datasets=[], from_study="r1"))
+    r2 = store.get_study("r2")
+    assert r2.settings["datasets"] == ["personas"] and r2.settings["chain_mode"] == "same"
+    items = store.get_items([u.item_id for u in store.units(r2.id)])
+    assert sorted(i.external_id for i in items.values()) == ["p0", "p1", "p3", "p5"]
+    answer_all(store, "r2", {"ana": {"p0": "keep", "p1": "drop", "p3": "keep", "p5": "keep"}})
+
+    with pytest.raises(PrefvalError, match="needs --dataset"):
+        create_study(store, StudySpec(name="r3x", task="persona_filter", datasets=[], from_study="r2",
+                                      options={"chain": "children"}))
+    create_study(store, StudySpec(name="r3", task="persona_filter", datasets=["events"], from_study="r2"))
+    r3 = store.get_study("r3")
+    units = store.units(r3.id)
+    items = store.get_items([u.item_id for u in units])
+    # children of p0, p3, p5 (by parent_external_id, or by profile for pref0); p1's, p4's and p2's left out
+    assert [items[u.item_id].external_id for u in units] == ["e0", "e1", "e3", "e5", "pref0"]
+    parents = store.get_items([u.extra["parent_item"] for u in units])
+    assert [parents[u.extra["parent_item"]].external_id for u in units] == ["p0", "p0", "p3", "p5", "p0"]
+    answer_all(store, "r3", {"ana": {"e0": "keep", "e1": "drop", "e3": "keep", "e5": "drop", "pref0": "keep"}})
+
+    fs = get_task("persona_filter").figures(load_study_data(store, "r3"))
+    funnel = next(t for t in fs.tables if t.key == "funnel")
+    assert [r[:5] for r in funnel.rows] == [[1, "r1", 6, 6, 4], [2, "r2", 4, 4, 3], [3, "r3", 5, 5, 3]]
+    assert funnel.title == "funnel: 6 -> 4 -> 3 | 5 -> 3"
+    assert fs.figure("kept").value == 3
+    # the round-3 screen shows the kept parent record as the profile
+    task = get_task("persona_filter")
+    from annotator.session import Session
+
+    sess = Session(store, "r3", "zed")  # answer_all made no assignments: zed claims every unit
+    view = sess.view()
+    widget = task.compose_item(view, None, store)
+    parent_text = store.get_item(view.unit.extra["parent_item"]).payload["text"]
+    assert widget.pr_profile == parent_text
+
+
+def test_unfinished_round_needs_allow_open(store):
+    store.import_items("personas", "jsonl", persona_items(3))
+    create_study(store, StudySpec(name="r1", task="persona_filter", datasets=["personas"]))
+    answer_all(store, "r1", {"ana": {"p0": "keep", "p1": "keep"}})
+    with pytest.raises(PrefvalError, match="1 of 3 records have no answer"):
+        create_study(store, StudySpec(name="r2", task="persona_filter", datasets=[], from_study="r1"))
+    create_study(store, StudySpec(name="r2", task="persona_filter", datasets=[], from_study="r1",
+                                  options={"allow_open": "1"}))
+    assert len(store.units(store.get_study("r2").id)) == 2
+
+
+@pytest.mark.parametrize("spec, message", [
+    (dict(reasons=[f"r{i}" for i in range(10)]), "at most 9"),
+    (dict(reasons=["a", "a"]), "distinct"),
+    (dict(options={"keep_rule": "most"}), "keep_rule"),
+    (dict(options={"record_types": "persona,pet"}), "pet"),
+])
+def test_bad_options_are_refused(store, spec, message):
+    store.import_items("personas", "jsonl", persona_items(2))
+    with pytest.raises(PrefvalError, match=message):
+        create_study(store, StudySpec(name="x", task="persona_filter", datasets=["personas"], **spec))
+
+
+def test_verdict_rules_and_funnel_text():
+    assert verdict(["keep", "keep", "drop"]) == "keep"
+    assert verdict(["keep", "drop"]) == "drop"  # a tie is not a keep
+    assert verdict(["keep", "keep", "drop"], "unanimous") == "drop"
+    assert verdict([]) is None
+    assert funnel_text([{"records": 150, "kept": 137}, {"records": 137, "kept": 100, "mode": "same"}]) == \
+        "150 -> 137 -> 100"
+    lo, hi = wilson_interval(137, 150)
+    assert lo == pytest.approx(0.8571, abs=1e-3) and hi == pytest.approx(0.9490, abs=1e-3)
+
+
+def test_persona_screen_snapshot(pf_db, snap_compare):
+    app = AnnotateApp(pf_db, "pf", "ana", show_timer=False)
+    assert snap_compare(app, terminal_size=(110, 34))
+
+
+def test_persona_screen_revisited_drop_snapshot(pf_db, snap_compare):
+    app = AnnotateApp(pf_db, "pf", "ana", show_timer=False)
+    assert snap_compare(app, press=["2", "u"], terminal_size=(110, 34))
