@@ -1,0 +1,114 @@
+"""Figures of a blind test (RealPref appendix G.2, table 9): accuracy against chance per format with a binomial
+test, guessable items (rule in annotator/tasks/blind_test.py and GUESS_* below) and the "odd one out" polarity
+share."""
+from __future__ import annotations
+
+from typing import Any
+
+from annotator.tasks._mcq_stats import ItemAnswers, collect, share
+from reports.figures import Figure, FigureSet, Table
+from reports.stats import accuracy_vs_chance
+from reports.study_data import StudyData
+
+PUBLISHED_LLM = {"mcq": 0.563, "tf": 0.546}  # RealPref table 9 (Gemini 2.5 Flash-Lite)
+GUESS_MIN_ANSWERS = 2
+GUESS_ALPHA = 0.05
+
+
+def chance(it: ItemAnswers) -> float:
+    """Chance accuracy of one item: 0.5 for T/F, 1/k for k options."""
+    return 0.5 if it.fmt == "tf" else 1.0 / it.n_options
+
+
+def polarity(it: ItemAnswers) -> str | None:
+    """"negative", "other" or None (unknown) from metadata polarity, else preference_type / Type."""
+    meta = it.metadata
+    pol = meta.get("polarity")
+    if pol is not None:
+        return "negative" if str(pol).strip().lower().startswith("neg") else "other"
+    ptype = meta.get("preference_type", meta.get("Type"))
+    if ptype is not None:
+        return "negative" if "negative" in str(ptype).lower() else "other"
+    return None
+
+
+def item_verdict(it: ItemAnswers) -> dict[str, Any]:
+    """Counts, one-sided binomial p (correct count at chance or above) and the guessable flag of one item."""
+    from scipy.stats import binomtest
+
+    picked = it.chosen()
+    n, k = len(picked), sum(a["choice"] == it.key for a in picked)
+    p = float(binomtest(k, n, chance(it), alternative="greater").pvalue) if n else None
+    guessable = None if n < GUESS_MIN_ANSWERS else (k == n or p < GUESS_ALPHA)
+    # guessable None: too few option answers to judge
+    return {"n": n, "correct": k, "cant_tell": len(it.answers) - n, "p": p, "guessable": guessable}
+
+
+def _groups(items: list[ItemAnswers]) -> list[tuple[str, str, list[ItemAnswers]]]:
+    """(key suffix, label, items): T/F, then MCQ as one group when every MCQ item has the same k, else per k."""
+    out = []
+    tf = [it for it in items if it.fmt == "tf"]
+    if tf:
+        out.append(("tf", "T/F", tf))
+    mcq = [it for it in items if it.fmt != "tf"]
+    ks = sorted({it.n_options for it in mcq})
+    if len(ks) == 1:
+        out.append(("mcq", f"MCQ ({ks[0]} options)", mcq))
+    for k in ks if len(ks) > 1 else []:
+        out.append((f"mcq_k{k}", f"MCQ ({k} options)", [it for it in mcq if it.n_options == k]))
+    return out
+
+
+def blind_test_figures(data: StudyData) -> FigureSet:
+    """Accuracy against chance per format, can't-tell rate, the per-item table with guessable flags and the
+    odd-one-out polarity figure (see the module docstring)."""
+    fs = FigureSet(study=data.study.name, task=data.study.task_type)
+    items = [it for it in collect(data) if it.key is not None]
+    seed = data.study.seed
+    verdicts = {it.unit_id: item_verdict(it) for it in items}
+    for suffix, label, group in _groups(items):
+        flags = [a["choice"] == it.key for it in group for a in it.chosen()]
+        ch = chance(group[0])
+        st = accuracy_vs_chance(flags, ch, ci=True, seed=seed)
+        fig = Figure.from_stat(f"accuracy_vs_chance_{suffix}", f"blind accuracy, {label}, chance {ch:.3g}", st)
+        fig.note += "; can't tell answers left out; answers taken as independent trials"
+        if suffix in PUBLISHED_LLM:
+            fig.extra["published_llm"] = PUBLISHED_LLM[suffix]
+        fs.figures.append(fig)
+        n_all = sum(len(it.answers) for it in group)
+        n_ct = sum(verdicts[it.unit_id]["cant_tell"] for it in group)
+        fs.figures.append(Figure(key=f"cant_tell_rate_{suffix}", label=f"can't tell answers, {label}",
+                                 value=n_ct / n_all if n_all else None, n=n_all,
+                                 note="" if n_all else "no answer yet"))
+        judged = [verdicts[it.unit_id]["guessable"] for it in group
+                  if verdicts[it.unit_id]["guessable"] is not None]
+        gs = share(f"guessable_share_{suffix}", judged, f"share of items flagged guessable among items with at "
+                   f"least {GUESS_MIN_ANSWERS} option answers", seed)
+        fs.figures.append(Figure.from_stat(f"guessable_share_{suffix}", f"guessable items, {label}", gs))
+    fs.figures.append(odd_one_out_figure([it for it in items if it.fmt != "tf"], verdicts, seed))
+    rows = []
+    for it in items:
+        v = verdicts[it.unit_id]
+        rows.append([it.item.external_id, it.fmt, it.n_options, v["n"], v["correct"], v["cant_tell"],
+                     v["correct"] / v["n"] if v["n"] else None, chance(it), v["p"], v["guessable"]])
+    fs.tables.append(Table(
+        key="items", title="blind answers per item",
+        columns=["item", "format", "options", "answers", "correct", "can't tell", "accuracy", "chance",
+                 "p (one-sided)", "guessable"], rows=rows,
+        note=f"guessable: at least {GUESS_MIN_ANSWERS} option answers and all correct, or one-sided binomial "
+             f"p < {GUESS_ALPHA} at chance; can't tell is not an option answer"))
+    return fs
+
+
+def odd_one_out_figure(mcq: list[ItemAnswers], verdicts: dict[str, dict], seed: int) -> Figure:
+    """Share of guessable MCQ items with a negative preference (RealPref's "odd one out" explanation)."""
+    known = [it for it in mcq if polarity(it) is not None]
+    if not known:
+        return Figure(key="guessable_negative_share", label="guessable MCQ items with a negative preference",
+                      value=None, note="not available: the items carry no polarity or preference type")
+    flags = [polarity(it) == "negative" for it in known if verdicts[it.unit_id]["guessable"] is True]
+    base = sum(polarity(it) == "negative" for it in known) / len(known)
+    st = share("guessable_negative_share", flags, "share of negative preferences among guessable MCQ items with "
+               "a known polarity", seed, extra={"negative_share_all_mcq": base, "items_known_polarity": len(known),
+                                                "items_unknown_polarity": len(mcq) - len(known)})
+    return Figure.from_stat("guessable_negative_share", "guessable MCQ items with a negative preference", st)
