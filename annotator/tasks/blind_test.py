@@ -1,0 +1,56 @@
+"""Blind test (RealPref appendix G.2; HorizonBench section 5.1): can an item be answered WITHOUT the user?
+
+The annotator sees only the query and the options: never the conversation or snippet, never anything from the
+item's metadata (preference text, preference type, source dataset, key). Any mcq item works (PersonaMem
+questions without their context, RealPref MCQ and T/F, HorizonBench items). MCQ options are shuffled per
+annotator (a..e / 1..5); T/F are not (t/1 True, f/2 False); x is "can't tell". Annotators are asked to pick the
+option they would bet on and to keep x for items that give no hint at all.
+
+Figures (RealPref reports an LLM at 0.563 on MCQ against 0.25 and 0.546 on T/F against 0.5):
+- accuracy against chance 1/k (0.5 for T/F) with an exact binomial test (reports.stats.accuracy_vs_chance),
+  separately for T/F and for MCQ (per number of options k when k varies). Accuracy is over answers that picked
+  an option (can't tell is left out and reported as its own rate); answers are taken as independent trials.
+- per item: answers, correct, can't tell, the one-sided binomial p of its correct count at chance, and a
+  "guessable" flag. GUESSABLE RULE: at least 2 answers picked an option AND (all of them are correct OR the
+  one-sided binomial p(X >= correct | n, 1/k) < 0.05).
+- "odd one out" (MCQ only): among guessable MCQ items, the share whose preference is negative, next to the share
+  of negative preferences among all MCQ items with a known polarity. Polarity comes from metadata "polarity",
+  else metadata "preference_type" (RealPref's Type, e.g. "Negative Preference"); items with neither count as
+  unknown and the figure is undefined ("not available") when no item has one.
+HorizonBench's validator-LLM filter (keep an item only if all five LLMs fail it blind, strict 5/5, or a majority
+3/5) needs LLM answers and is not part of this task (the evaluator comes later).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from annotator.tasks.base import UnitView
+from annotator.tasks.mcq import McqTask
+from storage.payloads import McqPayload
+
+
+class BlindTestTask(McqTask):
+    name = "blind_test"
+    title = "Blind test: answer without the user's history"
+    default_annotators_per_item = 3
+    show_context = False
+    default_guidelines = (
+        "# Blind test\n\n"
+        "You see a question and its options, but nothing about the user who asked it. Pick the option you "
+        "would bet on anyway: if one option stands out from the others, or one seems more likely for anyone, "
+        "choose it. We measure how often items can be answered without knowing the user.\n\n"
+        "- `a`..`e` or `1`..`5`: choose an option (saved at once)\n"
+        "- True/False questions: `t` or `1` True, `f` or `2` False\n"
+        "- `x`: can't tell (only when nothing at all makes one answer more likely)\n"
+        "- `s`: skip, `u`: back to the previous item, `n`: note, `q`: quit\n"
+    )
+
+    def screen_context(self, view: UnitView, payload: McqPayload) -> dict[str, Any]:
+        """Nothing: no stored context, no snippet."""
+        return {}
+
+    def figures(self, data):
+        """See annotator/tasks/_mcq_blind_figures.py (loaded here, so the TUI start-up stays light)."""
+        from annotator.tasks._mcq_blind_figures import blind_test_figures
+
+        return blind_test_figures(data)

@@ -1,0 +1,50 @@
+"""Easy test (RealPref appendix G.2): can the preference be inferred from the conversation that expresses it?
+
+The annotator reads the preference-expression snippet (payload.snippet, shown inline with ContextView) and answers
+the item's MCQ (options shuffled per annotator, keys a..d / 1..4) or T/F question (never shuffled, t/1 True,
+f/2 False); x is "can't tell". Only mcq items that carry a snippet are used (the realpref importer attaches
+one to each query's MCQ and T/F items). The preference text, its type, the key and the source stay hidden.
+
+Figures: accuracy overall, for MCQ and for T/F, and per expression type (RealPref table 8, humans: 0.980 for
+type 3, 0.960 for type 4); tables of accuracy per expression type and per preference type, each split into
+all / MCQ / T/F; every accuracy is correct answers / answers (can't tell counts as wrong) with a 95% percentile
+bootstrap interval over items (seeded with the study seed). A last table lists the items most annotators miss
+(more than half of the item's answers not correct) as "not inferable".
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from annotator.tasks.base import UnitView
+from annotator.tasks.mcq import McqTask
+from storage.models import Item
+from storage.payloads import McqPayload
+
+
+class EasyTestTask(McqTask):
+    name = "easy_test"
+    title = "Easy test: infer the preference from its conversation"
+    default_annotators_per_item = 3
+    default_guidelines = (
+        "# Easy test\n\n"
+        "Each screen shows a short conversation in which a user reveals something about what they like or "
+        "dislike, sometimes only indirectly. Read it, then answer the question below it as that user would "
+        "want.\n\n- `a`..`d` or `1`..`4`: choose an option (saved at once)\n"
+        "- True/False questions: `t` or `1` True, `f` or `2` False\n"
+        "- `x`: can't tell (the conversation gives no basis for any answer)\n"
+        "- `s`: skip, `u`: back to the previous item, `n`: note, `q`: quit\n"
+    )
+
+    def accepts(self, item: Item) -> bool:
+        """Only items with a non-empty preference-expression snippet."""
+        return bool(item.payload.get("snippet"))
+
+    def screen_context(self, view: UnitView, payload: McqPayload) -> dict[str, Any]:
+        """The snippet's messages, inline; never the stored long context."""
+        return {"snippet": list(payload.snippet or [])}
+
+    def figures(self, data):
+        """See annotator/tasks/_mcq_easy_figures.py (loaded here, so the TUI start-up stays light)."""
+        from annotator.tasks._mcq_easy_figures import easy_test_figures
+
+        return easy_test_figures(data)

@@ -1,0 +1,168 @@
+"""Blind test (RealPref G.2, HorizonBench 5.1): only the query and the options ever reach the screen; figures
+(accuracy against chance, guessable items, odd one out) checked by hand."""
+from __future__ import annotations
+
+from math import comb
+from pathlib import Path
+
+import pytest
+
+from annotator.app import AnnotateApp
+from annotator.study_setup import create_study
+from annotator.tasks import get_task
+from annotator.tasks.base import StudySpec
+from reports.study_data import load_study_data
+from storage.models import ContextIn, ItemIn, Message
+from storage.payloads import McqPayload
+from storage.store import Store
+from tests.test_task_mcq import SIZE, answer_all, screen_text
+
+PERSONAMEM = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "personamem" / "questions_32k.csv"
+HIDDEN = ["CONTEXT-TURN", "SNIPPET-TEXT", "PREF-TEXT", "Negative Preference", "Positive Preference", "TOPIC-X",
+          "EXPLAIN-X", "blindsrc", "Conversation"]
+
+
+def item(ext: str, key: int, ptype: str, tf: bool = False) -> ItemIn:
+    snip = [Message(role="user", content="SNIPPET-TEXT about me")]
+    meta = {"preference": "PREF-TEXT", "preference_type": ptype, "topic": "TOPIC-X", "explanation": "EXPLAIN-X"}
+    opts = ["True", "False"] if tf else [f"{ext} choice {j}" for j in range(4)]
+    p = McqPayload(question=f"Question {ext}?", options=opts, correct_index=key, fmt="tf" if tf else "mcq",
+                   snippet=snip, topic="TOPIC-X", metadata=meta)
+    return ItemIn(external_id=ext, kind="mcq", payload=p.model_dump(exclude_none=True),
+                  context_external_id="c1", context_end=4)
+
+
+@pytest.fixture
+def blind_db(db_file):
+    ctx = ContextIn(external_id="c1", messages=[Message(role="user", content=f"CONTEXT-TURN {i}") for i in range(6)])
+    items = [item("b1", 0, "Negative Preference"), item("b2", 1, "Positive Preference"),
+             item("b3", 2, "Negative Preference"), item("b1t", 0, "Negative Preference", tf=True),
+             item("b1f", 1, "Negative Preference", tf=True)]
+    with Store.open(db_file) as s:
+        s.import_items("blindsrc", "jsonl", items, contexts=[ctx])
+        create_study(s, StudySpec(name="bt", task="blind_test", datasets=["blindsrc"], seed=9))
+    return db_file
+
+
+PLAN = {
+    "ana": {"b1": 0, "b2": 1, "b3": 2, "b1t": "t", "b1f": "t"},
+    "ben": {"b1": 0, "b2": 0, "b3": 2, "b1t": "1", "b1f": "f"},
+    "cy": {"b1": 0, "b2": "x", "b3": 1, "b1t": "t", "b1f": "x"},
+}
+
+
+def _tail(n: int, k: int, p: float) -> float:
+    """P(X >= k) for X ~ Binomial(n, p), by hand."""
+    return sum(comb(n, j) * p**j * (1 - p) ** (n - j) for j in range(k, n + 1))
+
+
+async def test_every_reachable_screen_is_blind(blind_db):
+    seen: list[str] = []
+    for who in ("ana", "ben"):
+        await answer_all(blind_db, "bt", who, PLAN[who], seen)
+    n_before = len(seen)
+    app = AnnotateApp(blind_db, "bt", "cy", show_timer=False)
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(5):
+            assert not app.screen.query("ContextView")
+            seen.append(screen_text(app))
+            tf = app.session.view().item.payload.get("fmt") == "tf"
+            await pilot.press("t" if tf else "a")
+            await pilot.press("u")  # back: the screen with cy's answer
+            seen.append(screen_text(app))
+            assert "your answer" in seen[-1]
+            await pilot.press("f" if tf else "b")
+        await pilot.pause()
+        seen.append(" ".join(str(w.render()) for w in app.screen.query("Static")))  # the summary
+    assert n_before == 12 and len(seen) == 12 + 10 + 1
+    for i, text in enumerate(seen):
+        assert not any(h in text for h in HIDDEN), text
+        assert "correct" not in text.lower()
+        others = {"ana", "ben"} if i >= n_before else {"ana"} if i >= 6 else set()
+        assert not others & set(text.replace(",", " ").split())  # no other annotator's name
+
+
+async def test_three_annotators_then_figures_by_hand(blind_db):
+    for who, plan in PLAN.items():
+        await answer_all(blind_db, "bt", who, plan)
+    with Store.open(blind_db) as s:
+        data = load_study_data(s, "bt")
+    fs = get_task("blind_test").figures(data)
+    # MCQ option answers: b1 3/3, b2 1/2 (cy can't tell), b3 2/3 -> 6/8 against 0.25
+    mcq = fs.figure("accuracy_vs_chance_mcq")
+    assert mcq.value == pytest.approx(6 / 8) and mcq.n == 8 and mcq.extra["chance"] == 0.25
+    assert mcq.extra["p_value_greater"] == pytest.approx(_tail(8, 6, 0.25))
+    assert mcq.extra["published_llm"] == 0.563 and mcq.ci_low is not None
+    tf = fs.figure("accuracy_vs_chance_tf")
+    assert tf.value == pytest.approx(4 / 5) and tf.extra["chance"] == 0.5  # b1t 3/3, b1f 1/2
+    assert fs.figure("cant_tell_rate_mcq").value == pytest.approx(1 / 9)
+    assert fs.figure("cant_tell_rate_tf").value == pytest.approx(1 / 6)
+    rows = {r[0]: r for r in fs.tables[0].rows}
+    # b1: 3/3 at 1/4 -> p = 1/64, guessable; b3: 2/3 -> p = 0.15625, not; b1t: 3/3 (all correct rule), p 1/8
+    assert rows["b1"][8] == pytest.approx(1 / 64) and rows["b1"][9] is True
+    assert rows["b3"][8] == pytest.approx(_tail(3, 2, 0.25)) and rows["b3"][9] is False
+    assert rows["b2"][3:6] == [2, 1, 1] and rows["b2"][9] is False
+    assert rows["b1t"][8] == pytest.approx(1 / 8) and rows["b1t"][9] is True
+    assert rows["b1f"][9] is False
+    assert fs.figure("guessable_share_mcq").value == pytest.approx(1 / 3)
+    assert fs.figure("guessable_share_tf").value == pytest.approx(1 / 2)
+    odd = fs.figure("guessable_negative_share")
+    assert odd.value == pytest.approx(1.0) and odd.extra["negative_share_all_mcq"] == pytest.approx(2 / 3)
+
+
+def test_items_with_several_option_counts_are_reported_per_k():
+    from annotator.tasks._mcq_blind_figures import _groups
+    from annotator.tasks._mcq_stats import ItemAnswers
+    from storage.models import Item
+
+    def it(n, fmt="mcq"):
+        p = McqPayload(question="q", options=["True", "False"] if fmt == "tf" else [str(j) for j in range(n)],
+                       correct_index=0, fmt=fmt).model_dump()
+        return ItemAnswers("u", Item(id="i", dataset_id="d", external_id="e", kind="mcq", payload=p,
+                                     content_hash="h"))
+    keys = [g[0] for g in _groups([it(4), it(5), it(2, "tf")])]
+    assert keys == ["tf", "mcq_k4", "mcq_k5"]
+
+
+async def test_personamem_questions_blind_without_polarity(db_file):
+    if not PERSONAMEM.exists():
+        pytest.skip("PersonaMem questions not present")
+    from storage.importers import personamem
+
+    with Store.open(db_file) as s:
+        s.import_items("pm32k", "personamem", personamem.read([PERSONAMEM]).items)
+        create_study(s, StudySpec(name="pmb", task="blind_test", datasets=["pm32k"], sample=3, seed=1,
+                                  annotators_per_item=2))
+    for who in ("ana", "ben"):
+        app = AnnotateApp(db_file, "pmb", who, show_timer=False)
+        async with app.run_test(size=SIZE) as pilot:
+            while not app.session.finished:
+                assert not app.screen.query("ContextView")
+                text = screen_text(app)
+                assert "pm32k" not in text and "persona" not in text.lower().split()
+                await pilot.press("a")
+    with Store.open(db_file) as s:
+        fs = get_task("blind_test").figures(load_study_data(s, "pmb"))
+    assert fs.figure("accuracy_vs_chance_mcq").n == 6
+    odd = fs.figure("guessable_negative_share")
+    assert odd.value is None and "not available" in odd.note
+
+
+@pytest.fixture
+def snap_db(db_file):
+    with Store.open(db_file) as s:
+        ctx = ContextIn(external_id="c1", messages=[Message(role="user", content="CONTEXT-TURN")])
+        s.import_items("one", "jsonl", [item("s1", 2, "Negative Preference")], contexts=[ctx])
+        s.import_items("two", "jsonl", [item("s1t", 0, "Negative Preference", tf=True)], contexts=[ctx])
+        create_study(s, StudySpec(name="blind_mcq", task="blind_test", datasets=["one"], seed=4))
+        create_study(s, StudySpec(name="blind_tf", task="blind_test", datasets=["two"], seed=4))
+    return db_file
+
+
+def test_blind_test_mcq_screen(snap_db, snap_compare):
+    assert snap_compare(AnnotateApp(snap_db, "blind_mcq", "ana", show_timer=False), terminal_size=SIZE)
+
+
+def test_blind_test_tf_screen_after_back(snap_db, snap_compare):
+    app = AnnotateApp(snap_db, "blind_tf", "ana", show_timer=False)
+    assert snap_compare(app, press=["x", "u"], terminal_size=SIZE)
