@@ -4,12 +4,17 @@ A file is JSONL (one object per line) or CSV (a header row; chosen by the .csv s
 it judges by the item's external id in `item` (pairwise studies: `item` and `item_b`) and carries the answer
 fields of the study's task, mapped to the answer dict the task's screen would store (table ANSWER_MAPS):
 
-| task                            | record fields                                   | stored answer                      |
-|---------------------------------|-------------------------------------------------|------------------------------------|
-| mcq, easy_test, blind_test      | choice: letter, 0-based index or option text;   | {choice, letter, shown, cant_tell} |
-|                                 | T/F items also t/f/true/false; or cant_tell: true | (shown = the original letter)    |
-| pairwise                        | winner: A, B or tie (A = dataset A's side)      | {winner, shown_left: "A", pressed} |
-| judge_validation                | reflected: true/false, or label: 1/0            | {reflected: bool}                  |
+- mcq, easy_test, blind_test: `choice` = a letter, a 0-based index or the option text (T/F items also t/f/true/
+  false), or `cant_tell: true` -> {choice, letter, shown (= the original letter), cant_tell}
+- pairwise: `winner` = A, B or tie (A = dataset A's side) -> {winner, shown_left: "A", pressed}
+- judge_validation: `reflected` = true/false, or `label` = 1/0 -> {reflected: bool}
+- gold_label: `label` = 1 (apply) / 0 (suppress), or true/false -> {label: 1 or 0}
+- rubric: `scores` = {dimension: 1..5} for every dimension of the study -> {scores: {...}}
+- item_quality: `labels` = {dimension: true/false} for every dimension -> {labels: {...}}
+- persona_filter: `decision` = keep/drop, `reasons` = [reason names] (drop only) -> {decision, reasons}
+
+rubric/item_quality in CSV: a JSON cell `scores`/`labels`, or one column per dimension. The dimensions (and
+persona_filter's reasons) are those stored in the study's settings.
 
 In CSV cells booleans are true/false/yes/no/1/0. Other columns are ignored.
 
@@ -76,7 +81,7 @@ class _Rec:
 
 
 # ---- answer mapping per task ------------------------------------------------------------------------------
-def _mcq(rec: _Rec, item: Item, item_b: Item | None) -> dict:
+def _mcq(rec: _Rec, item: Item, item_b: Item | None, settings: dict) -> dict:
     options = item.payload.get("options", [])
     if rec.boolean("cant_tell"):
         return {"choice": None, "letter": None, "shown": None, "cant_tell": True}
@@ -95,7 +100,7 @@ def _mcq(rec: _Rec, item: Item, item_b: Item | None) -> dict:
     return {"choice": idx, "letter": chr(ord("A") + idx), "shown": shown, "cant_tell": False}
 
 
-def _pairwise(rec: _Rec, item: Item, item_b: Item | None) -> dict:
+def _pairwise(rec: _Rec, item: Item, item_b: Item | None, settings: dict) -> dict:
     raw = rec.get("winner")
     w = str(raw).strip() if raw is not None else ""
     w = {"a": "A", "b": "B", "tie": "tie"}.get(w.lower())
@@ -104,7 +109,7 @@ def _pairwise(rec: _Rec, item: Item, item_b: Item | None) -> dict:
     return {"winner": w, "shown_left": "A", "pressed": {"A": "left", "B": "right", "tie": "tie"}[w]}
 
 
-def _judge_validation(rec: _Rec, item: Item, item_b: Item | None) -> dict:
+def _judge_validation(rec: _Rec, item: Item, item_b: Item | None, settings: dict) -> dict:
     reflected = rec.boolean("reflected")
     if reflected is None:
         label = rec.get("label")
@@ -116,12 +121,82 @@ def _judge_validation(rec: _Rec, item: Item, item_b: Item | None) -> dict:
     return {"reflected": reflected}
 
 
-ANSWER_MAPS: dict[str, Callable[[_Rec, Item, Item | None], dict]] = {
+def _gold_label(rec: _Rec, item: Item, item_b: Item | None, settings: dict) -> dict:
+    label = rec.boolean("label")
+    if label is None:
+        raise rec.error("label", "missing (1 apply, 0 suppress)")
+    return {"label": int(label)}
+
+
+def _per_dimension(rec: _Rec, field: str, settings: dict, parse: Callable[[Any, str], Any]) -> dict:
+    """{dimension: value} for every dimension of the study, from a dict `field` (a JSON cell in CSV) or, in
+    CSV, from one column per dimension."""
+    dims = list(settings.get("dimensions") or [])
+    raw = rec.get(field)
+    if raw is None and rec.is_csv and dims and all(rec.get(d) is not None for d in dims):
+        raw = {d: rec.get(d) for d in dims}
+    if isinstance(raw, str):
+        import json
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError:
+            raise rec.error(field, "not a JSON object") from None
+    if not isinstance(raw, dict):
+        raise rec.error(field, f"expected an object with one value per dimension ({', '.join(dims)})")
+    extra = [k for k in raw if k not in dims]
+    if extra:
+        raise rec.error(f"{field}.{extra[0]}", f"not a dimension of this study ({', '.join(dims)})")
+    missing = [d for d in dims if d not in raw]
+    if missing:
+        raise rec.error(f"{field}.{missing[0]}", "missing")
+    return {d: parse(raw[d], f"{field}.{d}") for d in dims}
+
+
+def _rubric(rec: _Rec, item: Item, item_b: Item | None, settings: dict) -> dict:
+    def score(v: Any, where: str) -> int:
+        if isinstance(v, bool) or str(v).strip() not in ("1", "2", "3", "4", "5"):
+            raise rec.error(where, f"expected a score 1..5, got {v!r}")
+        return int(str(v).strip())
+    return {"scores": _per_dimension(rec, "scores", settings, score)}
+
+
+def _item_quality(rec: _Rec, item: Item, item_b: Item | None, settings: dict) -> dict:
+    def boolean(v: Any, where: str) -> bool:
+        s = str(v).strip().lower()
+        if isinstance(v, bool):
+            return v
+        if s in _TRUE | _FALSE:
+            return s in _TRUE
+        raise rec.error(where, f"expected true or false, got {v!r}")
+    return {"labels": _per_dimension(rec, "labels", settings, boolean)}
+
+
+def _persona_filter(rec: _Rec, item: Item, item_b: Item | None, settings: dict) -> dict:
+    decision = str(rec.get("decision") or "").strip().lower()
+    if decision not in ("keep", "drop"):
+        raise rec.error("decision", f"expected keep or drop, got {rec.get('decision')!r}")
+    reasons = rec.get("reasons") or []
+    if isinstance(reasons, str):
+        reasons = [r.strip() for r in reasons.split(",") if r.strip()]
+    known = list(settings.get("reasons") or [])
+    bad = [r for r in reasons if r not in known]
+    if bad:
+        raise rec.error("reasons", f"{bad[0]!r} is not a reason of this study ({', '.join(known)})")
+    if decision == "keep" and reasons:
+        raise rec.error("reasons", "a kept record has no drop reasons")
+    return {"decision": decision, "reasons": [r for r in known if r in reasons]}
+
+
+ANSWER_MAPS: dict[str, Callable[[_Rec, Item, Item | None, dict], dict]] = {
     "mcq": _mcq,
     "easy_test": _mcq,
     "blind_test": _mcq,
     "pairwise": _pairwise,
     "judge_validation": _judge_validation,
+    "gold_label": _gold_label,
+    "rubric": _rubric,
+    "item_quality": _item_quality,
+    "persona_filter": _persona_filter,
 }
 
 
@@ -177,7 +252,8 @@ def import_judgments(store: Store, path: str | Path, study_name: str, judge: str
         if unit.id in seen:
             raise rec.error("item", f"{key[0]!r} is judged twice (first at {seen[unit.id]})")
         seen[unit.id] = rec.record
-        answer = build(rec, items[unit.item_id], items.get(unit.item_b_id) if unit.item_b_id else None)
+        answer = build(rec, items[unit.item_id], items.get(unit.item_b_id) if unit.item_b_id else None,
+                       study.settings)
         todo.append((unit, answer))
     if not todo:
         raise PrefvalError(f"{p}: no records found")

@@ -1,0 +1,99 @@
+"""The per-annotator section of a report: work done, speed, too-fast answers and agreement with the others.
+
+Rules (stated in the table note):
+- items done: the annotator's current "answered" decisions in the study.
+- seconds per item: for each unit, the `seconds` of the annotator's FIRST "answered" row in the log (time from
+  the item appearing to the key that completed it; multi-step items count all their steps). LLM judges have none.
+- too fast: answers whose seconds are below max(min_seconds, 0.1 x the median seconds of all human answers in
+  the study); min_seconds defaults to 2 s.
+- agreement with the rest: on each unit the annotator answered, the majority (plurality, tie -> no majority) of
+  the OTHER annotators' current answers; share of the annotator's answers equal to it (units without a majority
+  of others are left out), and Cohen's kappa (Cohen 1960) between the annotator and that majority when defined.
+  Two answers are equal when their label is equal: label_fn(answer) when the caller gives one, else the whole
+  answer dict without display-only keys (DISPLAY_KEYS, e.g. the letter as shown after shuffling).
+"""
+from __future__ import annotations
+
+import json
+import statistics
+from typing import Any, Callable
+
+from reports.figures import Table
+from reports.stats import cohen_kappa, majority_vote
+from reports.study_data import StudyData
+from storage.models import Annotation
+
+DISPLAY_KEYS = frozenset({"shown", "shown_left", "pressed", "shown_order", "display_order", "order", "position"})
+DEFAULT_MIN_SECONDS = 2.0
+
+
+def default_label(answer: dict[str, Any] | None) -> str | None:
+    """The answer as a comparable label: canonical JSON without DISPLAY_KEYS (None for no answer)."""
+    if not answer:
+        return None
+    return json.dumps({k: v for k, v in answer.items() if k not in DISPLAY_KEYS}, sort_keys=True,
+                      ensure_ascii=False, default=str)
+
+
+def first_answer_seconds(log: list[Annotation]) -> dict[tuple[str, str], float]:
+    """(annotator_id, unit_id) -> seconds of that annotator's first "answered" row on the unit (rows without
+    seconds, e.g. imported LLM judgments, are left out). log: Store.annotations(study_id), oldest first."""
+    out: dict[tuple[str, str], float] = {}
+    for a in log:
+        if a.status == "answered" and a.seconds is not None:
+            out.setdefault((a.annotator_id, a.unit_id), a.seconds)
+    return out
+
+
+def too_fast_threshold(seconds: list[float], min_seconds: float = DEFAULT_MIN_SECONDS) -> float:
+    """max(min_seconds, 0.1 x median(seconds)); min_seconds alone when there are no timings."""
+    return max(min_seconds, 0.1 * statistics.median(seconds)) if seconds else min_seconds
+
+
+def per_annotator_table(data: StudyData, log: list[Annotation], min_seconds: float = DEFAULT_MIN_SECONDS,
+                        label_fn: Callable[[dict], Any] | None = None) -> Table:
+    """One row per annotator with a current answer or a skip: annotator, kind, items done, skipped, median
+    seconds, too fast (count), agreement with the majority of the others, units compared, kappa vs that majority.
+
+    data: the study's StudyData; log: its whole annotation log (Store.annotations). Cells are None where a value
+    is undefined (no timing, no unit with a majority of others); the kappa column then says why in words.
+    """
+    label = label_fn or default_label
+    timings = first_answer_seconds(log)
+    current = {(a.annotator_id, a.unit_id) for a in data.answers}
+    human_ids = {i for i, a in data.annotators.items() if a.kind == "human"}
+    human_secs = [s for (aid, uid), s in timings.items() if aid in human_ids and (aid, uid) in current]
+    threshold = too_fast_threshold(human_secs, min_seconds)
+    labels: dict[str, dict[str, Any]] = {}  # unit -> annotator id -> label
+    for a in data.answers:
+        labels.setdefault(a.unit_id, {})[a.annotator_id] = label(a.answer or {})
+    ids = sorted({a.annotator_id for a in data.answers} | {a.annotator_id for a in data.skipped},
+                 key=lambda i: data.annotators[i].name)
+    rows = []
+    for aid in ids:
+        mine = [a for a in data.answers if a.annotator_id == aid]
+        secs = [timings[(aid, a.unit_id)] for a in mine if (aid, a.unit_id) in timings]
+        pairs = []
+        for a in mine:
+            others = [lab for oid, lab in labels.get(a.unit_id, {}).items() if oid != aid]
+            maj = majority_vote(others) if others else None
+            if maj is not None:
+                pairs.append((labels[a.unit_id][aid], maj))
+        agree = sum(x == y for x, y in pairs) / len(pairs) if pairs else None
+        if pairs:
+            k = cohen_kappa(pairs)
+            kappa = k.value if k.value is not None else k.note
+        else:
+            kappa = None
+        ann = data.annotators[aid]
+        rows.append([ann.name, ann.kind, len(mine), sum(1 for a in data.skipped if a.annotator_id == aid),
+                     round(statistics.median(secs), 1) if secs else None, sum(1 for s in secs if s < threshold),
+                     agree, len(pairs), kappa])
+    note = (f"too fast = answered in under {threshold:.1f} s (max of {min_seconds:g} s and a tenth of the median "
+            "human time per item); seconds = time to the first complete answer of each item; agreement = share "
+            "of answers equal to the majority of the other annotators on the same item (items without such a "
+            "majority left out); kappa = Cohen's kappa against that majority.")
+    return Table(key="per_annotator", title="per annotator",
+                 columns=["annotator", "kind", "items done", "skipped", "median s/item", "too fast",
+                          "agreement with others", "items compared", "kappa vs others"],
+                 rows=rows, note=note)

@@ -1,0 +1,53 @@
+"""Markdown report: per study a figures table (value, 95% interval, n), each Table, each Plot's data as a table,
+and the per-annotator table."""
+from __future__ import annotations
+
+from reports.figures import Table
+from reports.render.cells import cell, figure_parts, header_text
+from reports.render.plotdata import plot_table
+
+
+def _esc(text: str) -> str:
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(columns: list[str], rows: list[list]) -> list[str]:
+    """A GitHub-flavoured Markdown table (pipes in cells escaped, None as "—")."""
+    out = ["| " + " | ".join(_esc(c) for c in columns) + " |", "|" + "---|" * len(columns)]
+    for r in rows:
+        cells = [cell(v) for v in r] + [""] * (len(columns) - len(r))
+        out.append("| " + " | ".join(_esc(c) for c in cells[:len(columns)]) + " |")
+    return out
+
+
+def _table(t: Table, level: str = "###") -> list[str]:
+    lines = [f"{level} {t.title}", ""] + md_table(t.columns, t.rows)
+    if t.note:
+        lines += ["", f"_{t.note}_"]
+    return lines + [""]
+
+
+def render_markdown(reports, title: str) -> str:
+    """The report as Markdown text (see module doc)."""
+    lines = [f"# {title}", ""]
+    for rep in reports:
+        fs = rep.figures
+        lines += [f"## Study {fs.study} ({fs.task})", ""]
+        if rep.header:
+            lines += [header_text(rep.header), ""]
+        if fs.figures:
+            rows = []
+            for f in fs.figures:
+                v, ci, n = figure_parts(f)
+                rows.append([f.label, v, ci, n, f.note if f.value is not None else ""])
+            lines += ["### Figures", ""] + md_table(["figure", "value", "95% CI", "n", "note"], rows) + [""]
+        else:
+            lines += ["_No figures yet (no answers)._", ""]
+        for t in fs.tables:
+            lines += _table(t)
+        for p in fs.plots:
+            cols, rows = plot_table(p)
+            lines += [f"### {p.title} (plot data)", ""] + md_table(cols, rows) + [""]
+        if rep.per_annotator is not None:
+            lines += _table(rep.per_annotator)
+    return "\n".join(lines).rstrip() + "\n"
