@@ -79,6 +79,12 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:
             pass
         return 0
+    except Exception as exc:  # a bug or an environment problem: still one line, unless debugging
+        if os.environ.get("PREFVAL_DEBUG"):
+            raise
+        print(f"prefval: error: unexpected {type(exc).__name__}: {exc} (PREFVAL_DEBUG=1 shows the traceback)",
+              file=sys.stderr)
+        return 1
     return int(code or 0)
 
 

@@ -20,9 +20,13 @@ def create_study(store: Store, spec: StudySpec) -> Study:
     units = task.build_units(store, spec)
     if not units:
         raise PrefvalError(f"study '{spec.name}' would have no items")
-    study = store.create_study(spec.name, spec.task, settings, spec.seed, units)
-    if spec.annotators:
-        assign_named(store, study, spec.annotators)
+    k = int(settings.get("annotators_per_item", 1))
+    if spec.annotators and len(spec.annotators) < k:
+        raise PrefvalError(f"study '{spec.name}' needs {k} annotators per item; {len(spec.annotators)} named")
+    with store.transaction():  # the study and its assignments, or nothing
+        study = store.create_study(spec.name, spec.task, settings, spec.seed, units)
+        if spec.annotators:
+            assign_named(store, study, spec.annotators)
     return study
 
 

@@ -44,6 +44,11 @@ class Store(DatasetsMixin, StudiesMixin, AnnotationsMixin):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def transaction(self):
+        """A context manager making everything inside it one transaction (nested calls become savepoints):
+        all of it is committed at the end, or none of it when an exception leaves the block."""
+        return self.db.atomic()
+
     # ---- event log -------------------------------------------------------------------------
     def log_event(self, kind: str, study_id: str | None = None, annotator_id: str | None = None,
                   **payload: Any) -> None:
