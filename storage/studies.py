@@ -93,17 +93,21 @@ class StudiesMixin:
 
         rows: (unit_id, annotator_id, position in that annotator's queue, shuffle_seed). Returns the number added.
         """
-        added = 0
         with self.db.atomic():
+            existing = {r[0] for r in self.db.execute("SELECT id FROM assignments WHERE study_id = ?", [study_id])}
+            new_rows = []
+            stamp = now_iso()
             for unit_id, annotator_id, position, seed in rows:
                 aid = derived_id("assignment", study_id, unit_id, annotator_id)
-                if self.db.execute("SELECT 1 FROM assignments WHERE id = ?", [aid]).fetchone():
+                if aid in existing:
                     continue
-                self.db["assignments"].insert({
+                existing.add(aid)
+                new_rows.append({
                     "id": aid, "study_id": study_id, "unit_id": unit_id, "annotator_id": annotator_id,
-                    "position": position, "shuffle_seed": seed, "created_at": now_iso(),
+                    "position": position, "shuffle_seed": seed, "created_at": stamp,
                 })
-                added += 1
+            self.db["assignments"].insert_all(new_rows, batch_size=500)
+        added = len(new_rows)
         return added
 
     def assignments(self, study_id: str, annotator_id: str | None = None) -> list[Assignment]:
