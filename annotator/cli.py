@@ -36,9 +36,16 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def db_path(args: argparse.Namespace) -> str:
-    """The database path for a parsed command: ``--db``, else ``$PREFVAL_DB``, else ``./prefval.db``."""
-    return getattr(args, "db", None) or os.environ.get("PREFVAL_DB") or DEFAULT_DB
+def db_path(args: argparse.Namespace, must_exist: bool = False) -> str:
+    """The database path for a parsed command: ``--db``, else ``$PREFVAL_DB``, else ``./prefval.db``.
+
+    must_exist: commands that only read or extend existing studies raise PrefvalError for a missing file instead
+    of silently creating an empty database (a typo in --db).
+    """
+    path = getattr(args, "db", None) or os.environ.get("PREFVAL_DB") or DEFAULT_DB
+    if must_exist and path != ":memory:" and not os.path.exists(path):
+        raise PrefvalError(f"{path}: no such database (start with `prefval import ...`, or pass --db PATH)")
+    return path
 
 
 def build_parser() -> argparse.ArgumentParser:

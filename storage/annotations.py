@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 
-from storage.db import now_iso
+from storage.db import now_iso, write_transaction
+from storage.errors import PrefvalError
 from storage.models import Annotation, AnnotationIn, new_id
 
 _COLS = ("id", "study_id", "unit_id", "item_id", "annotator_id", "assignment_id", "status", "answer", "note",
@@ -18,6 +20,7 @@ def _annotation(row: dict) -> Annotation:
 
 class AnnotationsMixin:
     db: object
+    path: str
 
     def add_annotation(self, ann: AnnotationIn, *, submitted_at: str | None = None,
                        annotation_id: str | None = None) -> Annotation:
@@ -30,8 +33,11 @@ class AnnotationsMixin:
         rec["answer"] = json.dumps(ann.answer, ensure_ascii=False) if ann.answer is not None else None
         rec["id"] = annotation_id or new_id()
         rec["submitted_at"] = submitted_at or now_iso()
-        with self.db.atomic():
-            self.db["annotations"].insert(rec)
+        try:
+            with write_transaction(self.db):
+                self.db["annotations"].insert(rec)
+        except sqlite3.OperationalError as exc:  # busy beyond the timeout, disk full, read-only file
+            raise PrefvalError(f"{self.path}: the answer was NOT saved ({exc}); try again") from None
         return _annotation(rec)
 
     def current_annotations(self, study_id: str, annotator_id: str | None = None,

@@ -5,7 +5,7 @@ import hashlib
 import json
 from typing import Iterable
 
-from storage.db import now_iso
+from storage.db import now_iso, write_transaction
 from storage.errors import PrefvalError
 from storage.models import (
     ContextIn, Dataset, ImportResult, Item, ItemIn, Message, canonical_json, derived_id,
@@ -38,7 +38,7 @@ class DatasetsMixin:
         ds_id = derived_id("dataset", dataset)
         added = unchanged = n_ctx = 0
         stamp = now_iso()
-        with self.db.atomic():
+        with write_transaction(self.db):
             existing = self.db.execute("SELECT format FROM datasets WHERE id = ?", [ds_id]).fetchone()
             if existing and existing[0] != fmt:
                 raise PrefvalError(f"dataset '{dataset}' exists with format '{existing[0]}', not '{fmt}'")

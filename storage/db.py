@@ -6,6 +6,7 @@ ids of imported rows are derived (uuid5) from stable names so that the same impo
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import sys
 from pathlib import Path
@@ -41,6 +42,27 @@ BUSY_TIMEOUT_MS = 10_000
 def now_iso() -> str:
     """The current UTC time as ISO 8601 with microseconds (sorts as text)."""
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+@contextlib.contextmanager
+def write_transaction(db: "sqlite_utils.Database"):
+    """One write transaction taken with BEGIN IMMEDIATE, so that it waits (busy timeout) for another writer instead
+    of failing halfway when a read snapshot turns stale. Nested use (and sqlite-utils' own atomic() blocks inside)
+    become savepoints. Commits at the end; rolls back when an exception leaves the block."""
+    conn = db.conn
+    if conn.in_transaction:
+        with db.atomic():
+            yield db
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
 
 
 def _m1_initial(db: sqlite_utils.Database) -> None:

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from storage.db import sqlite_utils
+from storage.db import sqlite_utils, write_transaction
 
 from storage.annotations import AnnotationsMixin
 from storage.datasets import DatasetsMixin
@@ -47,13 +47,13 @@ class Store(DatasetsMixin, StudiesMixin, AnnotationsMixin):
     def transaction(self):
         """A context manager making everything inside it one transaction (nested calls become savepoints):
         all of it is committed at the end, or none of it when an exception leaves the block."""
-        return self.db.atomic()
+        return write_transaction(self.db)
 
     # ---- event log -------------------------------------------------------------------------
     def log_event(self, kind: str, study_id: str | None = None, annotator_id: str | None = None,
                   **payload: Any) -> None:
         """Append one event (import, study_created, session_start, session_end, ...) and commit."""
-        with self.db.atomic():
+        with write_transaction(self.db):
             self._insert_event(kind, study_id, annotator_id, payload)
 
     def _insert_event(self, kind: str, study_id: str | None, annotator_id: str | None,

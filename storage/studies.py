@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from storage.db import now_iso
+from storage.db import now_iso, write_transaction
 from storage.errors import PrefvalError
 from storage.models import Annotator, Assignment, Study, Unit, derived_id, new_id
 
@@ -30,7 +30,7 @@ class StudiesMixin:
         if self.db.execute("SELECT 1 FROM studies WHERE name = ?", [name]).fetchone():
             raise PrefvalError(f"a study named '{name}' already exists")
         sid = new_id()
-        with self.db.atomic():
+        with write_transaction(self.db):
             self.db["studies"].insert({
                 "id": sid, "name": name, "task_type": task_type, "settings": json.dumps(settings),
                 "seed": seed, "created_at": now_iso(),
@@ -79,7 +79,7 @@ class StudiesMixin:
         row = self.db.execute("SELECT id, name, kind, model FROM annotators WHERE id = ?", [aid]).fetchone()
         if row:
             return Annotator(id=row[0], name=row[1], kind=row[2] or "human", model=row[3])
-        with self.db.atomic():
+        with write_transaction(self.db):
             self.db["annotators"].insert({"id": aid, "name": name, "kind": kind, "model": model,
                                           "created_at": now_iso()})
         return Annotator(id=aid, name=name, kind=kind, model=model)
@@ -93,7 +93,7 @@ class StudiesMixin:
 
         rows: (unit_id, annotator_id, position in that annotator's queue, shuffle_seed). Returns the number added.
         """
-        with self.db.atomic():
+        with write_transaction(self.db):
             existing = {r[0] for r in self.db.execute("SELECT id FROM assignments WHERE study_id = ?", [study_id])}
             new_rows = []
             stamp = now_iso()

@@ -111,3 +111,32 @@ def test_unknown_names_raise_with_known_ones(store):
         store.get_dataset("nope")
     with pytest.raises(PrefvalError, match="no study named"):
         store.get_study("nope")
+
+
+def test_a_second_writer_waits_instead_of_failing(db_file):
+    """Two connections writing answers in turn (two annotators, or one in two windows): none is lost."""
+    a = Store.open(db_file)
+    study, unit, item, ann = _one_unit(a)
+    b = Store.open(db_file)
+    base = dict(study_id=study.id, unit_id=unit.id, item_id=item.id, annotator_id=ann.id, status="answered")
+    for i in range(10):
+        (a if i % 2 else b).add_annotation(AnnotationIn(**base, answer={"choice": i % 4}))
+        b.current_annotations(study.id)  # a read in between, as the other screen does
+    assert a.db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 10
+    a.close()
+    b.close()
+
+
+def test_a_failed_write_is_one_line_and_stores_nothing(db_file):
+    s = Store.open(db_file)
+    study, unit, item, ann = _one_unit(s)
+    other = sqlite3.connect(db_file, timeout=0)
+    other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    s.db.execute("PRAGMA busy_timeout = 50")
+    with pytest.raises(PrefvalError, match="NOT saved"):
+        s.add_annotation(AnnotationIn(study_id=study.id, unit_id=unit.id, item_id=item.id, annotator_id=ann.id,
+                                      status="answered", answer={"choice": 1}))
+    other.rollback()
+    other.close()
+    assert s.db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 0
+    s.close()

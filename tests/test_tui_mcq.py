@@ -116,6 +116,10 @@ async def test_decision_keys_are_inert_while_the_note_field_has_focus(mcq_study)
     _, queue, rows = _answers(mcq_study)
     assert [(r.status, r.note) for r in rows] == [("note", "a bad q s u"), ("answered", None)]
     assert rows[0].unit_id == rows[1].unit_id == queue[0].unit_id
+    from annotator.commands.export import export_rows
+    with Store.open(mcq_study) as s:
+        exported = export_rows(s, "st")
+    assert [r["note"] for r in exported] == ["a bad q s u"]
 
 
 async def test_guidelines_open_and_close(mcq_study):
@@ -157,3 +161,39 @@ async def test_export_maps_answers_back_to_original_letters(mcq_study, capsys):
     assert main(["export", "st", "--format", "csv", "--db", mcq_study]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("study,item,item_b,annotator") and len(out) == 7
+
+
+async def test_keys_still_work_after_going_back_from_the_summary(mcq_study):
+    """Regression: after the summary, `u` showed the last item but focus stayed on a removed widget, so every
+    later key was swallowed."""
+    app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(6):
+            await pilot.press("a")
+            await pilot.pause()
+            assert app.focused is None or app.focused.is_attached  # focus never left on a removed pane
+        assert isinstance(app.screen, SummaryScreen)
+        await pilot.press("u")
+        await pilot.pause()
+        assert app.focused is None or app.focused.is_attached
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, SummaryScreen)
+        await pilot.press("u", "u")
+        await pilot.pause()
+        await pilot.press("b")
+        await pilot.pause()
+    _, queue, rows = _answers(mcq_study)
+    assert len(rows) == 8
+    assert [r.answer["shown"] for r in rows[-2:]] == ["C", "B"]
+    assert rows[-1].unit_id == queue[4].unit_id
+
+
+async def test_no_answer_is_recorded_in_a_terminal_too_small_to_show_the_item(mcq_study):
+    app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
+    async with app.run_test(size=(40, 12)) as pilot:
+        await pilot.press("a")
+        await pilot.pause()
+        assert app.session.index == 0
+    _, _, rows = _answers(mcq_study)
+    assert rows == []

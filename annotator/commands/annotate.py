@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
     from annotator.app import AnnotateApp
     from annotator.cli import db_path
 
-    app = AnnotateApp(db_path(args), args.study, args.annotator)
+    app = AnnotateApp(db_path(args, must_exist=True), args.study, args.annotator)
     app.run()
     done, total = app.session.progress()
     print(f"{args.annotator} on {args.study}: {done}/{total} answered (saved in {db_path(args)})")

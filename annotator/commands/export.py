@@ -23,14 +23,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
     """Rows: study, item (external id), item_b, annotator, annotator_kind, status, answer (dict), the task's
-    fields (e.g. choice_text, is_correct), note, submitted_at, seconds; plus id/supersedes with history=True."""
+    fields (e.g. choice_text, is_correct), note (all notes the annotator wrote on the item, joined by " | "),
+    submitted_at, seconds; with history=True one row per log entry (notes included) plus id/supersedes."""
     from annotator.tasks import get_task
     from reports.study_data import load_study_data
 
     data = load_study_data(store, study_name)
     task = get_task(data.study.task_type)
     units = {u.id: u for u in data.units}
-    rows_in = store.annotations(data.study.id) if history else data.answers
+    log = store.annotations(data.study.id)
+    rows_in = log if history else data.answers
+    notes: dict[tuple[str, str], list[str]] = {}
+    for a in log:
+        if a.status == "note" and a.note:
+            notes.setdefault((a.unit_id, a.annotator_id), []).append(a.note)
     out = []
     for a in rows_in:
         unit = units[a.unit_id]
@@ -42,7 +48,8 @@ def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
                "annotator_kind": data.annotators[a.annotator_id].kind, "status": a.status, "answer": a.answer}
         if a.status in ("answered", "partial") and a.answer:
             row.update(task.export_fields(unit, item, item_b, a.answer))
-        row.update({"note": a.note, "submitted_at": a.submitted_at, "seconds": a.seconds})
+        note = a.note if history else " | ".join(notes.get((a.unit_id, a.annotator_id), [])) or None
+        row.update({"note": note, "submitted_at": a.submitted_at, "seconds": a.seconds})
         if history:
             row.update({"id": a.id, "supersedes": a.supersedes})
         out.append(row)
@@ -53,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from annotator.cli import db_path
     from storage.store import Store
 
-    with Store.open(db_path(args)) as store:
+    with Store.open(db_path(args, must_exist=True)) as store:
         rows = export_rows(store, args.study, history=args.history)
     buf = io.StringIO()
     if args.format == "jsonl":

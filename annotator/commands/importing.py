@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import csv
 
 from storage.errors import PrefvalError
 
@@ -42,7 +43,14 @@ def run(args: argparse.Namespace) -> int:
     importer = get_importer(args.format)
     options = {"format": args.format, "kind": args.kind, "mapping": args.mapping, "map": args.map,
                "id_field": args.id_field}
-    parsed = importer.read(args.paths, options)
+    try:
+        parsed = importer.read(args.paths, options)
+    except UnicodeDecodeError as exc:
+        from storage.importers.base import locate_decode_error
+
+        raise locate_decode_error(args.paths, exc) from None
+    except csv.Error as exc:
+        raise PrefvalError(f"{', '.join(args.paths)}: unreadable CSV ({exc})") from None
     if not parsed.items and not parsed.contexts:
         raise PrefvalError(f"{parsed.source_path}: no records found")
     with Store.open(db_path(args)) as store:

@@ -11,7 +11,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "report", help="write a report of one or more studies (Markdown, HTML, LaTeX or JSON)",
-        description="Figures with 95%% intervals and n, the task's tables, plots (HTML, as inline SVG) and a "
+        description="Figures with 95 percent intervals and n, the task's tables, plots (HTML, as inline SVG) and a "
                     "per-annotator section (items done, time, too-fast answers, agreement with the others).")
     p.add_argument("studies", nargs="+", metavar="STUDY")
     p.add_argument("--format", choices=["md", "html", "latex", "json"], default="md")
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from reports.render import render
     from storage.store import Store
 
-    with Store.open(db_path(args)) as store:
+    with Store.open(db_path(args, must_exist=True)) as store:
         reports = build_reports(store, args.studies, args.too_fast)
     title = "prefval report: " + ", ".join(args.studies)
     text = render(reports, args.format, title=title)

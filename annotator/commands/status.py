@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     from annotator.cli import db_path
     from storage.store import Store
 
-    with Store.open(db_path(args)) as store:
+    with Store.open(db_path(args, must_exist=True)) as store:
         status = collect(store, args.study or None)
     if args.format == "json":
         print(json.dumps(status, indent=2, ensure_ascii=False))

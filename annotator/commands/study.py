@@ -64,6 +64,12 @@ def run_create(args: argparse.Namespace) -> int:
     from annotator.tasks.base import StudySpec
     from storage.store import Store
 
+    if not args.name.strip():
+        raise PrefvalError("the study name must not be empty")
+    if args.annotators_per_item is not None and args.annotators_per_item < 1:
+        raise PrefvalError("--annotators-per-item must be at least 1")
+    if args.sample is not None and args.sample < 1:
+        raise PrefvalError("--sample must be at least 1")
     guidelines = None
     if args.guidelines:
         path = Path(args.guidelines)
@@ -76,11 +82,13 @@ def run_create(args: argparse.Namespace) -> int:
                      from_study=args.from_study, rubric=args.rubric, pairs=args.pairs,
                      reasons=_split(args.reasons), dimensions=_split(args.dimensions),
                      calibration=args.calibration, shared=args.shared, options=_parse_options(args.option))
-    with Store.open(db_path(args)) as store:
+    with Store.open(db_path(args, must_exist=True)) as store:
         study = create_study(store, spec)
         n = len(store.units(study.id))
         k = study.settings.get("annotators_per_item", 1)
     print(f"study {study.name}: task {study.task_type}, {n} items, {k} annotator(s) per item, seed {study.seed}")
+    if args.sample is not None and n < args.sample:
+        print(f"note: --sample {args.sample} asked for more items than the dataset offers; the study has all {n}")
     return 0
 
 
@@ -88,7 +96,7 @@ def run_list(args: argparse.Namespace) -> int:
     from annotator.cli import db_path
     from storage.store import Store
 
-    with Store.open(db_path(args)) as store:
+    with Store.open(db_path(args, must_exist=True)) as store:
         for s in store.studies():
             n = len(store.units(s.id))
             print(f"{s.name}\t{s.task_type}\t{n} items\tdatasets: {', '.join(s.settings.get('datasets', []))}")
@@ -101,7 +109,7 @@ def run_assign(args: argparse.Namespace) -> int:
     from storage.store import Store
 
     names = [n.strip() for n in args.annotators.split(",") if n.strip()]
-    with Store.open(db_path(args)) as store:
+    with Store.open(db_path(args, must_exist=True)) as store:
         out = assign_named(store, store.get_study(args.name), names)
     for name, n in out.items():
         print(f"{name}: {n} items")

@@ -16,6 +16,10 @@ from textual.widgets import Footer, Input, Static
 from annotator.screens.summary import SummaryScreen
 from annotator.session import Session
 from annotator.widgets.status_header import StatusHeader
+from storage.errors import PrefvalError
+
+
+MIN_WIDTH, MIN_HEIGHT = 60, 16
 
 
 class AnnotateScreen(Screen[None]):
@@ -50,8 +54,8 @@ class AnnotateScreen(Screen[None]):
         yield Input(placeholder="note for this item (enter saves, escape cancels)", id="note", disabled=True)
         yield Footer()
 
-    def on_mount(self) -> None:
-        self.show_current()
+    async def on_mount(self) -> None:
+        await self.show_current()
         if self.show_timer:
             self.set_interval(1.0, self.refresh_header)
 
@@ -62,7 +66,7 @@ class AnnotateScreen(Screen[None]):
         secs = s.seconds_on_item() if (self.show_timer and not s.finished) else None
         self.query_one(StatusHeader).show(s.study.name, s.task.name, s.annotator.name, done, total, s.index, secs)
 
-    def show_current(self) -> None:
+    async def show_current(self) -> None:
         """Draw the current unit, or the summary when the queue is done."""
         s = self.session
         self.refresh_header()
@@ -73,8 +77,11 @@ class AnnotateScreen(Screen[None]):
         current = view.current
         self.partial = current.answer if current is not None and current.status == "partial" else None
         panel = self.query_one("#item", Vertical)
-        panel.remove_children()
-        panel.mount(s.task.compose_item(view, self.partial, s.store))
+        if self.focused is not None and not self._note_open():
+            self.set_focus(None)  # never leave focus on a widget that is about to be removed
+        await panel.remove_children()
+        await panel.mount(s.task.compose_item(view, self.partial, s.store))
+        self._focus_item()
         keys = s.task.decision_keys(view, self.partial)
         self.query_one("#keys", Static).update(
             "  ".join(f"[b]{k.shown}[/b] {k.label}" for k in keys))
@@ -87,13 +94,29 @@ class AnnotateScreen(Screen[None]):
         self.query_one("#state", Static).update(state)
         self.message = ""
 
-    def _after_summary(self, result: str | None) -> None:
+    def _focus_item(self) -> None:
+        """Focus the first scrollable pane of the item (so arrows and PgUp/PgDn scroll it), or nothing."""
+        if self._note_open():
+            return
+        for widget in self.query_one("#item", Vertical).query("*"):
+            if widget.focusable and widget.is_attached:
+                self.set_focus(widget)
+                return
+        self.set_focus(None)
+
+    def on_screen_resume(self) -> None:
+        """Back from the summary or the guidelines: drop a focus that points at a removed widget."""
+        if self.focused is not None and not self.focused.is_attached:
+            self.set_focus(None)
+            self.call_after_refresh(self._focus_item)
+
+    async def _after_summary(self, result: str | None) -> None:
         if result == "back":
             self.session.go(len(self.session.queue) - 1)
-            self.show_current()
+            await self.show_current()
         elif result == "review":
             self.session.next_skipped()
-            self.show_current()
+            await self.show_current()
         else:
             self.app.exit()
 
@@ -106,7 +129,17 @@ class AnnotateScreen(Screen[None]):
             return False
         return True
 
-    def on_key(self, event: events.Key) -> None:
+    def too_small(self) -> bool:
+        """Whether the terminal is too small to show an item whole (then decision keys are refused)."""
+        return self.size.width < MIN_WIDTH or self.size.height < MIN_HEIGHT
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.too_small():
+            self.notify(f"The terminal is {self.size.width}x{self.size.height}: enlarge it to at least "
+                        f"{MIN_WIDTH}x{MIN_HEIGHT} to see the whole item (answers are paused).",
+                        severity="warning", timeout=6)
+
+    async def on_key(self, event: events.Key) -> None:
         if self._note_open() or self.session.finished:
             return
         s = self.session
@@ -115,17 +148,29 @@ class AnnotateScreen(Screen[None]):
         if decision is None:
             return
         event.stop()
-        s.decide(decision)  # committed before anything else is drawn
-        self.show_current()
+        if self.too_small():  # the options may be cut off: never record an answer the annotator could not see
+            self.notify(f"Not saved: enlarge the terminal to at least {MIN_WIDTH}x{MIN_HEIGHT} to see the whole "
+                        "item.", severity="warning", timeout=6)
+            return
+        try:
+            s.decide(decision)  # committed before anything else is drawn
+        except PrefvalError as exc:  # not saved: stay on the item and say so
+            self.notify(str(exc), severity="error", timeout=8)
+            return
+        await self.show_current()
 
-    def action_skip(self) -> None:
+    async def action_skip(self) -> None:
         if not self.session.finished:
-            self.session.skip()
-            self.show_current()
+            try:
+                self.session.skip()
+            except PrefvalError as exc:
+                self.notify(str(exc), severity="error", timeout=8)
+                return
+            await self.show_current()
 
-    def action_back(self) -> None:
+    async def action_back(self) -> None:
         if self.session.back():
-            self.show_current()
+            await self.show_current()
         else:
             self.notify("This is the first item.", timeout=2)
 
@@ -148,7 +193,12 @@ class AnnotateScreen(Screen[None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "note":
             return
-        if self.session.note(event.value):
+        try:
+            saved = self.session.note(event.value)
+        except PrefvalError as exc:
+            self.notify(str(exc), severity="error", timeout=8)
+            return
+        if saved:
             self.notify("note saved", timeout=2)
         self.action_close_note()
 

@@ -92,7 +92,7 @@ def pooled_ratio(metric: str, pairs: list[tuple[float, float]], what: str, seed:
     """
     rows = [(float(a), float(b)) for a, b in pairs if b > 0]
     if not rows:
-        return StatResult(metric, None, None, None, 0, 0, f"no item for {what}", extra=dict(extra or {}))
+        return StatResult(metric, None, None, None, 0, 0, f"no item yet to compute it ({what})", extra=dict(extra or {}))
     f = np.array([[b, a] for a, b in rows])
     tot = f.sum(axis=0)
     ex = {"numerator": float(tot[1]), "denominator": float(tot[0]), **(extra or {})}
@@ -113,7 +113,7 @@ def features_stat(metric: str, features: list[list[float]], fn: Callable[[np.nda
     fn takes replicates x features sums and returns one value per replicate (NaN when undefined).
     """
     if not features:
-        return StatResult(metric, None, None, None, 0, 0, f"no item for {what}", extra=dict(extra or {}))
+        return StatResult(metric, None, None, None, 0, 0, f"no item yet to compute it ({what})", extra=dict(extra or {}))
     f = np.array(features, dtype=np.float64)
     value = float(fn(f.sum(axis=0)[None])[0])
     if not np.isfinite(value):

@@ -137,8 +137,11 @@ class TaskType:
         items = [it for it in store.items(spec.datasets[0]) if it.kind in self.item_kinds]
         items = [it for it in items if self.accepts(it)]
         if not items:
+            rule = ""
+            if type(self).accepts is not TaskType.accepts and type(self).accepts.__doc__:
+                rule = "; " + type(self).accepts.__doc__.strip().splitlines()[0].rstrip(".")
             raise PrefvalError(f"dataset '{spec.datasets[0]}' has no items a {self.name} study can use "
-                               f"(needs kind {' or '.join(self.item_kinds)})")
+                               f"(needs kind {' or '.join(self.item_kinds)}{rule})")
         if spec.sample is not None:
             if spec.sample <= 0:
                 raise PrefvalError("--sample must be positive")

@@ -48,7 +48,9 @@ class McqTask(TaskType):
     default_guidelines = (
         "# Answer each question\n\n"
         "Read the conversation (when there is one) and the question, then pick the option that fits the user "
-        "best.\n\n- `a`..`e` or `1`..`5`: choose an option (saved at once)\n- `x`: can't tell\n"
+        "best.\n\n"
+        "- the letter of an option (`a`, `b`, ...) or its number (`1`, `2`, ...): choose it (saved at once)\n"
+        "- `x`: can't tell\n"
         "- `s`: skip, `u`: back to the previous item, `n`: note, `q`: quit\n"
     )
 

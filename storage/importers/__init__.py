@@ -21,5 +21,12 @@ IMPORTERS = {
 
 
 def get_importer(fmt: str):
-    """The importer module for a format name. Raises KeyError for an unknown one."""
+    """The importer module for a format name. Raises KeyError for an unknown one.
+
+    Also lifts the csv module's 128 KiB cell limit: benchmark cells (conversations, contexts) can be larger.
+    """
+    import csv
+    import sys
+
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     return importlib.import_module(IMPORTERS[fmt])

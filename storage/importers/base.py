@@ -37,10 +37,29 @@ def check_paths(paths: list[str | Path]) -> list[Path]:
     out = []
     for p in paths:
         p = Path(p)
+        if p.is_dir():
+            raise PrefvalError(f"{p}: is a directory, not a file")
         if not p.is_file():
             raise PrefvalError(f"{p}: no such file")
+        if p.stat().st_size == 0:
+            raise PrefvalError(f"{p}: empty file")
         out.append(p)
     return out
+
+
+def locate_decode_error(paths: list[str | Path], exc: UnicodeDecodeError) -> PrefvalError:
+    """A one-line error for a file that is not UTF-8: the first file that fails to decode, with line and byte."""
+    for p in paths:
+        try:
+            data = Path(p).read_bytes()
+            data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = data[:e.start].count(b"\n") + 1
+            return InputError(str(p), f"line {line}", "(encoding)",
+                              f"not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})")
+        except OSError:
+            continue
+    return PrefvalError(f"input is not UTF-8 text ({exc.reason})")
 
 
 def validate(model: type[BaseModel], data: Any, path: Path | str, record: str, prefix: str = "") -> Any:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from storage.db import write_transaction
 from storage.errors import InputError, PrefvalError
 from storage.importers.base import check_paths
 from storage.importers.generic import iter_jsonl, parse_index
@@ -258,7 +259,7 @@ def import_judgments(store: Store, path: str | Path, study_name: str, judge: str
     if not todo:
         raise PrefvalError(f"{p}: no records found")
     added = present = 0
-    with store.db.atomic():
+    with write_transaction(store.db):
         ann = store.ensure_annotator(judge, kind="llm", model=model)
         queue = store.assignments(study.id, ann.id)
         n_assigned = store.add_assignments(study.id, [(u.id, ann.id, len(queue) + i, 0)
