@@ -93,6 +93,11 @@ class StudySpec(BaseModel):
     options: dict[str, Any] = {}
 
 
+def option_flag(value: Any) -> bool:
+    """A --option value read as a yes/no flag: "1", "true", "yes", "on" (any case) are True, anything else False."""
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
 def seeded_permutation(n: int, seed: int) -> list[int]:
     """A permutation of range(n) from random.Random(seed): the same seed always gives the same order."""
     order = list(range(n))

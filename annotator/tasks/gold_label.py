@@ -20,15 +20,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView
+from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView, option_flag
 from storage.errors import PrefvalError
 from storage.models import Item, Unit
 
 LABEL_WORDS = {1: "apply", 0: "suppress"}
-
-
-def _flag(value: Any) -> bool:
-    return str(value).strip().lower() in ("1", "true", "yes", "on")
 
 
 class GoldLabelTask(TaskType):
@@ -60,7 +56,7 @@ class GoldLabelTask(TaskType):
         """Adds non_unanimous, context_threshold, sample_unit, gold_table_max, adjudication, from_study.
         An adjudication study defaults to one annotator per item. Raises PrefvalError for a bad option."""
         opts = spec.options
-        adjudication = _flag(opts.get("adjudication", "0"))
+        adjudication = option_flag(opts.get("adjudication", "0"))
         settings = super().study_settings(spec)
         if adjudication:
             if not spec.from_study:

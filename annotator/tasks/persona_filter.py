@@ -18,7 +18,7 @@ import random
 from typing import Any
 
 from annotator.tasks._persona_chain import CHAIN_MODES, RULES, chain_stages, children_of
-from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView
+from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView, option_flag
 from storage.errors import PrefvalError
 from storage.models import Item, Unit
 
@@ -26,10 +26,6 @@ DEFAULT_REASONS = ("unnatural", "rare", "more than one person", "inappropriate b
                    "duplicate")
 RECORD_TYPES = ("persona", "profile", "event", "preference")
 DIGITS = "123456789"
-
-
-def _flag(value: Any) -> bool:
-    return str(value).strip().lower() in ("1", "true", "yes", "on")
 
 
 class PersonaFilterTask(TaskType):
@@ -99,7 +95,7 @@ class PersonaFilterTask(TaskType):
         pairs: list[tuple[Item, Item | None]]
         if spec.from_study:
             stages, kept, earlier = chain_stages(store, spec.from_study, settings["keep_rule"],
-                                                 _flag(spec.options.get("allow_open", "0")))
+                                                 option_flag(spec.options.get("allow_open", "0")))
             settings["chain"] = stages
             if settings["chain_mode"] == "same":
                 settings["datasets"] = list(earlier.settings.get("datasets", []))
