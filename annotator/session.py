@@ -40,16 +40,38 @@ class Session:
                                "(every item already has its annotators)")
         self.units = {u.id: u for u in store.units(self.study.id)}
         self._items: dict = {}
-        self._current: dict[str, Annotation] = {
-            a.unit_id: a for a in store.current_annotations(
-                self.study.id, self.annotator.id, status=("answered", "skipped", "partial"))}
+        self._current: dict[str, Annotation] = {}
+        self._answered: set[str] = set()
+        self.conflicts = 0
+        self.sync()
         self.index = self.resume_index()
         self.shown_at = clock()
         self.started_iso = now_iso()
         store.log_event("session_start", self.study.id, self.annotator.id, index=self.index)
 
     # ---- state ----------------------------------------------------------------------------------------
+    def sync(self) -> None:
+        """Re-read this annotator's current decisions from the file (another window or process may have written):
+        the latest decision row per unit, and which units have an answer that counts."""
+        self._current = {a.unit_id: a for a in self.store.current_annotations(
+            self.study.id, self.annotator.id, status=("answered", "skipped", "partial"))}
+        self._answered = {a.unit_id for a in self.store.current_annotations(self.study.id, self.annotator.id)}
+
+    def sync_unit(self, unit_id: str) -> None:
+        """Re-read one unit's state from the file (cheap; done before the unit is drawn)."""
+        latest = self.store.latest_decision(self.study.id, unit_id, self.annotator.id)
+        if latest is None:
+            self._current.pop(unit_id, None)
+        else:
+            self._current[unit_id] = latest
+        if self.store.has_answer(self.study.id, unit_id, self.annotator.id):
+            self._answered.add(unit_id)
+
     def status_of(self, unit_id: str) -> str | None:
+        """"answered" when the unit has an answer that counts (also while it is being re-scored), else the status
+        of the latest decision row ("skipped", "partial") or None."""
+        if unit_id in self._answered:
+            return "answered"
         a = self._current.get(unit_id)
         return a.status if a else None
 
@@ -66,7 +88,7 @@ class Session:
 
     def progress(self) -> tuple[int, int]:
         """(answered, total) for this annotator."""
-        done = sum(1 for a in self.queue if self.status_of(a.unit_id) == "answered")
+        done = sum(1 for a in self.queue if a.unit_id in self._answered)
         return done, len(self.queue)
 
     def counts(self) -> dict[str, int]:
@@ -133,7 +155,13 @@ class Session:
     def _append(self, status: str, answer: dict[str, Any] | None = None, note: str | None = None) -> Annotation:
         a = self.queue[self.index]
         unit = self.units[a.unit_id]
-        prev = self._current.get(a.unit_id)
+        prev = None
+        if status != "note":
+            # read the latest row fresh: the same annotator may be working in another window
+            prev = self.store.latest_decision(self.study.id, unit.id, self.annotator.id)
+            shown = self._current.get(a.unit_id)
+            if (prev.id if prev else None) != (shown.id if shown else None):
+                self.conflicts += 1
         row = self.store.add_annotation(AnnotationIn(
             study_id=self.study.id, unit_id=unit.id, item_id=unit.item_id, annotator_id=self.annotator.id,
             assignment_id=a.id, status=status, answer=answer, note=note, source="human",
@@ -142,6 +170,8 @@ class Session:
         ))
         if status != "note":
             self._current[a.unit_id] = row
+        if status == "answered":
+            self._answered.add(a.unit_id)
         return row
 
     def decide(self, decision: Decision) -> Annotation:
@@ -152,8 +182,12 @@ class Session:
             self.advance()
         return row
 
-    def skip(self) -> Annotation:
-        """Record a skip (its own row) and move on."""
+    def skip(self) -> Annotation | None:
+        """Record a skip (its own row) and move on. On an item that already has an answer, `s` only moves on:
+        the answer stands (returns None)."""
+        if self.queue[self.index].unit_id in self._answered:
+            self.advance()
+            return None
         row = self._append("skipped")
         self.advance()
         return row

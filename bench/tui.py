@@ -111,8 +111,9 @@ def child(mode: str, *args: str) -> dict[str, float]:
 
 
 async def decision_latencies(db: str, n: int) -> list[float]:
-    """Post a decision key n times; time from the key event to the next item painted (the first refresh after the
-    handler ran) with its answer committed. Pilot's own settling delays are not part of the figure."""
+    """Post a decision key n times; time from the key event until the answer is committed, the next item's panel is
+    mounted in place of the old one, and a screen refresh has run after that. Pilot's settling delays between
+    keys are not part of the figure."""
     from textual import events
 
     from annotator.app import AnnotateApp
@@ -123,13 +124,15 @@ async def decision_latencies(db: str, n: int) -> list[float]:
         await pilot.pause()
         for i in range(n):
             before = app.session.index
+            drawn = app.screen.items_drawn
             painted = asyncio.Event()
             key = "abcd"[i % 4]
             t = time.perf_counter()
             app.screen.post_message(events.Key(key, key))
-            while app.session.index == before:
-                await asyncio.sleep(0)
-            app.screen.call_after_refresh(painted.set)
+            # wait for: the decision stored (index moved on) and the next item drawn in the panel
+            while app.session.index == before or app.screen.items_drawn == drawn:
+                await asyncio.sleep(0.001)
+            app.screen.call_after_refresh(painted.set)  # then the first screen refresh that shows it
             await painted.wait()
             lat.append((time.perf_counter() - t) * 1000)
             await pilot.pause()

@@ -42,9 +42,14 @@ class AnnotationsMixin:
 
     def current_annotations(self, study_id: str, annotator_id: str | None = None,
                             status: tuple[str, ...] = ("answered",)) -> list[Annotation]:
-        """The current decision per (unit, annotator), derived from the log: the latest answered/skipped/partial
-        row. Only rows whose current status is in `status` are returned, ordered by unit position."""
-        sql = ("SELECT c.* FROM current_annotations c JOIN study_items u ON u.id = c.unit_id "
+        """Current rows per (unit, annotator), derived from the log, ordered by unit position.
+
+        status=("answered",) (the default; what figures and exports use): the latest ANSWERED row, which a later
+        partial row (re-scoring in progress) does not retract. Any other status tuple: the latest decision row
+        (answered, skipped or partial), returned when its status is in `status`.
+        """
+        view = "current_answers" if tuple(status) == ("answered",) else "current_annotations"
+        sql = (f"SELECT c.* FROM {view} c JOIN study_items u ON u.id = c.unit_id "
                "WHERE c.study_id = ?")
         params: list = [study_id]
         if annotator_id:
@@ -54,6 +59,19 @@ class AnnotationsMixin:
         sql += f" AND c.status IN ({marks}) ORDER BY u.position, c.annotator_id"
         params.extend(status)
         return [_annotation(r) for r in self.db.query(sql, params)]
+
+    def latest_decision(self, study_id: str, unit_id: str, annotator_id: str) -> Annotation | None:
+        """The latest answered/skipped/partial row of one annotator on one unit (read fresh from the file)."""
+        rows = list(self.db.query(
+            "SELECT * FROM current_annotations WHERE study_id = ? AND unit_id = ? AND annotator_id = ?",
+            [study_id, unit_id, annotator_id]))
+        return _annotation(rows[0]) if rows else None
+
+    def has_answer(self, study_id: str, unit_id: str, annotator_id: str) -> bool:
+        """Whether one annotator has an answer that counts (an "answered" row) on one unit."""
+        return self.db.execute(
+            "SELECT 1 FROM annotations WHERE study_id = ? AND unit_id = ? AND annotator_id = ? "
+            "AND status = 'answered' LIMIT 1", [study_id, unit_id, annotator_id]).fetchone() is not None
 
     def history(self, study_id: str, unit_id: str, annotator_id: str) -> list[Annotation]:
         """Every row (answers, skips, partials, notes) of one annotator on one unit, oldest first."""

@@ -182,9 +182,26 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
     db["events"].create_index(["at"])
 
 
+def _m2_current_answers(db: sqlite_utils.Database) -> None:
+    # The answer that counts per assignment: the latest "answered" row. A later "partial" row (re-scoring a
+    # multi-step item in progress) does not retract it until it completes.
+    db.create_view(
+        "current_answers",
+        """
+        SELECT * FROM (
+          SELECT a.*, ROW_NUMBER() OVER (
+            PARTITION BY a.study_id, a.unit_id, a.annotator_id
+            ORDER BY a.submitted_at DESC, a.id DESC) AS rn
+          FROM annotations a WHERE a.status = 'answered'
+        ) WHERE rn = 1
+        """,
+    )
+
+
 # Append new migrations at the end; never edit one that has shipped.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "initial schema", _m1_initial),
+    (2, "current_answers view", _m2_current_answers),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -45,6 +45,7 @@ class AnnotateScreen(Screen[None]):
         self.show_timer = show_timer
         self.partial: dict | None = None
         self.message = ""
+        self.items_drawn = 0  # how many times an item has been drawn (benchmarks wait on it)
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="header")
@@ -69,6 +70,8 @@ class AnnotateScreen(Screen[None]):
     async def show_current(self) -> None:
         """Draw the current unit, or the summary when the queue is done."""
         s = self.session
+        if not s.finished:  # another window of the same annotator may have answered this item meanwhile
+            s.sync_unit(s.queue[s.index].unit_id)
         self.refresh_header()
         if s.finished:
             self.app.push_screen(SummaryScreen(s), self._after_summary)
@@ -77,11 +80,16 @@ class AnnotateScreen(Screen[None]):
         current = view.current
         self.partial = current.answer if current is not None and current.status == "partial" else None
         panel = self.query_one("#item", Vertical)
-        if self.focused is not None and not self._note_open():
-            self.set_focus(None)  # never leave focus on a widget that is about to be removed
-        await panel.remove_children()
-        await panel.mount(s.task.compose_item(view, self.partial, s.store))
-        self._focus_item()
+        new = s.task.compose_item(view, self.partial, s.store)
+        old = panel.children[0] if len(panel.children) == 1 else None
+        # A view that can show the next item in place (same layout, same context) is updated, not remounted.
+        if not (old is not None and type(old) is type(new) and hasattr(old, "update_from") and old.update_from(new)):
+            if self.focused is not None and not self._note_open():
+                self.set_focus(None)  # never leave focus on a widget that is about to be removed
+            await panel.remove_children()
+            await panel.mount(new)
+            self._focus_item()
+        self.items_drawn += 1
         keys = s.task.decision_keys(view, self.partial)
         self.query_one("#keys", Static).update(
             "  ".join(f"[b]{k.shown}[/b] {k.label}" for k in keys))
@@ -152,14 +160,22 @@ class AnnotateScreen(Screen[None]):
             self.notify(f"Not saved: enlarge the terminal to at least {MIN_WIDTH}x{MIN_HEIGHT} to see the whole "
                         "item.", severity="warning", timeout=6)
             return
+        conflicts = s.conflicts
         try:
             s.decide(decision)  # committed before anything else is drawn
         except PrefvalError as exc:  # not saved: stay on the item and say so
             self.notify(str(exc), severity="error", timeout=8)
             return
+        if s.conflicts > conflicts:
+            self.notify("This item had been answered in another window meanwhile; your answer is now the current "
+                        "one (both are kept in the history).", severity="warning", timeout=6)
         await self.show_current()
 
     async def action_skip(self) -> None:
+        if self.too_small():
+            self.notify(f"Not saved: enlarge the terminal to at least {MIN_WIDTH}x{MIN_HEIGHT} to see the whole "
+                        "item.", severity="warning", timeout=6)
+            return
         if not self.session.finished:
             try:
                 self.session.skip()

@@ -60,3 +60,22 @@ class McqView(Vertical):
                 yield Static(f"[b]{escape(self.keys[i])}[/b]  {escape(text)}", classes=cls, id=f"opt-{i}")
             cls = "cant-tell chosen" if self.chosen == "x" else "cant-tell"
             yield Static("[b]x[/b]  can't tell", classes=cls)
+
+    def update_from(self, new: "McqView") -> bool:
+        """Show `new`'s item in this mounted view without remounting (a decision redraws in a few ms).
+
+        Returns False when that is not possible (another context or snippet, another number of options or
+        another label) and the caller must mount `new` instead.
+        """
+        if (new.context != self.context or new.snippet != self.snippet or len(new.options) != len(self.options)
+                or new.question_label != self.question_label or new.keys != self.keys or not self.is_mounted):
+            return False
+        self.question, self.options, self.chosen, self.tf = new.question, new.options, new.chosen, new.tf
+        self.query_one(".question", Static).update(escape(self.question))
+        for i, text in enumerate(self.options):
+            w = self.query_one(f"#opt-{i}", Static)
+            w.update(f"[b]{escape(self.keys[i])}[/b]  {escape(text)}")
+            w.set_class(self.chosen == i, "chosen")
+        self.query_one(".cant-tell", Static).set_class(self.chosen == "x", "chosen")
+        self.query_one("#qa", VerticalScroll).scroll_home(animate=False)
+        return True
