@@ -8,6 +8,8 @@ import io
 import json
 import sys
 
+from storage.errors import PrefvalError
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     from annotator.cli import add_db_option
@@ -76,8 +78,11 @@ def run(args: argparse.Namespace) -> int:
             w.writerow({k: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v
                         for k, v in r.items()})
     if args.out:
-        with open(args.out, "w", encoding="utf-8", newline="") as fh:
-            fh.write(buf.getvalue())
+        try:
+            with open(args.out, "w", encoding="utf-8", newline="") as fh:
+                fh.write(buf.getvalue())
+        except OSError as exc:
+            raise PrefvalError(f"{args.out}: cannot write the output ({exc.strerror})") from None
         print(f"{len(rows)} rows written to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(buf.getvalue())

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from storage.errors import PrefvalError
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     from annotator.cli import add_db_option
@@ -53,8 +55,11 @@ def run(args: argparse.Namespace) -> int:
     title = "prefval report: " + ", ".join(args.studies)
     text = render(reports, args.format, title=title)
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        try:
+            with open(args.out, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise PrefvalError(f"{args.out}: cannot write the output ({exc.strerror})") from None
         print(f"report of {len(reports)} studies written to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
