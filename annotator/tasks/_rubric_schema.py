@@ -4,7 +4,6 @@ is one PrefvalError line naming the file and the field (e.g. ``r.yaml: field 'di
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -76,20 +75,10 @@ def load_rubric(path: str | Path | None = None) -> Rubric:
 
     Raises PrefvalError (one line naming file and field) for a missing file, a parse error or a schema error.
     """
-    p = Path(path) if path else DEFAULT_RUBRIC
-    if not p.is_file():
-        raise PrefvalError(f"{p}: no such rubric file")
-    text = p.read_text(encoding="utf-8")
-    try:
-        if p.suffix.lower() == ".json":
-            raw = json.loads(text)
-        else:
-            import yaml
+    from storage.importers.base import load_yaml_or_json
 
-            raw = yaml.safe_load(text)
-    except Exception as exc:  # yaml.YAMLError / json.JSONDecodeError: report one line
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise PrefvalError(f"{p}: not valid {'JSON' if p.suffix.lower() == '.json' else 'YAML'}: {first}") from None
+    p = Path(path) if path else DEFAULT_RUBRIC
+    raw = load_yaml_or_json(p, "rubric file")
     if not isinstance(raw, dict):
         raise PrefvalError(f"{p}: field '(top)': expected a mapping with 'dimensions'")
     return rubric_from_dict(raw, str(p))

@@ -70,3 +70,29 @@ def validate(model: type[BaseModel], data: Any, path: Path | str, record: str, p
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"]) or "(record)"
         raise InputError(str(path), record, prefix + loc, err["msg"]) from None
+
+
+def load_yaml_or_json(path: str | Path, what: str = "file") -> Any:
+    """Parse a small settings file: .json as JSON, anything else as YAML (safe_load).
+
+    what: how the file is named in errors ("rubric file", "mapping file"). Raises PrefvalError (one line naming
+    the file) when it is missing or does not parse.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise PrefvalError(f"{p}: no such {what}")
+    is_json = p.suffix.lower() == ".json"
+    try:
+        text = p.read_text(encoding="utf-8")
+        if is_json:
+            import json
+
+            return json.loads(text)
+        import yaml
+
+        return yaml.safe_load(text)
+    except UnicodeDecodeError:
+        raise PrefvalError(f"{p}: not UTF-8 text") from None
+    except Exception as exc:  # yaml.YAMLError / json.JSONDecodeError
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise PrefvalError(f"{p}: not valid {'JSON' if is_json else 'YAML'}: {first}") from None

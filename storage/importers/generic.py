@@ -38,7 +38,7 @@ from typing import Any, Iterator
 from pydantic import ValidationError
 
 from storage.errors import InputError, PrefvalError
-from storage.importers.base import Parsed, check_paths, file_sha256
+from storage.importers.base import load_yaml_or_json, Parsed, check_paths, file_sha256
 from storage.models import ItemIn
 from storage.payloads import PAYLOADS
 
@@ -180,18 +180,7 @@ def load_mapping(options: dict) -> tuple[str, str | None, dict[str, str]]:
     kind, id_field, fields = None, None, {}
     if options.get("mapping"):
         mpath = Path(options["mapping"])
-        if not mpath.is_file():
-            raise PrefvalError(f"{mpath}: no such file")
-        text = mpath.read_text(encoding="utf-8")
-        try:
-            if mpath.suffix.lower() == ".json":
-                spec = json.loads(text)
-            else:
-                import yaml
-                spec = yaml.safe_load(text)
-        except Exception as exc:  # yaml.YAMLError or json.JSONDecodeError
-            raise PrefvalError(f"{mpath}: not valid {'JSON' if mpath.suffix.lower() == '.json' else 'YAML'} "
-                               f"({type(exc).__name__})") from None
+        spec = load_yaml_or_json(mpath, "file")
         if not isinstance(spec, dict) or set(spec) - {"kind", "id", "fields"}:
             raise PrefvalError(f"{mpath}: expected a mapping with keys kind, id, fields")
         if not isinstance(spec.get("fields", {}), dict):
