@@ -14,7 +14,7 @@ class Figure(BaseModel):
 
     key: str
     label: str
-    value: float | None
+    value: int | float | None  # an int is a count and prints without decimals
     ci_low: float | None = None
     ci_high: float | None = None
     n: int | None = None
@@ -27,10 +27,7 @@ class Figure(BaseModel):
             if not self.note:
                 return "undefined"
             return self.note if self.note.lower().startswith("undefined") else f"undefined: {self.note}"
-        if float(self.value).is_integer() and self.ci_low is None and abs(self.value) >= 1:
-            s = str(int(self.value))  # a count
-        else:
-            s = f"{self.value:.{digits}f}"
+        s = str(self.value) if isinstance(self.value, int) else f"{self.value:.{digits}f}"
         if self.ci_low is not None and self.ci_high is not None:
             s += f" [{self.ci_low:.{digits}f}, {self.ci_high:.{digits}f}]"
         if self.n is not None:
