@@ -199,6 +199,14 @@ class Session:
             return None
         return self._append("note", note=text)
 
+    def notes(self) -> list[str]:
+        """The notes this annotator wrote on the current item, oldest first ([] when finished)."""
+        if self.finished:
+            return []
+        a = self.queue[self.index]
+        return [r.note for r in self.store.history(self.study.id, a.unit_id, self.annotator.id)
+                if r.status == "note" and r.note]
+
     def close(self) -> None:
         """Log the end of the session."""
         self.store.log_event("session_end", self.study.id, self.annotator.id, index=self.index,

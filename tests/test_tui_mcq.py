@@ -122,6 +122,16 @@ async def test_decision_keys_are_inert_while_the_note_field_has_focus(mcq_study)
     assert [r["note"] for r in exported] == ["a bad q s u"]
 
 
+async def test_an_earlier_note_is_shown_when_writing_another(mcq_study):
+    app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("n", *"first", "enter")
+        await pilot.press("n")
+        assert "earlier note: first" in app.screen.query_one("#note").placeholder
+        await pilot.press(*"second", "enter")
+        assert app.session.notes() == ["first", "second"]
+
+
 async def test_guidelines_open_and_close(mcq_study):
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
     async with app.run_test(size=(100, 30)) as pilot:

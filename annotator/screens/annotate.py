@@ -194,6 +194,9 @@ class AnnotateScreen(Screen[None]):
         if self.session.finished:
             return
         note = self.query_one("#note", Input)
+        earlier = self.session.notes()
+        note.placeholder = (f"earlier note: {earlier[-1]}  (a new note is added; enter saves, escape cancels)"
+                            if earlier else "note for this item (enter saves, escape cancels)")
         note.disabled = False
         note.add_class("open")
         note.value = ""
