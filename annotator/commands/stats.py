@@ -15,6 +15,7 @@ import json
 import sys
 
 from storage.errors import InputError, PrefvalError
+from storage.textfile import csv_rows
 
 METRICS = (
     "percent_agreement", "cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic",
@@ -38,7 +39,12 @@ def register(subparsers) -> None:
     a.add_argument("--level", default="nominal", choices=("nominal", "ordinal", "interval", "ratio"),
                    help="measurement level for krippendorff_alpha (default nominal)")
     a.add_argument("--categories", default=None,
-                   help="the scale in order, comma-separated (cells are matched to these as text)")
+                   help="the scale in order, comma-separated (numbers keep their values; text is matched as text)")
+    a.add_argument("--weights", default=None, metavar="FILE.csv",
+                   help="a square matrix of agreement (diagonal 1) or disagreement (diagonal 0) weights, "
+                        "header and first column naming the categories; for cohen_kappa and gwet_ac1/ac2")
+    a.add_argument("--keep-na", action="store_true",
+                   help="count cells such as NA, N/A, None, null, nan as labels (default: missing)")
     a.add_argument("--format", default="table", choices=("table", "json"))
     a.add_argument("--bootstrap", type=int, default=1000, metavar="N",
                    help="bootstrap resamples for the 95%% interval (default 1000, 0 = no interval)")
@@ -58,16 +64,19 @@ def register(subparsers) -> None:
     c.set_defaults(func=run_correlate)
 
 
+NA_CELLS = ("na", "n/a", "#n/a", "none", "null", "nan")
+
+
 def read_table(path: str) -> tuple[list[str], list[list[str | None]]]:
     """Read FILE.csv: (rater column names, rows of stripped cells with None for empty cells).
 
-    A first column named ``item`` (any case) is dropped. Raises PrefvalError for a missing or
-    unreadable file, an empty file, no rater column, duplicate column names or a row of the wrong
-    length (naming the row).
+    A first column named ``item`` (any case) is dropped after checking that no item id appears on
+    two rows. The file may start with a UTF-8 BOM and use CRLF line ends. Raises PrefvalError for a
+    missing or unreadable file, an empty file, no rater column, duplicate column names, an item
+    listed twice (naming it and both rows) or a row of the wrong length (naming the row).
     """
     try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            rows = list(csv.reader(fh))
+        rows = csv_rows(path)
     except FileNotFoundError:
         raise PrefvalError(f"{path}: file not found") from None
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
@@ -84,11 +93,34 @@ def read_table(path: str) -> tuple[list[str], list[list[str | None]]]:
     if dup:
         raise PrefvalError(f"{path}: duplicate column name(s) {sorted(dup)}")
     data = []
+    seen: dict[str, int] = {}
     for k, r in enumerate(rows[1:], start=1):
         if len(r) != len(header):
             raise InputError(path, f"row {k}", "(row)", f"expected {len(header)} cells, got {len(r)}")
+        if skip:
+            item = r[0].strip()
+            if item in seen:
+                raise InputError(path, f"row {k}", header[0],
+                                 f"item {item!r} is listed twice (rows {seen[item]} and {k}); "
+                                 "give each item one row")
+            seen[item] = k
         data.append([c.strip() or None for c in r[skip:]])
     return names, data
+
+
+def na_as_missing(data: list[list[str | None]]) -> tuple[list[list[str | None]], dict[str, int]]:
+    """Cells such as NA, N/A, None, null, nan (any case) set to None; returns (rows, {cell text: count})."""
+    seen: dict[str, int] = {}
+    out = []
+    for row in data:
+        new = []
+        for c in row:
+            if c is not None and c.lower() in NA_CELLS:
+                seen[c] = seen.get(c, 0) + 1
+                c = None
+            new.append(c)
+        out.append(new)
+    return out, seen
 
 
 def _number(s: str) -> float | int:
@@ -105,19 +137,88 @@ def _is_number(s: str) -> bool:
 
 
 def _coerce(path, names, data, categories):
+    """(rows, categories): numbers when every label (declared or used) is a number, else text.
+
+    Declared numeric categories keep their values (interval/ratio distances and weights use them);
+    a cell matches a declared numeric category by value ("1.0" is category "1").
+    """
     if categories is not None:
+        if all(_is_number(c) for c in categories):
+            cats = [_number(c) for c in categories]
+            by_value = {float(c): c for c in cats}
+            out = []
+            for k, row in enumerate(data, start=1):
+                new = []
+                for name, cell in zip(names, row):
+                    if cell is not None and (not _is_number(cell) or float(cell) not in by_value):
+                        raise InputError(path, f"row {k}", name,
+                                         f"value {cell!r} is not one of the categories {categories}")
+                    new.append(None if cell is None else by_value[float(cell)])
+                out.append(new)
+            return out, cats
         allowed = set(categories)
         for k, row in enumerate(data, start=1):
             for name, cell in zip(names, row):
                 if cell is not None and cell not in allowed:
                     raise InputError(path, f"row {k}", name,
                                      f"value {cell!r} is not one of the categories {categories}")
-        return data
+        return data, categories
     numeric = [all(_is_number(row[j]) for row in data if row[j] is not None) for j in range(len(names))]
     used = [any(row[j] is not None for row in data) for j in range(len(names))]
     if all(n for n, u in zip(numeric, used) if u):  # every column with ratings is numeric
-        return [[None if c is None else _number(c) for c in row] for row in data]
-    return data  # some text column: compare everything as text
+        return [[None if c is None else _number(c) for c in row] for row in data], None
+    return data, None  # some text column: compare everything as text
+
+
+def read_weights(path: str, categories: list | None):
+    """``--weights FILE``: (categories in the file's order, q x q agreement weights).
+
+    FILE is a CSV whose header row names the categories (after one blank or label cell) and whose
+    rows start with a category: a square matrix. A diagonal of 1s means agreement weights (Gwet
+    2014, ch. 3); a diagonal of 0s means Cohen's (1968) disagreement weights v, converted to
+    agreement weights 1 - v / max(v) (weighted kappa is unchanged by this rescaling). Raises
+    PrefvalError for a file that is not square, labels that differ between header and rows or from
+    ``--categories``, a cell that is not a number, or a mixed diagonal.
+    """
+    import numpy as np
+
+    try:
+        rows = [r for r in csv_rows(path) if any(c.strip() for c in r)]
+    except FileNotFoundError:
+        raise PrefvalError(f"{path}: file not found") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise PrefvalError(f"{path}: cannot read: {exc}") from None
+    if len(rows) < 3:
+        raise PrefvalError(f"{path}: expected a header row of categories and one row per category")
+    labels = [c.strip() for c in rows[0][1:]]
+    q = len(labels)
+    m = np.zeros((q, q))
+    if len(rows) - 1 != q:
+        raise PrefvalError(f"{path}: {q} categories in the header but {len(rows) - 1} rows; the matrix must be square")
+    for k, r in enumerate(rows[1:], start=1):
+        if len(r) != q + 1:
+            raise InputError(path, f"row {k}", "(row)", f"expected {q + 1} cells, got {len(r)}")
+        if r[0].strip() != labels[k - 1]:
+            raise InputError(path, f"row {k}", "(label)",
+                             f"row label {r[0].strip()!r} differs from column {k} {labels[k - 1]!r}")
+        for j, c in enumerate(r[1:]):
+            if not _is_number(c.strip()):
+                raise InputError(path, f"row {k}", labels[j], f"not a number: {c.strip()!r}")
+            m[k - 1, j] = float(c)
+    if categories is not None and [str(c) for c in categories] != labels:
+        raise PrefvalError(f"{path}: the matrix's categories {labels} differ from --categories {categories}")
+    diag = np.diag(m)
+    if np.all(diag == 1):
+        w = m
+    elif np.all(diag == 0):
+        top = m.max()
+        if top <= 0:
+            raise PrefvalError(f"{path}: disagreement weights (0 on the diagonal) are all 0")
+        w = 1 - m / top
+    else:
+        raise PrefvalError(f"{path}: the diagonal must be all 1 (agreement weights) or all 0 "
+                           "(disagreement weights, Cohen 1968)")
+    return labels, w
 
 
 def _print(res, fmt: str) -> None:
@@ -144,6 +245,8 @@ def _print(res, fmt: str) -> None:
 
 def run_agreement(args: argparse.Namespace) -> int:
     """Handler of ``prefval stats agreement``; prints the result, returns 0."""
+    from dataclasses import replace
+
     from reports.stats import compute_agreement
 
     if args.bootstrap < 0:
@@ -153,13 +256,30 @@ def run_agreement(args: argparse.Namespace) -> int:
         cats = [c.strip() for c in args.categories.split(",") if c.strip()]
         if not cats:
             raise PrefvalError("--categories is empty")
+    weights = None
+    if args.weights:
+        if not (args.metric.startswith("cohen_kappa") or args.metric.startswith("gwet_ac")):
+            raise PrefvalError(f"--weights applies to cohen_kappa and gwet_ac1/ac2, not {args.metric}")
+        cats, weights = read_weights(args.weights, cats)
     names, data = read_table(args.file)
-    data = _coerce(args.file, names, data, cats)
+    na_seen: dict[str, int] = {}
+    if not args.keep_na:
+        data, na_seen = na_as_missing(data)
+    data, cats = _coerce(args.file, names, data, cats)
     try:
-        res = compute_agreement(args.metric, data, categories=cats, level=args.level,
-                                ci=args.bootstrap > 0, n_boot=max(args.bootstrap, 1), seed=args.seed)
+        if weights is not None:
+            from reports import stats
+            kw = dict(categories=cats, ci=args.bootstrap > 0, n_boot=max(args.bootstrap, 1), seed=args.seed)
+            fn = stats.cohen_kappa if args.metric.startswith("cohen_kappa") else stats.gwet_ac2
+            res = fn(data, weights, **kw)
+        else:
+            res = compute_agreement(args.metric, data, categories=cats, level=args.level,
+                                    ci=args.bootstrap > 0, n_boot=max(args.bootstrap, 1), seed=args.seed)
     except ValueError as exc:
         raise PrefvalError(f"{args.file}: {str(exc).replace('categories=[...]', '--categories')}") from None
+    if na_seen:
+        shown = ", ".join(f"{k!r} x{v}" for k, v in sorted(na_seen.items()))
+        res = replace(res, note=f"{res.note}; cells read as missing: {shown} (--keep-na to count them as labels)")
     _print(res, args.format)
     return 0
 

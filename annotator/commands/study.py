@@ -5,6 +5,7 @@ import argparse
 from pathlib import Path
 
 from storage.errors import PrefvalError
+from storage.textfile import read_text
 
 
 def _parse_options(pairs: list[str]) -> dict:
@@ -75,7 +76,7 @@ def run_create(args: argparse.Namespace) -> int:
         path = Path(args.guidelines)
         if not path.is_file():
             raise PrefvalError(f"{path}: no such file")
-        guidelines = path.read_text(encoding="utf-8")
+        guidelines = read_text(path)
     names = [n.strip() for n in (args.annotators or "").split(",") if n.strip()]
     spec = StudySpec(name=args.name, task=args.task, datasets=args.dataset, sample=args.sample, seed=args.seed,
                      annotators_per_item=args.annotators_per_item, annotators=names, guidelines=guidelines,

@@ -12,11 +12,12 @@ from typing import Any
 
 from storage.errors import InputError, PrefvalError
 from storage.models import Item
+from storage.textfile import read_text
 
 
 def _rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """(record label, row dict) for each row of a CSV or JSONL file."""
-    text = path.read_text(encoding="utf-8-sig")
+    text = read_text(path)
     out: list[tuple[str, dict[str, Any]]] = []
     if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
         for n, line in enumerate(text.splitlines(), start=1):

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Prepared", "prepare", "is_missing", "agreement_weights", "pair_agreement"]
+__all__ = ["Prepared", "prepare", "is_missing", "agreement_weights", "weights_basis", "pair_agreement"]
 
 
 def is_missing(x) -> bool:
@@ -193,22 +193,41 @@ def prepare(ratings, categories=None) -> Prepared:
     return Prepared(codes=codes, categories=cats, values=values, declared=declared)
 
 
-def agreement_weights(q: int, kind: str | None) -> np.ndarray:
-    """q x q agreement weights from category positions 0..q-1 (Cohen 1968; Gwet 2014 ch. 3).
+def agreement_weights(q: int, kind, values: np.ndarray | None = None) -> np.ndarray:
+    """q x q agreement weights (Cohen 1968; Gwet 2014, Handbook 4th ed., ch. 3; irrCAC).
 
-    ``None``/"identity": 1 on the diagonal, 0 elsewhere; "linear": 1 - |k-l|/(q-1);
-    "quadratic": 1 - (k-l)^2/(q-1)^2. Positions, not the numeric values of the labels, set the
-    distances (as in scikit-learn's ``cohen_kappa_score``). Raises ValueError for other kinds.
+    ``kind``: None/"identity" (1 on the diagonal, 0 elsewhere), "linear"
+    (1 - |x_k - x_l| / (x_max - x_min)), "quadratic" (1 - (x_k - x_l)^2 / (x_max - x_min)^2), or a
+    q x q array of agreement weights given by the user (returned as float). ``values``: the numeric
+    values of numeric labels; then x are those values (Gwet's definition, as irrCAC), otherwise x
+    are the category positions 0..q-1 (ordered text labels). Raises ValueError for another kind or
+    an array of the wrong shape.
     """
+    if isinstance(kind, np.ndarray) or isinstance(kind, (list, tuple)):
+        w = np.asarray(kind, dtype=np.float64)
+        if w.shape != (q, q):
+            raise ValueError(f"weight matrix is {w.shape[0]}x{w.shape[-1]} but there are {q} categories")
+        return w
     if kind in (None, "identity", "none"):
         return np.eye(q)
     if kind not in ("linear", "quadratic"):
-        raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {kind!r}")
+        raise ValueError(f"weights must be None, 'linear', 'quadratic' or a matrix, got {kind!r}")
     if q < 2:
         return np.ones((q, q))
-    idx = np.arange(q, dtype=np.float64)
-    d = np.abs(idx[:, None] - idx[None, :]) / (q - 1)
+    x = np.asarray(values, dtype=np.float64) if values is not None else np.arange(q, dtype=np.float64)
+    span = float(x.max() - x.min())
+    d = np.abs(x[:, None] - x[None, :]) / span
     return 1 - d if kind == "linear" else 1 - d**2
+
+
+def weights_basis(prep: "Prepared", kind) -> str:
+    """How the weights of ``kind`` were set, for notes: "by value", "by category position", "given"."""
+    if kind is None or isinstance(kind, str) and kind in ("identity", "none"):
+        return ""
+    if not isinstance(kind, str):
+        return "weights from the user's matrix"
+    return (f"{kind} weights by value" if prep.values is not None
+            else f"{kind} weights by category position")
 
 
 def pair_agreement(counts: np.ndarray, w: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

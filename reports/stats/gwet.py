@@ -5,7 +5,7 @@ import numpy as np
 
 from ._chance import fleiss_features, split_sums
 from ._common import TOL, cats_text, overlap_reason, raters_used
-from ._prep import agreement_weights, prepare
+from ._prep import agreement_weights, prepare, weights_basis
 from .bootstrap import finish
 from .result import StatResult
 
@@ -29,10 +29,10 @@ def _ac_fn(w: np.ndarray):
 
 def _gwet(metric, ratings, kind, categories, ci, n_boot, seed) -> StatResult:
     prep = prepare(ratings, categories)
-    if kind is not None:
+    if isinstance(kind, str):
         prep.require_order(f"Gwet's AC2 ({kind} weights)")
     q = prep.q
-    w = agreement_weights(max(q, 1), kind)
+    w = agreement_weights(max(q, 1), kind, prep.values)
     feats, n2, n1 = fleiss_features(prep, w)
     nr = raters_used(prep.codes)
     extra = {"n_items_single_rating": n1}
@@ -40,7 +40,7 @@ def _gwet(metric, ratings, kind, categories, ci, n_boot, seed) -> StatResult:
     if reason:
         return StatResult(metric, None, None, None, n2, nr, reason, extra=extra)
     src = ("Gwet 2008 AC1" if kind is None else
-           f"Gwet 2014 (Handbook, 4th ed., ch. 3) AC2 with {kind} weights by category position")
+           f"Gwet 2014 (Handbook, 4th ed., ch. 3) AC2 with {weights_basis(prep, kind)}")
     note = f"{src} over {cats_text(prep)}"
     if n1 or (prep.codes < 0).any():
         note += ("; missing ratings: p_a over items with >=2 ratings, category shares over items with "
@@ -84,12 +84,14 @@ def gwet_ac1(ratings, categories=None, *, ci: bool = False, n_boot: int = 1000,
     return _gwet("gwet_ac1", ratings, None, categories, ci, n_boot, seed)
 
 
-def gwet_ac2(ratings, weights: str = "linear", categories=None, *, ci: bool = False,
+def gwet_ac2(ratings, weights="linear", categories=None, *, ci: bool = False,
              n_boot: int = 1000, seed: int = 0) -> StatResult:
     """Gwet's AC2, AC1 with agreement weights for ordered scales.
 
     ratings: items x raters, None (or NaN, or "") for missing. ``weights``: "linear" or
-    "quadratic" over category positions (Gwet 2014, Handbook 4th ed., ch. 3). With
+    "quadratic" (Gwet 2014, Handbook 4th ed., ch. 3): distances between the values of numeric
+    labels (as irrCAC), between category positions for ordered text labels; or a q x q matrix of
+    agreement weights in the order of ``categories`` (result named ``gwet_ac2_weighted``). With
     weights w_kl: p_a = mean over items with r_i >= 2 of sum_k r_ik (r*_ik - 1)/(r_i (r_i - 1)),
     r*_ik = sum_l w_kl r_il; p_e = T_w / (q (q - 1)) * sum_k pi_k (1 - pi_k), T_w = sum of all
     weights; AC2 = (p_a - p_e) / (1 - p_e), as irrCAC ``CAC(df, weights=...).gwet()``.
@@ -98,6 +100,8 @@ def gwet_ac2(ratings, weights: str = "linear", categories=None, *, ci: bool = Fa
     changes both the weights and p_e. Edge cases as for ``gwet_ac1``. Raises ValueError for text
     labels without declared categories and for an unknown ``weights``.
     """
+    if not isinstance(weights, str):
+        return _gwet("gwet_ac2_weighted", ratings, weights, categories, ci, n_boot, seed)
     if weights not in ("linear", "quadratic"):
         raise ValueError(f"weights must be 'linear' or 'quadratic', got {weights!r}")
     return _gwet(f"gwet_ac2_{weights}", ratings, weights, categories, ci, n_boot, seed)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._common import TOL, cats_text
-from ._prep import agreement_weights, prepare
+from ._prep import agreement_weights, prepare, weights_basis
 from .bootstrap import finish
 from .result import StatResult
 
@@ -29,17 +29,20 @@ def kappa_from_tables(tables: np.ndarray, w: np.ndarray) -> np.ndarray:
     return k
 
 
-def cohen_kappa(ratings, weights: str | None = None, categories=None, *, ci: bool = False,
+def cohen_kappa(ratings, weights=None, categories=None, *, ci: bool = False,
                 n_boot: int = 1000, seed: int = 0) -> StatResult:
     """Cohen's kappa between exactly two raters.
 
     ratings: items x 2 raters, None (or NaN, or "") for missing. Items missing either rating are
     dropped (the count is stated in ``note`` and ``extra``). ``weights``: None (Cohen 1960,
     "A coefficient of agreement for nominal scales"), "linear" or "quadratic" (Cohen 1968,
-    "Weighted kappa", with agreement weights 1-|k-l|/(q-1) resp. 1-(k-l)^2/(q-1)^2 over the
-    category positions). ``categories`` declares the ordered scale: it sets the order and the
-    number q of categories, which changes weighted kappa when a declared category is unused
-    (same as scikit-learn's ``cohen_kappa_score(labels=...)``).
+    "Weighted kappa", with agreement weights 1-|x_k-x_l|/(x_max-x_min) resp. its square, where x
+    are the values of numeric labels (Gwet 2014, ch. 3; irrCAC) and the category positions for
+    ordered text labels), or a q x q matrix of agreement weights in category order (Cohen 1968's
+    worked example; result named ``cohen_kappa_weighted``). ``categories`` declares the ordered
+    scale: it sets the order and the number q of categories, which changes weighted kappa when a
+    declared category is unused (for text labels the same as scikit-learn's
+    ``cohen_kappa_score(labels=...)``).
 
     Value None with the reason when: a rater column is empty (only one rater), fewer than 2 items
     are rated by both, or chance agreement is 1 (every rating in one and the same category).
@@ -47,7 +50,8 @@ def cohen_kappa(ratings, weights: str | None = None, categories=None, *, ci: boo
     requested for undeclared text labels, or for ratings outside declared categories.
     ``ci=True``: 95% percentile bootstrap over the paired items.
     """
-    metric = "cohen_kappa" if weights is None else f"cohen_kappa_{weights}"
+    metric = ("cohen_kappa" if weights is None else
+              f"cohen_kappa_{weights}" if isinstance(weights, str) else "cohen_kappa_weighted")
     w_kind = weights
     prep = prepare(ratings, categories)
     if prep.n_items and prep.n_raters != 2:
@@ -56,10 +60,10 @@ def cohen_kappa(ratings, weights: str | None = None, categories=None, *, ci: boo
                               "undefined: only one rater; Cohen's kappa needs two")
         raise ValueError(f"Cohen's kappa needs exactly 2 rater columns, got {prep.n_raters}; "
                          "use fleiss_kappa, krippendorff_alpha or gwet_ac1 for more raters")
-    if weights is not None:
+    if isinstance(weights, str):
         prep.require_order(f"weighted kappa ({weights})")
     q = prep.q
-    w = agreement_weights(q, w_kind)
+    w = agreement_weights(q, w_kind, prep.values)
     codes = prep.codes if prep.n_items else np.zeros((0, 2), dtype=np.int64)
     a, b = codes[:, 0], codes[:, 1]
     both = (a >= 0) & (b >= 0)
@@ -84,7 +88,7 @@ def cohen_kappa(ratings, weights: str | None = None, categories=None, *, ci: boo
                           "undefined: chance agreement is 1 (both raters put every item in the "
                           f"same single category {prep.categories[int(np.argmax(table.sum(1)))]!r}), "
                           "so kappa is 0/0", extra=extra)
-    src = "Cohen 1960" if weights is None else f"Cohen 1968, {weights} agreement weights by category position"
+    src = "Cohen 1960" if weights is None else f"Cohen 1968, {weights_basis(prep, weights)}"
     note = f"Cohen's kappa ({src}) over {cats_text(prep)}"
     if dropped:
         note += f"; {dropped} items missing a rating dropped"

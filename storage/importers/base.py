@@ -10,6 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from storage.errors import InputError, PrefvalError
 from storage.models import ContextIn, ItemIn
+from storage.textfile import read_text
 
 
 @dataclass
@@ -83,7 +84,7 @@ def load_yaml_or_json(path: str | Path, what: str = "file") -> Any:
         raise PrefvalError(f"{p}: no such {what}")
     is_json = p.suffix.lower() == ".json"
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text(p)
         if is_json:
             import json
 

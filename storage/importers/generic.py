@@ -41,6 +41,7 @@ from storage.errors import InputError, PrefvalError
 from storage.importers.base import load_yaml_or_json, Parsed, check_paths, file_sha256
 from storage.models import ItemIn
 from storage.payloads import PAYLOADS
+from storage.textfile import open_text, read_text
 
 FORMAT = "jsonl"  # this module also serves FORMAT "csv", chosen by options["format"]
 FORMATS = ("jsonl", "csv")
@@ -61,7 +62,7 @@ def json_problem(exc: json.JSONDecodeError) -> str:
 
 def load_json(path: Path) -> Any:
     """The parsed content of a JSON file. Raises InputError (record "line N", field '(json)') when it is invalid."""
-    text = Path(path).read_text(encoding="utf-8")
+    text = read_text(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -73,7 +74,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
 
     Raises InputError with field '(json)' for a line that is not JSON and '(record)' for one that is not an object.
     """
-    with open(path, encoding="utf-8") as fh:
+    with open_text(path) as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
@@ -207,7 +208,7 @@ def load_mapping(options: dict) -> tuple[str, str | None, dict[str, str]]:
 def _records(path: Path, fmt: str) -> Iterator[tuple[str, dict, bool]]:
     """(record label, record, came-from-CSV) for each record of a file."""
     if fmt == "csv":
-        with open(path, newline="", encoding="utf-8") as fh:
+        with open_text(path) as fh:
             reader = csv.DictReader(fh)
             if not reader.fieldnames:
                 return

@@ -40,6 +40,7 @@ from storage.importers.base import check_paths
 from storage.importers.generic import iter_jsonl, parse_index
 from storage.models import AnnotationIn, Item, derived_id
 from storage.store import Store
+from storage.textfile import open_text
 
 FORMAT = "judgments"
 _TRUE = {"true", "yes", "1", "t", "y"}
@@ -204,7 +205,7 @@ ANSWER_MAPS: dict[str, Callable[[_Rec, Item, Item | None, dict], dict]] = {
 # ---- reading ------------------------------------------------------------------------------------------------
 def _records(path: Path) -> Iterator[_Rec]:
     if path.suffix.lower() == ".csv":
-        with open(path, newline="", encoding="utf-8") as fh:
+        with open_text(path) as fh:
             reader = csv.DictReader(fh)
             for rowno, row in enumerate(reader, start=2):
                 if None in row:

@@ -20,6 +20,7 @@ from storage.errors import InputError
 from storage.importers.base import Parsed, check_paths, file_sha256, validate
 from storage.models import ContextIn, ItemIn, Message
 from storage.payloads import McqPayload
+from storage.textfile import open_text
 
 FORMAT = "personamem"
 REQUIRED = ["persona_id", "question_id", "question_type", "topic", "user_question_or_message", "correct_answer",
@@ -69,7 +70,7 @@ def parse_options(raw: str, path: Path, record: str) -> list[str]:
 
 def _read_questions(path: Path) -> list[ItemIn]:
     items = []
-    with open(path, newline="", encoding="utf-8") as fh:
+    with open_text(path) as fh:
         reader = csv.DictReader(fh)
         missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
         if missing:
@@ -100,7 +101,7 @@ def _read_questions(path: Path) -> list[ItemIn]:
 
 def _read_contexts(path: Path) -> list[ContextIn]:
     out = []
-    with open(path, encoding="utf-8") as fh:
+    with open_text(path) as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue

@@ -28,17 +28,6 @@ FLEISS1971 = [
     [1, 3, 3, 3, 3, 3], [5, 5, 5, 5, 5, 5],
 ]
 
-# irrCAC.datasets.raw_4raters() and raw_5observers() (Gwet 2014), typed in so the published
-# figures below are checked independently of the package.
-RAW_5OBS = [list(r) for r in zip(
-    [1, 1, 2, None, 0, 0, 1, 1, 2, 2, None, 0, 1, 3, 1],
-    [1, 1, 3, 0, 0, 0, 0, None, 2, 1, 1, 0, 2, 3, 1],
-    [2, 0, 3, 0, 0, 0, 2, 2, 2, 1, 0, 0, 2, 2, 1],
-    [None, 1, 3, None, None, None, None, 0, None, 1, 0, 0, 2, 2, None],
-    [2, None, None, 0, 0, 0, 1, None, 2, None, None, None, None, 3, 1],
-)]
-
-
 @pytest.mark.parametrize("level,expected", [
     ("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849), ("ratio", 0.797)])
 @pytest.mark.parametrize("engine", ["krippendorff", "own"])
@@ -73,7 +62,7 @@ def test_fleiss_1971_published_kappa():
     assert (res.n_items, res.n_raters) == (30, 6)
 
 
-def test_irrcac_doc_example_4raters():
+def test_irrcac_doc_example_4raters():  # irrCAC itself: tests/stats/test_crosscheck.py
     # irrCAC.raw module docstring: AC1 0.77544, Fleiss 0.76117, pa 0.81818
     res = gwet_ac1(K2011)
     assert res.value == pytest.approx(0.77544, abs=5e-6)
@@ -83,37 +72,13 @@ def test_irrcac_doc_example_4raters():
     assert percent_agreement(K2011).value == pytest.approx(0.81818, abs=5e-6)
 
 
-def test_irrcac_raw_5observers_against_package():
-    pd = pytest.importorskip("pandas")
-    from irrCAC.raw import CAC
-    df = pd.DataFrame(RAW_5OBS, dtype=float)
-    for ours, theirs in [
-        (gwet_ac1(RAW_5OBS), CAC(df, digits=12).gwet()),
-        (gwet_ac2(RAW_5OBS, "linear"), CAC(df, weights="linear", digits=12).gwet()),
-        (gwet_ac2(RAW_5OBS, "quadratic"), CAC(df, weights="quadratic", digits=12).gwet()),
-        (fleiss_kappa(RAW_5OBS), CAC(df, digits=12).fleiss()),
-        (krippendorff_alpha(RAW_5OBS), CAC(df, digits=12).krippendorff()),
-    ]:
-        assert ours.value == pytest.approx(theirs["est"]["coefficient_value"], abs=1e-9)
-
-
-def test_irrcac_datasets_ben_gerry_and_gender():
-    from irrCAC.datasets import raw_ben_gerry, raw_gender
-    from irrCAC.raw import CAC
-    for df in (raw_ben_gerry(), raw_gender()):
-        rows = [[None if v is None or v != v else v for v in r] for r in df.to_numpy().tolist()]
-        cats = sorted({v for r in rows for v in r if v is not None})
-        assert gwet_ac1(rows, categories=cats).value == pytest.approx(
-            CAC(df.copy(), digits=12).gwet()["est"]["coefficient_value"], abs=1e-9)
-        assert fleiss_kappa(rows).value == pytest.approx(
-            CAC(df.copy(), digits=12).fleiss()["est"]["coefficient_value"], abs=1e-9)
-
-
-
 def test_ben_gerry_cohen_kappa_matches_sklearn_with_missing_dropped():
-    from irrCAC.datasets import raw_ben_gerry
+    import json
+    from pathlib import Path
+
     from sklearn.metrics import cohen_kappa_score
-    rows = [[None if v is None or v != v else v for v in r] for r in raw_ben_gerry().to_numpy().tolist()]
+    ref = json.loads((Path(__file__).parent / "reference" / "irrcac.json").read_text(encoding="utf-8"))
+    rows = next(c["rows"] for c in ref["cases"] if c["name"] == "irrCAC raw_ben_gerry")
     res = cohen_kappa(rows)
     pairs = [r for r in rows if None not in r]
     assert res.n_items == len(pairs) == 11
