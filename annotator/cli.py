@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "annotator.commands.export",
     "annotator.commands.stats",
     "annotator.commands.report",
+    "annotator.commands.bundle",
 ]
 
 DEFAULT_DB = "prefval.db"

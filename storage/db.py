@@ -198,10 +198,20 @@ def _m2_current_answers(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m3_meta(db: sqlite_utils.Database) -> None:
+    # Facts about the file itself: its own id (so that a bundle can say which database it was cut from) and,
+    # in a bundle, what it is a bundle of.
+    import uuid
+
+    db["meta"].create({"key": str, "value": str}, pk="key")
+    db["meta"].insert({"key": "database_id", "value": str(uuid.uuid4())})
+
+
 # Append new migrations at the end; never edit one that has shipped.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "initial schema", _m1_initial),
     (2, "current_answers view", _m2_current_answers),
+    (3, "meta table with the database id", _m3_meta),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

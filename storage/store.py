@@ -14,13 +14,14 @@ from typing import Any
 from storage.db import sqlite_utils, write_transaction
 
 from storage.annotations import AnnotationsMixin
+from storage.bundles import BundlesMixin
 from storage.datasets import DatasetsMixin
 from storage.db import now_iso, open_database
 from storage.models import Event, new_id
 from storage.studies import StudiesMixin
 
 
-class Store(DatasetsMixin, StudiesMixin, AnnotationsMixin):
+class Store(DatasetsMixin, StudiesMixin, AnnotationsMixin, BundlesMixin):
     """Access to one prefval database. Not thread-safe: use one Store per thread."""
 
     def __init__(self, db: sqlite_utils.Database, path: str = ":memory:"):

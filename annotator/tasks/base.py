@@ -180,6 +180,29 @@ class TaskType:
         """A short text of an answer as the annotator saw it (shown when revisiting an item)."""
         return ", ".join(f"{k}={v}" for k, v in answer.items())
 
+    # ---- offline bundles ----------------------------------------------------------------------------------
+    #: payload fields that hold answer keys, hidden candidate labels, reference scores or sources: an offline
+    #: bundle of a blind task leaves them out (the screen never reads them; figures are computed on the main file)
+    hidden_payload_fields: ClassVar[frozenset[str]] = frozenset(
+        {"correct_index", "distractor_index", "candidate_label", "reference_scores", "metadata"})
+
+    #: when set, a bundle of this (blind) task carries ONLY these payload fields (what the screen shows)
+    bundle_fields: ClassVar[frozenset[str] | None] = None
+
+    def bundle_payload(self, unit: Unit, item: Item) -> dict[str, Any]:
+        """The payload of `item` as an offline bundle for one annotator carries it: everything for a task that is
+        not blind; for a blind task only `bundle_fields` when set, else all but `hidden_payload_fields`.
+        Override when the screen needs one of them (e.g. a judged response kept in metadata)."""
+        if not self.blind:
+            return dict(item.payload)
+        if self.bundle_fields is not None:
+            return {k: v for k, v in item.payload.items() if k in self.bundle_fields}
+        return {k: v for k, v in item.payload.items() if k not in self.hidden_payload_fields}
+
+    def bundle_needs_context(self) -> bool:
+        """Whether the screen shows an item's conversation context (else a bundle leaves the context out)."""
+        return True
+
     # ---- outputs ----------------------------------------------------------------------------------------
     def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:
         """Extra export columns for one answer, in the ORIGINAL item's terms (option text, correct or not)."""

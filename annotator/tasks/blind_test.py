@@ -34,6 +34,8 @@ class BlindTestTask(McqTask):
     title = "Blind test: answer without the user's history"
     default_annotators_per_item = 3
     show_context = False
+    # a blind test shows only the query and its options: its bundle carries nothing else
+    bundle_fields = frozenset({"question", "options", "fmt"})
     default_guidelines = (
         "# Blind test\n\n"
         "You see a question and its options, but nothing about the user who asked it. Pick the option you "

@@ -33,6 +33,13 @@ class JudgeValidationTask(TaskType):
     title = "LLM judge validation"
     item_kinds = ("gold_candidate",)
     default_annotators_per_item = 1
+
+    def bundle_payload(self, unit, item) -> dict[str, Any]:
+        """Without answer keys and sources, but with the one metadata field the screen shows: the response."""
+        payload = super().bundle_payload(unit, item)
+        payload["metadata"] = {"response": (item.payload.get("metadata") or {}).get("response")}
+        return payload
+
     default_guidelines = (
         "# Is the preference reflected in the response?\n\n"
         "Each screen shows one preference of a user and a response an assistant wrote for that user. Decide only "

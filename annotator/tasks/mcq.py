@@ -45,6 +45,10 @@ class McqTask(TaskType):
     item_kinds = ("mcq",)
     default_annotators_per_item = 3
     show_context = True
+
+    def bundle_needs_context(self) -> bool:
+        """Only the task variants that show the conversation carry it in a bundle."""
+        return self.show_context
     default_guidelines = (
         "# Answer each question\n\n"
         "Read the conversation (when there is one) and the question, then pick the option that fits the user "

@@ -41,6 +41,14 @@ class RubricTask(TaskType):
     title = "Rubric scoring of open answers"
     item_kinds = ("rubric_item",)
     default_annotators_per_item = 1
+
+    def bundle_payload(self, unit, item) -> dict:
+        """Reference scores travel only with calibration items (the screen shows them after scoring those)."""
+        payload = super().bundle_payload(unit, item)
+        if unit.extra.get("calibration") and item.payload.get("reference_scores"):
+            payload["reference_scores"] = item.payload["reference_scores"]
+        return payload
+
     default_guidelines = (
         "# Score each answer on the rubric\n\n"
         "Each item is a user's preference, the question they asked, and an assistant's answer. Score the answer "

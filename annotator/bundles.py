@@ -1,0 +1,118 @@
+"""Offline bundles for annotators without the shared database: what goes into one annotator's bundle.
+
+`export_bundle` chooses the rows (the annotator's units and the items their screens need) and redacts them
+through the study's task type (``TaskType.bundle_payload``: no answer keys, hidden candidate labels, reference
+scores or sources for blind tasks; dataset names replaced by neutral aliases), then storage writes them into a new
+file. `merge_bundles` checks every bundle before any is merged (storage.bundles has the checks).
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from annotator.study_setup import claim_assignments
+from annotator.tasks import get_task
+from storage.bundles import MergeSummary
+from storage.errors import PrefvalError
+from storage.store import Store
+
+
+def _check_out_path(out: str, main_path: str, force: bool) -> Path:
+    target = Path(out)
+    if target.is_dir():
+        raise PrefvalError(f"{out}: is a folder; give a file name for the bundle")
+    if os.path.exists(main_path) and target.exists() and os.path.samefile(target, main_path):
+        raise PrefvalError(f"{out}: is the database itself; give another file name for the bundle")
+    if target.is_symlink() and not force:
+        raise PrefvalError(f"{out}: is a symbolic link; pass --force to replace it")
+    if target.exists() and not force:
+        raise PrefvalError(f"{out}: already exists; pass --force to replace it")
+    if not target.parent.exists():
+        raise PrefvalError(f"{out}: folder {target.parent} does not exist")
+    return target
+
+
+def _redact_settings(value, aliases: dict[str, str], key: str = ""):
+    """Study settings as a blind bundle stores them: every dataset name replaced by its alias (also inside lists
+    and nested settings, e.g. a pairwise study's dataset_a/dataset_b), and file paths (keys ending in _file)
+    left out, so no setting names a source."""
+    if isinstance(value, dict):
+        return {k: (None if k.endswith("_file") else _redact_settings(v, aliases, k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_settings(v, aliases, key) for v in value]
+    if isinstance(value, str) and value in aliases:
+        return aliases[value]
+    return value
+
+
+def export_bundle(store: Store, study_name: str, annotator_name: str, out: str, force: bool = False
+                  ) -> dict[str, int]:
+    """Write the bundle of one annotator's share of a study to `out` (a new SQLite file) and return its row
+    counts by table. An annotator without a queue yet claims one first, as on opening the study.
+
+    The file is built under a temporary name beside `out` and renamed into place, so a failure leaves no half
+    bundle. Raises PrefvalError when `out` exists (without force), is the database, or the annotator has no items.
+    """
+    target = _check_out_path(out, store.path, force)
+    study = store.get_study(study_name)
+    task = get_task(study.task_type)
+    annotator = store.ensure_annotator(annotator_name)
+    if annotator.kind != "human":
+        raise PrefvalError(f"'{annotator_name}' is an LLM judge, not a human annotator")
+    claim_assignments(store, study, annotator)
+    queue = store.assignments(study.id, annotator.id)
+    if not queue:
+        raise PrefvalError(f"study '{study_name}' has no items for annotator '{annotator_name}' in {store.path}")
+    by_id = {u.id: u for u in store.units(study.id)}
+    units = [by_id[a.unit_id] for a in queue]
+    needed: dict[str, str] = {}  # item id -> unit id it is shown with
+    for u in units:
+        for iid in (u.item_id, u.item_b_id, u.extra.get("parent_item")):
+            if iid:
+                needed.setdefault(iid, u.id)
+    items = store.get_items(list(needed))
+    datasets = {d.id: d.name for d in store.datasets()}
+    used = sorted({it.dataset_id for it in items.values()}, key=lambda d: datasets.get(d, d))
+    if task.blind:
+        names = {ds: f"dataset-{i}" for i, ds in enumerate(used, 1)}
+    else:
+        names = {ds: datasets.get(ds, ds) for ds in used}
+    keep_context = task.bundle_needs_context()
+    redacted = {iid: it.model_copy(update={
+        "payload": task.bundle_payload(by_id[needed[iid]], it),
+        "context_id": it.context_id if keep_context else None,
+        "context_end": it.context_end if keep_context else None}) for iid, it in items.items()}
+    settings = dict(study.settings)
+    if task.blind:
+        aliases = {datasets[ds]: alias for ds, alias in names.items() if ds in datasets}
+        settings = _redact_settings(settings, aliases)
+    from storage.bundles import BundleContent
+
+    content = BundleContent(study=study.model_copy(update={"settings": settings}), annotator_id=annotator.id,
+                            units=units, items=redacted, dataset_names=names)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(target.parent or "."))
+    os.close(fd)
+    os.unlink(tmp)  # Store.open creates the file fresh
+    try:
+        with Store.open(tmp) as out_store:
+            counts = store.write_bundle(out_store, content)
+            out_store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            out_store.db.execute("PRAGMA journal_mode = DELETE")
+        os.replace(tmp, target)
+    finally:
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(tmp + suffix):
+                os.unlink(tmp + suffix)
+    return counts
+
+
+def merge_bundles(store: Store, paths: list[str]) -> list[MergeSummary]:
+    """Merge bundles into `store`. Every bundle is checked before the first is merged, so a damaged or foreign
+    bundle anywhere in the list leaves the database unchanged. Returns one MergeSummary per bundle.
+
+    Raises PrefvalError naming the bundle file.
+    """
+    for p in paths:
+        store.merge_bundle(p, dry_run=True)
+    return [store.merge_bundle(p) for p in paths]

@@ -1,0 +1,61 @@
+"""`prefval bundle export|merge`: offline bundles for annotators who work without the shared database."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from annotator.cli import add_db_option
+
+    p = sub.add_parser("bundle", help="offline bundles: one annotator's items in a file of their own, merged back",
+                       description="Cut one annotator's share of a study into a bundle file they can annotate "
+                                   "anywhere (`prefval annotate STUDY --annotator WHO --db BUNDLE`), then merge "
+                                   "their answers back with their whole history.")
+    bsub = p.add_subparsers(dest="bundle_command", metavar="ACTION")
+    e = bsub.add_parser("export", help="write one annotator's bundle of a study",
+                        description="The bundle holds only that annotator's items (and their contexts), the "
+                                    "study's settings, guidelines and rubric, and the annotator's own answers. "
+                                    "Never other annotators' answers; for blind tasks no answer keys, sources, "
+                                    "LLM verdicts or hidden candidate labels.")
+    e.add_argument("study")
+    e.add_argument("--annotator", required=True)
+    e.add_argument("--out", required=True, help="the bundle file to write (a new file)")
+    e.add_argument("--force", action="store_true", help="replace an existing file")
+    add_db_option(e)
+    e.set_defaults(func=run_export)
+    m = bsub.add_parser("merge", help="merge bundles back into the database",
+                        description="Append the annotations of each bundle that the database does not have yet. "
+                                    "Every bundle is checked first; a damaged bundle, one of another database or "
+                                    "study, or one whose annotator is not assigned stops the merge with nothing "
+                                    "written. Merging the same bundle again adds nothing.")
+    m.add_argument("bundles", nargs="+", metavar="BUNDLE")
+    add_db_option(m)
+    m.set_defaults(func=run_merge)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from annotator.bundles import export_bundle
+    from annotator.cli import db_path
+    from storage.store import Store
+
+    path = db_path(args, must_exist=True)
+    with Store.open(path) as store:
+        counts = export_bundle(store, args.study, args.annotator, args.out, force=args.force)
+    print(f"wrote {args.out}: {counts['study_items']} items of study '{args.study}' for {args.annotator} "
+          f"({counts['annotations']} earlier rows of theirs); annotate with "
+          f"`prefval annotate {args.study} --annotator {args.annotator} --db {args.out}`")
+    return 0
+
+
+def run_merge(args: argparse.Namespace) -> int:
+    from annotator.bundles import merge_bundles
+    from annotator.cli import db_path
+    from storage.store import Store
+
+    path = db_path(args, must_exist=True)
+    with Store.open(path) as store:
+        summaries = merge_bundles(store, args.bundles)
+    for s in summaries:
+        print(s.line())
+    return 0
