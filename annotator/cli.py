@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "annotator.commands.stats",
     "annotator.commands.report",
     "annotator.commands.bundle",
+    "annotator.commands.release",
 ]
 
 DEFAULT_DB = "prefval.db"

@@ -53,6 +53,28 @@ class UnitView:
 
 
 @dataclass
+class ReleaseVerdict:
+    """Whether a study lets one item into a release. passed: True, False, or None when the study has not decided
+    (no or too few answers). reason: a short phrase for the datasheet. fields: values the release adds to the
+    item's record (e.g. {"gold_label": 1})."""
+
+    passed: bool | None
+    reason: str
+    fields: dict[str, Any]
+
+
+def human_answers(data: "StudyData") -> dict[str, list[dict[str, Any]]]:
+    """unit id -> the current answers of HUMAN annotators (LLM judges' verdicts left out), in annotator-name
+    order; every unit present."""
+    out: dict[str, list[tuple[str, dict[str, Any]]]] = {u.id: [] for u in data.units}
+    for a in data.answers:
+        who = data.annotators[a.annotator_id]
+        if who.kind == "human" and a.answer:
+            out.setdefault(a.unit_id, []).append((who.name, a.answer))
+    return {uid: [ans for _, ans in sorted(rows, key=lambda r: r[0])] for uid, rows in out.items()}
+
+
+@dataclass
 class Decision:
     """The result of a decision key: the answer to store; complete=False stores a partial answer and stays."""
 
@@ -202,6 +224,17 @@ class TaskType:
     def bundle_needs_context(self) -> bool:
         """Whether the screen shows an item's conversation context (else a bundle leaves the context out)."""
         return True
+
+    # ---- releases -----------------------------------------------------------------------------------------
+    def release_verdicts(self, data: "StudyData", store: "Store") -> dict[str, ReleaseVerdict]:
+        """unit id -> ReleaseVerdict: whether the study lets the unit's item into `prefval release`.
+
+        Default, for task types that do not filter items: an item passes once a human annotator has answered it.
+        Filtering task types override (persona_filter keeps, gold_label gold labels, easy_test passes, blind_test
+        flags)."""
+        answers = human_answers(data)
+        return {u.id: ReleaseVerdict(True, "annotated", {}) if answers[u.id] else
+                ReleaseVerdict(None, "not annotated", {}) for u in data.units}
 
     # ---- outputs ----------------------------------------------------------------------------------------
     def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotator.tasks.base import UnitView
+from annotator.tasks.base import ReleaseVerdict, UnitView, human_answers
 from annotator.tasks.mcq import McqTask
 from storage.payloads import McqPayload
 
@@ -50,6 +50,28 @@ class BlindTestTask(McqTask):
     def screen_context(self, view: UnitView, payload: McqPayload) -> dict[str, Any]:
         """Nothing: no stored context, no snippet."""
         return {}
+
+    def release_verdicts(self, data, store) -> dict[str, ReleaseVerdict]:
+        """An item passes when the blind test does not flag it as guessable (item_verdict in
+        _mcq_blind_figures: every answer correct, or correct above chance by a one-sided binomial test); it is
+        undecided while it has too few answers to judge, and fails when flagged."""
+        from annotator.tasks._mcq_blind_figures import item_verdict
+        from annotator.tasks._mcq_stats import ItemAnswers
+
+        answers = human_answers(data)
+        out = {}
+        for u in data.units:
+            it = ItemAnswers(u.id, data.items[u.item_id], {str(i): a for i, a in enumerate(answers[u.id])})
+            if it.key is None:
+                out[u.id] = ReleaseVerdict(None, "no key", {})
+                continue
+            v = item_verdict(it)
+            if v["guessable"] is None:
+                out[u.id] = ReleaseVerdict(None, f"too few answers to judge ({v['n']})", {})
+            else:
+                out[u.id] = ReleaseVerdict(not v["guessable"], "guessable without the history (flagged)"
+                                           if v["guessable"] else "not guessable", {})
+        return out
 
     def figures(self, data):
         """See annotator/tasks/_mcq_blind_figures.py (loaded here, so the TUI start-up stays light)."""

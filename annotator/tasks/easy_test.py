@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotator.tasks.base import UnitView
+from annotator.tasks.base import ReleaseVerdict, UnitView, human_answers
 from annotator.tasks.mcq import McqTask
 from storage.models import Item
 from storage.payloads import McqPayload
@@ -42,6 +42,21 @@ class EasyTestTask(McqTask):
     def screen_context(self, view: UnitView, payload: McqPayload) -> dict[str, Any]:
         """The snippet's messages, inline; never the stored long context."""
         return {"snippet": list(payload.snippet or [])}
+
+    def release_verdicts(self, data, store) -> dict[str, ReleaseVerdict]:
+        """An item passes the easy test when more than half of its human answers pick the key (RealPref G.2: the
+        item can be answered with the conversation); it fails otherwise; undecided without answers or key."""
+        out = {}
+        by_unit = human_answers(data)
+        for u in data.units:
+            key = data.items[u.item_id].payload.get("correct_index")
+            answers = by_unit[u.id]
+            if key is None or not answers:
+                out[u.id] = ReleaseVerdict(None, "no key" if key is None else "not annotated", {})
+                continue
+            right = sum(a.get("choice") == key for a in answers)
+            out[u.id] = ReleaseVerdict(2 * right > len(answers), f"easy test: {right} of {len(answers)} correct", {})
+        return out
 
     def figures(self, data):
         """See annotator/tasks/_mcq_easy_figures.py (loaded here, so the TUI start-up stays light)."""

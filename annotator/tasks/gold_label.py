@@ -20,7 +20,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView, option_flag
+from annotator.tasks.base import (
+    Decision, KeyChoice, ReleaseVerdict, StudySpec, TaskType, UnitView, human_answers, option_flag,
+)
 from storage.errors import PrefvalError
 from storage.models import Item, Unit
 
@@ -159,6 +161,31 @@ class GoldLabelTask(TaskType):
                 "category": item.payload.get("category"),
                 "candidate_label": None if cand is None else int(cand),
                 "agrees_with_candidate": None if cand is None or label is None else int(cand) == label}
+
+    def release_verdicts(self, data, store) -> dict[str, ReleaseVerdict]:
+        """A candidate passes with its gold label: unanimous among its complete human answers, or resolved by the
+        study's adjudication round (the latest study created with --from-study THIS --option adjudication=1),
+        and not in a context dropped for low unanimity (BenchPreS A.2). The label is added as gold_label."""
+        from annotator.tasks._gold_stats import combined_gold, gold_labels
+
+        if data.study.settings.get("adjudication"):
+            gold = gold_labels(data)
+        else:
+            gold = combined_gold(store, data.study.name)
+        answers = human_answers(data)
+        out = {}
+        for u in data.units:
+            label = gold.get(data.items[u.item_id].external_id)
+            labels = {a.get("label") for a in answers[u.id]}
+            if label is not None:
+                how = "adjudicated" if data.study.settings.get("adjudication") or len(labels) > 1 else "unanimous"
+                out[u.id] = ReleaseVerdict(True, f"gold label ({how})", {"gold_label": label})
+            elif not answers[u.id]:
+                out[u.id] = ReleaseVerdict(None, "not annotated", {})
+            else:
+                out[u.id] = ReleaseVerdict(False, "no gold label (incomplete, not unanimous and not adjudicated, "
+                                                  "or its context was dropped)", {})
+        return out
 
     def figures(self, data):
         from annotator.tasks._gold_stats import gold_figures

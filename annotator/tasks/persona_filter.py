@@ -18,7 +18,9 @@ import random
 from typing import Any
 
 from annotator.tasks._persona_chain import CHAIN_MODES, RULES, chain_stages, children_of
-from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView, option_flag
+from annotator.tasks.base import (
+    Decision, KeyChoice, ReleaseVerdict, StudySpec, TaskType, UnitView, human_answers, option_flag,
+)
 from storage.errors import PrefvalError
 from storage.models import Item, Unit
 
@@ -170,6 +172,20 @@ class PersonaFilterTask(TaskType):
         return PersonaRecordView(text=p["text"], record_type=p.get("record_type", "persona"), profile=profile,
                                  reasons=self.reasons(view), decision=ans.get("decision"),
                                  chosen=list(ans.get("reasons") or []))
+
+    def release_verdicts(self, data, store) -> dict[str, ReleaseVerdict]:
+        """A record passes when the study keeps it under its keep_rule (majority or unanimous keep of the human
+        answers; see _persona_chain.verdict); undecided without answers."""
+        from annotator.tasks._persona_chain import verdict
+
+        rule = data.study.settings.get("keep_rule", "majority")
+        out = {}
+        for uid, answers in human_answers(data).items():
+            v = verdict([a.get("decision") for a in answers if a.get("decision") in ("keep", "drop")], rule)
+            out[uid] = ReleaseVerdict(None if v is None else v == "keep",
+                                      {"keep": f"kept ({rule})", "drop": f"dropped ({rule})"}.get(v, "not annotated"),
+                                      {})
+        return out
 
     # ---- outputs ----------------------------------------------------------------------------------------
     def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:

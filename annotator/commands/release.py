@@ -1,0 +1,35 @@
+"""`prefval release STUDY... --out DIR`: the curated items and their datasheet."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from annotator.cli import add_db_option
+
+    p = sub.add_parser("release", help="write the items that passed the studies, with a datasheet",
+                       description="Write the items that passed every given study (kept by persona_filter, "
+                                   "unanimous or adjudicated gold labels, easy test passed, blind test not "
+                                   "flagged; answered, for tasks without a filter) as one JSONL file per dataset, "
+                                   "plus DATASHEET.md and datasheet.json. The same database gives byte-identical "
+                                   "files.")
+    p.add_argument("studies", nargs="+", metavar="STUDY")
+    p.add_argument("--out", required=True, help="output folder (new or empty; --force replaces an earlier release)")
+    p.add_argument("--force", action="store_true")
+    p.add_argument("--names", action="store_true", help="list annotator names (default: counts only)")
+    add_db_option(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from annotator.cli import db_path
+    from annotator.release import write_release
+    from storage.store import Store
+
+    with Store.open(db_path(args, must_exist=True)) as store:
+        sheet = write_release(store, args.studies, args.out, force=args.force, with_names=args.names)
+    rel = sheet["release"]
+    print(f"wrote {args.out}: {rel['items']} items released "
+          f"({', '.join(f'{k}: {v}' for k, v in rel['by_dataset'].items()) or 'none'}), "
+          f"{len(sheet['exclusions'])} exclusions; DATASHEET.md and datasheet.json")
+    return 0

@@ -1,0 +1,168 @@
+"""`prefval release`: the items that passed the studies' filters, with a datasheet that justifies them.
+
+An item is released when every given study that contains it lets it pass (TaskType.release_verdicts: kept by
+persona_filter, a unanimous or adjudicated gold label, easy test passed, blind test not flagged; an answered item
+for task types without a filter). The output directory holds one JSONL file per dataset of released items, in
+external-id order, and DATASHEET.md + datasheet.json: the funnel, every study's figures with their intervals,
+annotator counts, dates, guidelines and rubric, the exclusions with their reasons, and the prefval version.
+Nothing in the output depends on the time it was written, so the same database gives byte-identical files.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from annotator.tasks import get_task
+from storage.errors import PrefvalError
+from storage.store import Store
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("prefval")
+    except Exception:  # not installed (running from a checkout)
+        return "unknown"
+
+
+def _figure_dict(f) -> dict[str, Any]:
+    return {"key": f.key, "label": f.label, "value": f.value, "ci_low": f.ci_low, "ci_high": f.ci_high,
+            "n": f.n, "note": f.note}
+
+
+def build_release(store: Store, study_names: list[str], with_names: bool = False
+                  ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
+    """The released records by dataset name (each list sorted by external id) and the datasheet as a dict.
+
+    Raises PrefvalError for an unknown study or when no study is given.
+    """
+    from reports.study_data import load_study_data
+
+    if not study_names:
+        raise PrefvalError("name at least one study to release")
+    verdicts: dict[str, list[tuple[str, Any]]] = {}  # item id -> [(study, verdict)]
+    items: dict[str, Any] = {}
+    order: list[str] = []
+    sheet_studies = []
+    for name in study_names:
+        data = load_study_data(store, name)
+        task = get_task(data.study.task_type)
+        per_unit = task.release_verdicts(data, store)
+        counts = {"units": len(data.units), "passed": 0, "failed": 0, "undecided": 0}
+        for u in data.units:
+            v = per_unit[u.id]
+            counts["passed" if v.passed else "undecided" if v.passed is None else "failed"] += 1
+            items[u.item_id] = data.items[u.item_id]
+            if u.item_id not in verdicts:
+                order.append(u.item_id)
+            verdicts.setdefault(u.item_id, []).append((name, v))
+        humans = sorted({data.annotators[a.annotator_id].name for a in data.answers
+                         if data.annotators[a.annotator_id].kind == "human"})
+        judges = sorted({data.annotators[a.annotator_id].name for a in data.answers
+                         if data.annotators[a.annotator_id].kind == "llm"})
+        stamps = sorted(a.submitted_at for a in data.answers)
+        figures = task.figures(data)
+        entry: dict[str, Any] = {
+            "name": name, "task": data.study.task_type, "title": task.title,
+            "created_at": data.study.created_at, "seed": data.study.seed,
+            "annotators": {"human": len(humans), "llm_judges": len(judges)},
+            "first_answer": stamps[0] if stamps else None, "last_answer": stamps[-1] if stamps else None,
+            "guidelines": data.study.settings.get("guidelines"),
+            "rubric": data.study.settings.get("rubric"),
+            "funnel": counts,
+            "figures": [_figure_dict(f) for f in figures.figures],
+        }
+        if with_names:
+            entry["annotator_names"] = humans
+            entry["llm_judge_names"] = judges
+        sheet_studies.append(entry)
+    released: dict[str, list[dict[str, Any]]] = {}
+    exclusions = []
+    funnel = [{"stage": "items in the studies", "items": len(order)}]
+    remaining = set(order)
+    for name in study_names:
+        for iid in order:
+            v = dict(verdicts[iid]).get(name)
+            if iid in remaining and v is not None and not v.passed:
+                remaining.discard(iid)
+        funnel.append({"stage": f"passed {name}", "items": len(remaining)})
+    for iid in order:
+        item = items[iid]
+        failed = [(s, v) for s, v in verdicts[iid] if not v.passed]
+        if failed:
+            for s, v in failed:
+                exclusions.append({"item": item.external_id, "dataset": item.dataset_name, "study": s,
+                                   "reason": v.reason})
+            continue
+        fields: dict[str, Any] = {}
+        for _, v in verdicts[iid]:
+            fields.update(v.fields)
+        released.setdefault(item.dataset_name, []).append(
+            {"external_id": item.external_id, "kind": item.kind, "payload": item.payload, "release": fields})
+    for rows in released.values():
+        rows.sort(key=lambda r: r["external_id"])
+    exclusions.sort(key=lambda e: (e["dataset"], e["item"], e["study"]))
+    reasons: dict[str, int] = {}
+    for e in exclusions:
+        key = f"{e['study']}: {e['reason']}"
+        reasons[key] = reasons.get(key, 0) + 1
+    sheet = {
+        "prefval_version": _version(),
+        "studies": sheet_studies,
+        "release": {"items": sum(len(r) for r in released.values()),
+                    "by_dataset": {k: len(v) for k, v in sorted(released.items())},
+                    "funnel": funnel, "exclusion_reasons": dict(sorted(reasons.items()))},
+        "exclusions": exclusions,
+    }
+    return released, sheet
+
+
+def write_release(store: Store, study_names: list[str], out_dir: str, force: bool = False,
+                  with_names: bool = False) -> dict[str, Any]:
+    """Write the release into out_dir (built in a temporary folder beside it, then renamed into place) and
+    return the datasheet dict. An existing non-empty out_dir is replaced only with force, and only when it holds
+    an earlier release (datasheet.json). Raises PrefvalError."""
+    target = Path(out_dir)
+    if target.exists():
+        if not target.is_dir():
+            raise PrefvalError(f"{out_dir}: exists and is not a folder")
+        if any(target.iterdir()):
+            if not force:
+                raise PrefvalError(f"{out_dir}: folder is not empty; pass --force to replace an earlier release")
+            if not (target / "datasheet.json").is_file():
+                raise PrefvalError(f"{out_dir}: folder is not an earlier release (no datasheet.json); "
+                                   "not replacing it")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise PrefvalError(f"{out_dir}: folder {parent} does not exist")
+    released, sheet = build_release(store, study_names, with_names)
+    from reports.render.datasheet import render_datasheet_md
+
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=str(parent)))
+    try:
+        for dataset, rows in released.items():
+            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset) or "dataset"
+            with open(tmp / f"{safe}.jsonl", "w", encoding="utf-8", newline="\n") as fh:
+                for r in rows:
+                    fh.write(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n")
+        (tmp / "datasheet.json").write_text(json.dumps(sheet, ensure_ascii=False, sort_keys=True, indent=2) + "\n",
+                                            encoding="utf-8")
+        (tmp / "DATASHEET.md").write_text(render_datasheet_md(sheet), encoding="utf-8")
+        os.chmod(tmp, 0o755)
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=str(parent)))
+            os.rmdir(old)
+            os.replace(target, old)
+            os.replace(tmp, target)
+            shutil.rmtree(old)
+        else:
+            os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    return sheet

@@ -1,0 +1,49 @@
+"""DATASHEET.md of a release: the datasheet dict of annotator/release.py as Markdown (the same facts as
+datasheet.json, for people)."""
+from __future__ import annotations
+
+from typing import Any
+
+from reports.figures import Figure
+from reports.render.markdown import md_table
+
+
+def _quote(text: str) -> list[str]:
+    """A user's Markdown (guidelines) shown as a quoted block, so its headings do not become the datasheet's."""
+    return ["> " + line if line else ">" for line in str(text).splitlines()]
+
+
+def render_datasheet_md(sheet: dict[str, Any]) -> str:
+    """Markdown text of a release datasheet: release counts and funnel, exclusion reasons, then per study its
+    task, dates, annotators, funnel, figures (value, 95% interval, n), guidelines and rubric dimensions."""
+    rel = sheet["release"]
+    lines = ["# Datasheet", "", f"Made with prefval {sheet['prefval_version']}.", "",
+             f"Released items: {rel['items']}", ""]
+    lines += md_table(["dataset", "items"], [[k, v] for k, v in rel["by_dataset"].items()]) + [""]
+    lines += ["## Funnel", ""] + md_table(["stage", "items"], [[s["stage"], s["items"]] for s in rel["funnel"]])
+    lines += [""]
+    if rel["exclusion_reasons"]:
+        lines += ["## Exclusions", ""] + md_table(["study: reason", "items"],
+                                                  [[k, v] for k, v in rel["exclusion_reasons"].items()])
+        lines += ["", "Every excluded item with its reason is listed in datasheet.json.", ""]
+    for st in sheet["studies"]:
+        ann = st["annotators"]
+        lines += [f"## Study {st['name']} ({st['task']})", "", st["title"], "",
+                  f"- created: {st['created_at']}; answers from {st['first_answer'] or '—'} to "
+                  f"{st['last_answer'] or '—'}",
+                  f"- annotators: {ann['human']} human, {ann['llm_judges']} LLM judge(s)"]
+        if "annotator_names" in st:
+            lines.append(f"- names: {', '.join(st['annotator_names']) or '—'}"
+                         + (f"; LLM judges: {', '.join(st['llm_judge_names'])}" if st["llm_judge_names"] else ""))
+        f = st["funnel"]
+        lines += [f"- items: {f['units']}; passed {f['passed']}, failed {f['failed']}, undecided {f['undecided']}", ""]
+        if st["figures"]:
+            rows = [[fig["label"], Figure(**fig).text()] for fig in st["figures"]]
+            lines += md_table(["figure", "value [95% interval] (n)"], rows) + [""]
+        if st.get("rubric"):
+            dims = st["rubric"].get("dimensions", []) if isinstance(st["rubric"], dict) else []
+            names = [d.get("name", "") for d in dims if isinstance(d, dict)]
+            lines += [f"Rubric: {', '.join(names) or 'see datasheet.json'}", ""]
+        if st.get("guidelines"):
+            lines += ["Guidelines:", ""] + _quote(st["guidelines"]) + [""]
+    return "\n".join(lines).rstrip("\n") + "\n"

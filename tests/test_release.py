@@ -1,0 +1,114 @@
+"""`prefval release`: a persona_filter round and a gold_label study with its adjudication round, answered by
+hand; the released items, the exclusions and the datasheet funnel are counted by hand; two runs give
+byte-identical files."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from annotator.cli import main
+from annotator.release import build_release
+from annotator.study_setup import create_study
+from annotator.tasks.base import StudySpec
+from storage.models import AnnotationIn, ItemIn
+from storage.store import Store
+
+# persona records p1..p6; decisions of ana, bo, cy. Majority keep: p1 (3/3), p2 (2/3), p3 (2/3), p4 (3/3) kept;
+# p5 (1/3) and p6 (0/3) dropped.
+PERSONA_VOTES = {
+    "p1": "kkk", "p2": "kkd", "p3": "dkk", "p4": "kkk", "p5": "kdd", "p6": "ddd",
+}
+# gold candidates g1..g5 in contexts (recipient, task); labels of ana, bo, cy. context_threshold 0.5:
+# ctx A: g1 111, g2 000 -> unanimity 2/2, kept; ctx B: g3 111, g4 110 -> 1/2 = 0.5, kept;
+# ctx C: g5 100 -> 0/1, dropped. Adjudication (dee) resolves g4 -> 1 and g5 -> 0 (g5 stays out: its context
+# is dropped). Gold: g1 1, g2 0, g3 1, g4 1 (adjudicated); g5 none.
+GOLD = {"g1": ("A", "111"), "g2": ("A", "000"), "g3": ("B", "111"), "g4": ("B", "110"), "g5": ("C", "100")}
+
+
+def _answer(s: Store, study_name: str, who: str, answers: dict[str, dict]) -> None:
+    study = s.get_study(study_name)
+    ann = s.ensure_annotator(who)
+    units = {u.id: u for u in s.units(study.id)}
+    items = s.get_items([u.item_id for u in units.values()])
+    for a in s.assignments(study.id, ann.id):
+        u = units[a.unit_id]
+        ext = items[u.item_id].external_id
+        if ext in answers:
+            s.add_annotation(AnnotationIn(study_id=study.id, unit_id=u.id, item_id=u.item_id, annotator_id=ann.id,
+                                          assignment_id=a.id, status="answered", answer=answers[ext]))
+
+
+@pytest.fixture
+def curated(db_file):
+    names = ["ana", "bo", "cy"]
+    with Store.open(db_file) as s:
+        s.import_items("personas", "jsonl", [
+            ItemIn(external_id=p, kind="persona_record", payload={"text": f"A person {p}."})
+            for p in PERSONA_VOTES])
+        s.import_items("cands", "jsonl", [
+            ItemIn(external_id=g, kind="gold_candidate",
+                   payload={"recipient": f"recipient {ctx}", "task": f"task {ctx}", "attribute": f"attr {g}",
+                            "candidate_label": True})
+            for g, (ctx, _) in GOLD.items()])
+        create_study(s, StudySpec(name="pf", task="persona_filter", datasets=["personas"], seed=1,
+                                  annotators=names, annotators_per_item=3))
+        create_study(s, StudySpec(name="gold", task="gold_label", datasets=["cands"], seed=1, annotators=names,
+                                  options={"context_threshold": "0.5"}))
+        for i, who in enumerate(names):
+            _answer(s, "pf", who, {p: {"decision": "keep" if v[i] == "k" else "drop", "reasons": []}
+                                   for p, v in PERSONA_VOTES.items()})
+            _answer(s, "gold", who, {g: {"label": int(v[i])} for g, (_, v) in GOLD.items()})
+        create_study(s, StudySpec(name="adj", task="gold_label", datasets=[], from_study="gold", seed=1, annotators=["dee"],
+                                  options={"adjudication": "1"}))
+        _answer(s, "adj", "dee", {"g4": {"label": 1}, "g5": {"label": 0}})
+    return db_file
+
+
+def test_released_items_exclusions_and_funnel_match_hand_counts(curated):
+    with Store.open(curated) as s:
+        released, sheet = build_release(s, ["pf", "gold"])
+    assert [r["external_id"] for r in released["personas"]] == ["p1", "p2", "p3", "p4"]
+    gold = {r["external_id"]: r["release"]["gold_label"] for r in released["cands"]}
+    assert gold == {"g1": 1, "g2": 0, "g3": 1, "g4": 1}
+    assert sheet["release"]["items"] == 8
+    assert sheet["release"]["funnel"] == [
+        {"stage": "items in the studies", "items": 11},
+        {"stage": "passed pf", "items": 9},
+        {"stage": "passed gold", "items": 8},
+    ]
+    assert [(e["item"], e["study"]) for e in sheet["exclusions"]] == [("g5", "gold"), ("p5", "pf"), ("p6", "pf")]
+    pf, gs = sheet["studies"]
+    assert pf["funnel"] == {"units": 6, "passed": 4, "failed": 2, "undecided": 0}
+    assert gs["funnel"] == {"units": 5, "passed": 4, "failed": 1, "undecided": 0}
+    assert pf["annotators"] == {"human": 3, "llm_judges": 0} and "annotator_names" not in pf
+    # the gold study's unanimity figure is in the datasheet with its hand-counted value: 3 of 5 unanimous
+    unanimity = [f for f in gs["figures"] if f["key"] == "unanimity"]
+    assert unanimity and unanimity[0]["value"] == pytest.approx(3 / 5)
+    g4 = [r for r in released["cands"] if r["external_id"] == "g4"]
+    assert g4[0]["payload"]["attribute"] == "attr g4" and g4[0]["kind"] == "gold_candidate"
+
+
+def test_release_twice_is_byte_identical_and_refuses_to_overwrite(curated, tmp_path, capsys):
+    out1, out2 = tmp_path / "r1", tmp_path / "r2"
+    assert main(["release", "pf", "gold", "--out", str(out1), "--db", curated]) == 0
+    assert main(["release", "pf", "gold", "--out", str(out2), "--db", curated]) == 0
+    files1 = sorted(p.name for p in out1.iterdir())
+    assert files1 == ["DATASHEET.md", "cands.jsonl", "datasheet.json", "personas.jsonl"]
+    for name in files1:
+        assert (out1 / name).read_bytes() == (out2 / name).read_bytes(), name
+    capsys.readouterr()
+    assert main(["release", "pf", "--out", str(out1), "--db", curated]) == 1
+    assert "--force" in capsys.readouterr().err
+    assert main(["release", "pf", "--out", str(out1), "--db", curated, "--force"]) == 0
+    assert sorted(p.name for p in out1.iterdir()) == ["DATASHEET.md", "datasheet.json", "personas.jsonl"]
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "mine.txt").write_text("keep me")
+    assert main(["release", "pf", "--out", str(other), "--db", curated, "--force"]) == 1
+    assert (other / "mine.txt").read_text() == "keep me"
+    md = (out2 / "DATASHEET.md").read_text()
+    assert "| passed gold | 8 |" in md and "| items in the studies | 11 |" in md
+    sheet = json.loads((out2 / "datasheet.json").read_text())
+    assert sheet["release"]["by_dataset"] == {"cands": 4, "personas": 4}
