@@ -56,6 +56,7 @@ class Session:
         self._current = {a.unit_id: a for a in self.store.current_annotations(
             self.study.id, self.annotator.id, status=("answered", "skipped", "partial"))}
         self._answered = {a.unit_id for a in self.store.current_annotations(self.study.id, self.annotator.id)}
+        self._flags = self.store.flagged(self.study.id, self.annotator.id)
 
     def sync_unit(self, unit_id: str) -> None:
         """Re-read one unit's state from the file (cheap; done before the unit is drawn)."""
@@ -156,7 +157,7 @@ class Session:
         a = self.queue[self.index]
         unit = self.units[a.unit_id]
         prev = None
-        if status != "note":
+        if status in ("answered", "skipped", "partial"):
             # read the latest row fresh: the same annotator may be working in another window
             prev = self.store.latest_decision(self.study.id, unit.id, self.annotator.id)
             shown = self._current.get(a.unit_id)
@@ -165,10 +166,11 @@ class Session:
         row = self.store.add_annotation(AnnotationIn(
             study_id=self.study.id, unit_id=unit.id, item_id=unit.item_id, annotator_id=self.annotator.id,
             assignment_id=a.id, status=status, answer=answer, note=note, source="human",
-            started_at=self.started_iso, seconds=round(self.seconds_on_item(), 3),
-            supersedes=prev.id if (prev and status != "note") else None,
+            started_at=self.started_iso,
+            seconds=round(self.seconds_on_item(), 3) if status not in ("flag", "unflag") else None,
+            supersedes=prev.id if prev else None,
         ))
-        if status != "note":
+        if status in ("answered", "skipped", "partial"):
             self._current[a.unit_id] = row
         if status == "answered":
             self._answered.add(a.unit_id)
@@ -198,6 +200,27 @@ class Session:
         if not text or self.finished:
             return None
         return self._append("note", note=text)
+
+    def is_flagged(self) -> bool:
+        """Whether the current item is flagged "needs review" by this annotator (False when finished)."""
+        if self.finished:
+            return False
+        return (self.queue[self.index].unit_id, self.annotator.id) in self._flags
+
+    def flag(self) -> bool:
+        """Toggle the "needs review" flag of the current item without answering it: appends a "flag" or an
+        "unflag" row (committed) and stays on the item. Returns the new state."""
+        if self.finished:
+            return False
+        key = (self.queue[self.index].unit_id, self.annotator.id)
+        on = key not in self._flags
+        self._append("flag" if on else "unflag")
+        (self._flags.add if on else self._flags.discard)(key)
+        return on
+
+    def flagged_units(self) -> set[str]:
+        """Unit ids of this annotator's queue that are flagged."""
+        return {u for u, _ in self._flags}
 
     def notes(self) -> list[str]:
         """The notes this annotator wrote on the current item, oldest first ([] when finished)."""

@@ -16,6 +16,7 @@ def create_study(store: Store, spec: StudySpec) -> Study:
     Raises PrefvalError (nothing written) for an unknown task, dataset or a taken name.
     """
     task = get_task(spec.task)
+    spec = task.prepare_spec(store, spec)
     settings = task.study_settings(spec)
     units = task.build_units(store, spec)
     if not units:
@@ -39,7 +40,7 @@ def unit_quota(study: Study, unit: Unit) -> int:
 def _queue_seed(study: Study, annotator: Annotator) -> int:
     """Seed of an annotator's queue order: from the study's name and seed and the annotator's name, so that the
     same study set up again (or in another database) gives everyone the same order."""
-    return stable_seed("queue", study.seed, study.name, annotator.name)
+    return stable_seed("queue", study.seed, study.settings.get("seed_name", study.name), annotator.name)
 
 
 def _assign_seed(study: Study, annotator: Annotator, unit: Unit) -> int:
@@ -98,3 +99,68 @@ def claim_assignments(store: Store, study: Study, annotator: Annotator) -> int:
     ids = _ordered(store, study, annotator, open_units)
     return store.add_assignments(study.id, [(uid, annotator.id, pos, _assign_seed(study, annotator, by_id[uid]))
                                             for pos, uid in enumerate(ids)])
+
+
+def study_annotator_names(store: Store, study: Study) -> list[str]:
+    """Names of the human annotators who hold items of a study (released assignments do not count), sorted."""
+    humans = {a.id: a.name for a in store.annotators() if a.kind == "human"}
+    return sorted({humans[a.annotator_id] for a in store.assignments(study.id) if a.annotator_id in humans})
+
+
+def newcomer_question(store: Store, study: Study, name: str) -> str | None:
+    """The question to ask before `name` claims items of a study that already has other human annotators
+    (a mistyped --annotator must not take the real annotator's items); None when no confirmation is needed
+    (the name already has items here, or nobody else has). Nothing is written."""
+    import difflib
+
+    known = study_annotator_names(store, study)
+    me = store.find_annotator(name)
+    if not known or (me is not None and store.assignments(study.id, me.id)):
+        return None
+    close = difflib.get_close_matches(name.strip(), known, n=1, cutoff=0.6)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    return (f"study '{study.name}' already has annotators {', '.join(known)}; '{name.strip()}' is new here and "
+            f"would claim items of it.{hint}")
+
+
+def release(store: Store, study: Study, name: str, keep_skipped: bool) -> tuple[int, int]:
+    """Give an annotator's unanswered items of a study back to the pool (see Store.release_assignments).
+    Returns (released, kept with an answer). Raises PrefvalError when the name holds no items of the study."""
+    a = store.find_annotator(name)
+    if a is None or not store.assignments(study.id, a.id):
+        raise PrefvalError(f"annotator '{name}' has no items in study '{study.name}'")
+    n = store.release_assignments(study.id, a.id, keep_skipped=keep_skipped)
+    return n, len(store.assignments(study.id, a.id))
+
+
+def move_annotator(store: Store, study: Study, old: str, new: str) -> tuple[str, int, int]:
+    """`prefval study rename-annotator STUDY OLD NEW`: give OLD's work in a study to NEW.
+
+    When NEW is not an annotator yet and OLD holds items of no other study, OLD is renamed (same id: every
+    answer, skip, note and flag follows). Otherwise answers cannot move (the log is append-only): OLD keeps the
+    items they answered, and the rest are released and appended to NEW's queue (units NEW already has are left
+    to the pool). Returns (how, moved, kept): how is "renamed" or "moved". Raises PrefvalError for unknown names.
+    """
+    a_old = store.find_annotator(old)
+    if a_old is None or not store.assignments(study.id, a_old.id):
+        raise PrefvalError(f"annotator '{old}' has no items in study '{study.name}'")
+    if not new.strip():
+        raise PrefvalError("annotator name must not be empty")
+    elsewhere = [s.name for s in store.studies(include_archived=True)
+                 if s.id != study.id and store.assignments(s.id, a_old.id)]
+    if store.find_annotator(new) is None and not elsewhere:
+        store.rename_annotator(old, new)
+        return "renamed", len(store.assignments(study.id, a_old.id)), 0
+    with store.transaction():
+        before = {x.unit_id for x in store.assignments(study.id, a_old.id)}
+        store.release_assignments(study.id, a_old.id)
+        kept = {x.unit_id for x in store.assignments(study.id, a_old.id)}
+        a_new = store.ensure_annotator(new)
+        queue = store.assignments(study.id, a_new.id)
+        have = {x.unit_id for x in queue}
+        by_id = {u.id: u for u in store.units(study.id)}
+        moving = [uid for uid in by_id if uid in before - kept and uid not in have]  # study order
+        start = max((x.position for x in queue), default=-1) + 1
+        moved = store.add_assignments(study.id, [(uid, a_new.id, start + i, _assign_seed(study, a_new, by_id[uid]))
+                                                 for i, uid in enumerate(moving)])
+    return "moved", moved, len(kept)

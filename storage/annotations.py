@@ -73,6 +73,18 @@ class AnnotationsMixin:
             "SELECT 1 FROM annotations WHERE study_id = ? AND unit_id = ? AND annotator_id = ? "
             "AND status = 'answered' LIMIT 1", [study_id, unit_id, annotator_id]).fetchone() is not None
 
+    def flagged(self, study_id: str, annotator_id: str | None = None) -> set[tuple[str, str]]:
+        """(unit_id, annotator_id) pairs currently flagged "needs review": the latest flag/unflag row of the
+        annotator on the unit is a "flag". Derived from the append-only log (a flag is never deleted, only
+        followed by an "unflag" row)."""
+        sql = ("SELECT unit_id, annotator_id, status FROM ("
+               " SELECT unit_id, annotator_id, status, ROW_NUMBER() OVER ("
+               "  PARTITION BY unit_id, annotator_id ORDER BY submitted_at DESC, id DESC) AS rn"
+               " FROM annotations WHERE study_id = ? AND status IN ('flag', 'unflag')"
+               + (" AND annotator_id = ?" if annotator_id else "") + ") WHERE rn = 1 AND status = 'flag'")
+        params = [study_id] + ([annotator_id] if annotator_id else [])
+        return {(r[0], r[1]) for r in self.db.execute(sql, params)}
+
     def history(self, study_id: str, unit_id: str, annotator_id: str) -> list[Annotation]:
         """Every row (answers, skips, partials, notes) of one annotator on one unit, oldest first."""
         return [_annotation(r) for r in self.db["annotations"].rows_where(

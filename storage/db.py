@@ -207,11 +207,18 @@ def _m3_meta(db: sqlite_utils.Database) -> None:
     db["meta"].insert({"key": "database_id", "value": str(uuid.uuid4())})
 
 
+def _m4_released_assignments(db: sqlite_utils.Database) -> None:
+    # An assignment given back to the pool (`prefval study release|unassign|rename-annotator`) keeps its row, since
+    # annotations name it, and gets released_at: it then leaves the annotator's queue and no longer fills a quota.
+    db["assignments"].add_column("released_at", str)
+
+
 # Append new migrations at the end; never edit one that has shipped.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "initial schema", _m1_initial),
     (2, "current_answers view", _m2_current_answers),
     (3, "meta table with the database id", _m3_meta),
+    (4, "assignments.released_at", _m4_released_assignments),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -130,7 +130,9 @@ class Assignment(BaseModel):
     shuffle_seed: int
 
 
-Status = Literal["answered", "skipped", "partial", "note"]
+# "flag" / "unflag" mark an item "needs review" (or clear the mark) without answering it; the latest of the two
+# rows of an annotator on a unit decides whether it is flagged.
+Status = Literal["answered", "skipped", "partial", "note", "flag", "unflag"]
 
 
 class AnnotationIn(BaseModel):

@@ -61,9 +61,52 @@ class StudiesMixin:
     def get_study_by_id(self, study_id: str) -> Study:
         return _study(self.db["studies"].get(study_id))
 
-    def studies(self) -> list[Study]:
-        """All studies by creation time."""
-        return [_study(r) for r in self.db["studies"].rows_where(order_by="created_at")]
+    def studies(self, include_archived: bool = False) -> list[Study]:
+        """Studies by creation time; archived ones (settings["archived"]) only with include_archived=True."""
+        out = [_study(r) for r in self.db["studies"].rows_where(order_by="created_at")]
+        return out if include_archived else [s for s in out if not s.settings.get("archived")]
+
+    def rename_study(self, name: str, new_name: str) -> Study:
+        """Give a study a new name (its id, items, assignments and answers are unchanged). The name its
+        annotators' queue orders were seeded from is kept in settings["seed_name"], so people who join later
+        get the order they would have had. Raises PrefvalError for an unknown study, an empty or taken name."""
+        study = self.get_study(name)
+        new_name = new_name.strip()
+        if not new_name:
+            raise PrefvalError("the new study name must not be empty")
+        if self.db.execute("SELECT 1 FROM studies WHERE name = ?", [new_name]).fetchone():
+            raise PrefvalError(f"a study named '{new_name}' already exists")
+        settings = {**study.settings, "seed_name": study.settings.get("seed_name", study.name)}
+        with write_transaction(self.db):
+            self.db["studies"].update(study.id, {"name": new_name, "settings": json.dumps(settings)})
+            self._insert_event("study_renamed", study.id, None, {"from": name, "to": new_name})
+        return self.get_study(new_name)
+
+    def set_study_archived(self, name: str, archived: bool = True) -> Study:
+        """Archive a study (hidden from `study list` and `status`, everything kept in the file) or bring it back."""
+        study = self.get_study(name)
+        settings = {**study.settings, "archived": bool(archived)}
+        with write_transaction(self.db):
+            self.db["studies"].update(study.id, {"settings": json.dumps(settings)})
+            self._insert_event("study_archived" if archived else "study_unarchived", study.id, None, {"name": name})
+        return self.get_study(name)
+
+    def delete_study(self, name: str) -> int:
+        """Delete a study that has no annotation rows at all (no answer, skip, note or flag), with its units and
+        assignments. Returns the number of units removed. Raises PrefvalError when the study has annotations
+        (they are append-only: a study with answers can only be archived)."""
+        study = self.get_study(name)
+        n_rows = self.db.execute("SELECT COUNT(*) FROM annotations WHERE study_id = ?", [study.id]).fetchone()[0]
+        if n_rows:
+            raise PrefvalError(f"study '{name}' has {n_rows} annotation row(s), which are never deleted; "
+                               f"use `prefval study archive {name}` to hide it instead")
+        with write_transaction(self.db):
+            n_units = self.db.execute("SELECT COUNT(*) FROM study_items WHERE study_id = ?", [study.id]).fetchone()[0]
+            self.db.execute("DELETE FROM assignments WHERE study_id = ?", [study.id])
+            self.db.execute("DELETE FROM study_items WHERE study_id = ?", [study.id])
+            self.db.execute("DELETE FROM studies WHERE id = ?", [study.id])
+            self._insert_event("study_deleted", study.id, None, {"name": name, "units": n_units})
+        return n_units
 
     def units(self, study_id: str) -> list[Unit]:
         """The study's units in study order."""
@@ -76,13 +119,35 @@ class StudiesMixin:
         if not name:
             raise PrefvalError("annotator name must not be empty")
         aid = derived_id("annotator", name)
-        row = self.db.execute("SELECT id, name, kind, model FROM annotators WHERE id = ?", [aid]).fetchone()
-        if row:
+        row = self.db.execute("SELECT id, name, kind, model FROM annotators WHERE name = ?", [name]).fetchone()
+        if row:  # looked up by name: a renamed annotator keeps the id derived from their first name
             return Annotator(id=row[0], name=row[1], kind=row[2] or "human", model=row[3])
         with write_transaction(self.db):
             self.db["annotators"].insert({"id": aid, "name": name, "kind": kind, "model": model,
                                           "created_at": now_iso()})
         return Annotator(id=aid, name=name, kind=kind, model=model)
+
+    def find_annotator(self, name: str) -> Annotator | None:
+        """The annotator called name, or None (nothing is created)."""
+        row = self.db.execute("SELECT id, name, kind, model FROM annotators WHERE name = ?",
+                              [name.strip()]).fetchone()
+        return Annotator(id=row[0], name=row[1], kind=row[2] or "human", model=row[3]) if row else None
+
+    def rename_annotator(self, old: str, new: str) -> Annotator:
+        """Rename an annotator everywhere (same id, so every assignment and annotation follows). Raises
+        PrefvalError when old is unknown or new is empty or already taken."""
+        a = self.find_annotator(old)
+        if a is None:
+            raise PrefvalError(f"no annotator named '{old}'")
+        new = new.strip()
+        if not new:
+            raise PrefvalError("annotator name must not be empty")
+        if self.find_annotator(new) is not None:
+            raise PrefvalError(f"an annotator named '{new}' already exists")
+        with write_transaction(self.db):
+            self.db["annotators"].update(a.id, {"name": new})
+            self._insert_event("annotator_renamed", None, a.id, {"from": old, "to": new})
+        return Annotator(id=a.id, name=new, kind=a.kind, model=a.model)
 
     def annotators(self) -> list[Annotator]:
         return [Annotator(**{k: r[k] for k in ("id", "name", "kind", "model")})
@@ -94,33 +159,62 @@ class StudiesMixin:
         rows: (unit_id, annotator_id, position in that annotator's queue, shuffle_seed). Returns the number added.
         """
         with write_transaction(self.db):
-            existing = {r[0] for r in self.db.execute("SELECT id FROM assignments WHERE study_id = ?", [study_id])}
+            existing = {r[0]: r[1] for r in self.db.execute(
+                "SELECT id, released_at FROM assignments WHERE study_id = ?", [study_id])}
             new_rows = []
             stamp = now_iso()
             for unit_id, annotator_id, position, seed in rows:
                 aid = derived_id("assignment", study_id, unit_id, annotator_id)
                 if aid in existing:
+                    if existing[aid] is not None:  # released earlier: back in the queue, at its new position
+                        self.db.execute("UPDATE assignments SET released_at = NULL, position = ? WHERE id = ?",
+                                        [position, aid])
+                        existing[aid] = None
+                        new_rows.append(None)
                     continue
-                existing.add(aid)
+                existing[aid] = None
                 new_rows.append({
                     "id": aid, "study_id": study_id, "unit_id": unit_id, "annotator_id": annotator_id,
                     "position": position, "shuffle_seed": seed, "created_at": stamp,
                 })
-            self.db["assignments"].insert_all(new_rows, batch_size=500)
+            self.db["assignments"].insert_all([r for r in new_rows if r is not None], batch_size=500)
         added = len(new_rows)
         return added
 
     def assignments(self, study_id: str, annotator_id: str | None = None) -> list[Assignment]:
         """Assignments of a study (of one annotator, in their queue order, when annotator_id is given)."""
         if annotator_id:
-            rows = self.db["assignments"].rows_where("study_id = ? AND annotator_id = ?",
+            rows = self.db["assignments"].rows_where("study_id = ? AND annotator_id = ? AND released_at IS NULL",
                                                      [study_id, annotator_id], order_by="position")
         else:
-            rows = self.db["assignments"].rows_where("study_id = ?", [study_id],
+            rows = self.db["assignments"].rows_where("study_id = ? AND released_at IS NULL", [study_id],
                                                      order_by="annotator_id, position")
         return [Assignment(**{k: r[k] for k in Assignment.model_fields}) for r in rows]
 
     def assignment_counts(self, study_id: str) -> dict[str, int]:
-        """unit_id -> number of annotators assigned to it."""
+        """unit_id -> number of annotators assigned to it (released assignments do not count)."""
         return {r[0]: r[1] for r in self.db.execute(
-            "SELECT unit_id, COUNT(*) FROM assignments WHERE study_id = ? GROUP BY unit_id", [study_id])}
+            "SELECT unit_id, COUNT(*) FROM assignments WHERE study_id = ? AND released_at IS NULL "
+            "GROUP BY unit_id", [study_id])}
+
+    def release_assignments(self, study_id: str, annotator_id: str, keep_skipped: bool = False) -> int:
+        """Give one annotator's unanswered units of a study back to the pool: their assignments get released_at
+        (rows stay, since annotations may name them) and leave the queue. Units with an "answered" row stay
+        assigned (answers are never deleted or moved); so do units the annotator skipped when keep_skipped.
+        Returns the number of assignments released."""
+        keep = "('answered', 'skipped')" if keep_skipped else "('answered')"
+        with write_transaction(self.db):
+            ids = [r[0] for r in self.db.execute(
+                "SELECT s.id FROM assignments s WHERE s.study_id = ? AND s.annotator_id = ? "
+                "AND s.released_at IS NULL AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.study_id = s.study_id "
+                f"AND a.unit_id = s.unit_id AND a.annotator_id = s.annotator_id AND a.status IN {keep})",
+                [study_id, annotator_id])]
+            stamp = now_iso()
+            for i in range(0, len(ids), 500):
+                chunk = ids[i:i + 500]
+                self.db.execute(f"UPDATE assignments SET released_at = ? WHERE id IN ({','.join('?' * len(chunk))})",
+                                [stamp, *chunk])
+            if ids:
+                self._insert_event("assignments_released", study_id, annotator_id,
+                                   {"released": len(ids), "keep_skipped": keep_skipped})
+        return len(ids)

@@ -149,12 +149,19 @@ async def test_tf_items_use_t_and_f_unshuffled_and_export_original_letters(db_fi
 
     rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert len(rows) == 3
-    by_answer = sorted((r["choice_letter"] or "-", r["choice_text"], r["cant_tell"], r["format"]) for r in rows)
-    assert by_answer == [("-", None, True, "tf"), ("A", "True", False, "tf"), ("B", "False", False, "tf")]
-    keys = {"tf0": "A", "tf1": "B", "tf2": "A"}
-    for r in rows:
-        assert r["correct_letter"] == keys[r["item"]]
-        assert r["is_correct"] == (r["choice_letter"] == keys[r["item"]])
+    # T/F exports the item's own values, never letters
+    assert all("choice_letter" not in r and "correct_letter" not in r for r in rows)
+    by_item = {r["item"]: (r["choice"], r["choice_text"], r["cant_tell"], r["correct"], r["is_correct"])
+               for r in rows}
+    # ana's queue order is seeded; whatever item got which key, the values must match the key pressed
+    assert sorted(((v[0] is None, str(v[0])) for v in by_item.values())) == [
+        (False, "False"), (False, "True"), (True, "None")]
+    keys = {"tf0": True, "tf1": False, "tf2": True}  # correct_index i % 2: 0 -> "True", 1 -> "False"
+    for ext, (choice, text, cant, correct, ok) in by_item.items():
+        assert correct is keys[ext]
+        assert ok == (choice is keys[ext])
+        assert text == (None if choice is None else str(choice))
+        assert cant == (choice is None)
 
 
 async def test_mcq_screens_show_no_key_source_or_other_answers(hand_study):

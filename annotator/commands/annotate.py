@@ -12,6 +12,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "time with q and come back to resume where you stopped.")
     p.add_argument("study")
     p.add_argument("--annotator", required=True, help="your name (each annotator gets their own items)")
+    p.add_argument("--new-annotator", action="store_true",
+                   help="confirm that a name new to a study that already has annotators may claim items")
     add_db_option(p)
     p.set_defaults(func=run)
 
@@ -20,8 +22,36 @@ def run(args: argparse.Namespace) -> int:
     from annotator.app import AnnotateApp
     from annotator.cli import db_path
 
+    if not confirm_newcomer(args):
+        return 1
     app = AnnotateApp(db_path(args, must_exist=True), args.study, args.annotator)
     app.run()
     done, total = app.session.progress()
     print(f"{args.annotator} on {args.study}: {done}/{total} answered (saved in {db_path(args)})")
     return 0
+
+
+def confirm_newcomer(args: argparse.Namespace) -> bool:
+    """Ask before a name new to a study that already has annotators claims items (a mistyped --annotator must
+    not lock the real annotator out). True to go on. Without a terminal to ask on, refuses with a one-line error
+    unless --new-annotator was given. Nothing is written before the answer."""
+    import sys
+
+    from annotator.cli import db_path
+    from annotator.study_setup import newcomer_question
+    from storage.errors import PrefvalError
+    from storage.store import Store
+
+    if args.new_annotator:
+        return True
+    with Store.open(db_path(args, must_exist=True)) as store:
+        question = newcomer_question(store, store.get_study(args.study), args.annotator)
+    if question is None:
+        return True
+    if not sys.stdin.isatty():
+        raise PrefvalError(question + " Add --new-annotator to confirm.")
+    reply = input(question + f" Start as '{args.annotator.strip()}'? [y/N] ")
+    if reply.strip().lower() in ("y", "yes"):
+        return True
+    print("nothing claimed", file=sys.stderr)
+    return False

@@ -26,7 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
     """Rows: study, item (external id), item_b, annotator, annotator_kind, status, answer (dict), the task's
     fields (e.g. choice_text, is_correct), note (all notes the annotator wrote on the item, joined by " | "),
-    submitted_at, seconds; with history=True one row per log entry (notes included) plus id/supersedes."""
+    flagged (the annotator marked the item "needs review"), submitted_at, seconds; an item flagged without an
+    answer gets a row of its own with status "flagged". With history=True one row per log entry (notes, flags
+    and unflags included) plus id/supersedes."""
     from annotator.tasks import get_task
     from reports.study_data import load_study_data
 
@@ -39,6 +41,14 @@ def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
     for a in log:
         if a.status == "note" and a.note:
             notes.setdefault((a.unit_id, a.annotator_id), []).append(a.note)
+    flagged = store.flagged(data.study.id)
+    if not history:
+        answered = {(a.unit_id, a.annotator_id) for a in rows_in}
+        last_flag: dict[tuple[str, str], object] = {}
+        for a in log:
+            if a.status == "flag" and (a.unit_id, a.annotator_id) in flagged - answered:
+                last_flag[(a.unit_id, a.annotator_id)] = a
+        rows_in = list(rows_in) + [a.model_copy(update={"status": "flagged"}) for a in last_flag.values()]
     out = []
     for a in rows_in:
         unit = units[a.unit_id]
@@ -51,7 +61,10 @@ def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
         if a.status in ("answered", "partial") and a.answer:
             row.update(task.export_fields(unit, item, item_b, a.answer))
         note = a.note if history else " | ".join(notes.get((a.unit_id, a.annotator_id), [])) or None
-        row.update({"note": note, "submitted_at": a.submitted_at, "seconds": a.seconds})
+        row.update({"note": note})
+        if not history:
+            row["flagged"] = (a.unit_id, a.annotator_id) in flagged
+        row.update({"submitted_at": a.submitted_at, "seconds": a.seconds})
         if history:
             row.update({"id": a.id, "supersedes": a.supersedes})
         out.append(row)

@@ -1,4 +1,4 @@
-"""`prefval study create|list|assign`."""
+"""`prefval study create|list|assign|release|unassign|rename-annotator|rename|archive|delete`."""
 from __future__ import annotations
 
 import argparse
@@ -56,6 +56,44 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--annotators", required=True, help="comma-separated names")
     add_db_option(a)
     a.set_defaults(func=run_assign)
+    ls.add_argument("--archived", action="store_true", help="list archived studies too")
+    r = ssub.add_parser("release", help="give claimed but untouched items back to the pool",
+                        description="Items an annotator holds but has neither answered nor skipped go back to the "
+                                    "pool (for whoever opens the study next). Answers are never deleted.")
+    r.add_argument("name")
+    r.add_argument("--annotator", help="only this annotator's items (default: every annotator's)")
+    add_db_option(r)
+    r.set_defaults(func=run_release)
+    u = ssub.add_parser("unassign", help="take an annotator off a study (unanswered items back to the pool)",
+                        description="Every item the annotator has not answered (skipped ones too) goes back to "
+                                    "the pool; items they answered stay theirs, since answers are never deleted.")
+    u.add_argument("name")
+    u.add_argument("--annotator", required=True)
+    add_db_option(u)
+    u.set_defaults(func=run_unassign)
+    ra = ssub.add_parser("rename-annotator", help="give an annotator's items in a study to another name",
+                         description="When NEW is not an annotator yet and OLD works on no other study, OLD is "
+                                     "renamed (answers follow). Otherwise OLD's unanswered items move to NEW and "
+                                     "OLD keeps the answered ones (the log is append-only).")
+    ra.add_argument("name")
+    ra.add_argument("old")
+    ra.add_argument("new")
+    add_db_option(ra)
+    ra.set_defaults(func=run_rename_annotator)
+    rn = ssub.add_parser("rename", help="rename a study")
+    rn.add_argument("name")
+    rn.add_argument("new_name")
+    add_db_option(rn)
+    rn.set_defaults(func=run_rename)
+    ar = ssub.add_parser("archive", help="hide a study from lists (everything stays in the file)")
+    ar.add_argument("name")
+    ar.add_argument("--undo", action="store_true", help="bring an archived study back")
+    add_db_option(ar)
+    ar.set_defaults(func=run_archive)
+    d = ssub.add_parser("delete", help="delete a study that has no annotations")
+    d.add_argument("name")
+    add_db_option(d)
+    d.set_defaults(func=run_delete)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
@@ -88,6 +126,15 @@ def run_create(args: argparse.Namespace) -> int:
         n = len(store.units(study.id))
         k = study.settings.get("annotators_per_item", 1)
     print(f"study {study.name}: task {study.task_type}, {n} items, {k} annotator(s) per item, seed {study.seed}")
+    if study.task_type == "pairwise" and not args.pairs:
+        how = study.settings.get("options", {}).get("pairing")
+        asked = "pairing" in spec.options
+        if how == "id":
+            print(f"paired by id: records with the same id in {args.dataset[0]} and {args.dataset[1]}"
+                  + ("" if asked else " (--option pairing=random for a seeded random pairing)"))
+        else:
+            print(f"paired at random (seed {study.seed})"
+                  + ("" if asked else ": the two datasets share no ids; use --pairs FILE to fix pairs"))
     if args.sample is not None and n < args.sample:
         print(f"note: --sample {args.sample} asked for more items than the dataset offers; the study has all {n}")
     return 0
@@ -98,9 +145,10 @@ def run_list(args: argparse.Namespace) -> int:
     from storage.store import Store
 
     with Store.open(db_path(args, must_exist=True)) as store:
-        for s in store.studies():
+        for s in store.studies(include_archived=args.archived):
             n = len(store.units(s.id))
-            print(f"{s.name}\t{s.task_type}\t{n} items\tdatasets: {', '.join(s.settings.get('datasets', []))}")
+            mark = "\tarchived" if s.settings.get("archived") else ""
+            print(f"{s.name}\t{s.task_type}\t{n} items\tdatasets: {', '.join(s.settings.get('datasets', []))}{mark}")
     return 0
 
 
@@ -114,4 +162,68 @@ def run_assign(args: argparse.Namespace) -> int:
         out = assign_named(store, store.get_study(args.name), names)
     for name, n in out.items():
         print(f"{name}: {n} items")
+    return 0
+
+
+def _open(args: argparse.Namespace):
+    from annotator.cli import db_path
+    from storage.store import Store
+
+    return Store.open(db_path(args, must_exist=True))
+
+
+def run_release(args: argparse.Namespace) -> int:
+    from annotator.study_setup import release, study_annotator_names
+
+    with _open(args) as store:
+        study = store.get_study(args.name)
+        names = [args.annotator] if args.annotator else study_annotator_names(store, study)
+        for name in names:
+            n, kept = release(store, study, name, keep_skipped=True)
+            print(f"{name}: {n} untouched item(s) back to the pool; keeps {kept} answered or skipped")
+    return 0
+
+
+def run_unassign(args: argparse.Namespace) -> int:
+    from annotator.study_setup import release
+
+    with _open(args) as store:
+        n, kept = release(store, store.get_study(args.name), args.annotator, keep_skipped=False)
+    tail = f"; {kept} answered item(s) stay theirs (answers are never deleted)" if kept else ""
+    print(f"{args.annotator}: {n} unanswered item(s) back to the pool{tail}")
+    return 0
+
+
+def run_rename_annotator(args: argparse.Namespace) -> int:
+    from annotator.study_setup import move_annotator
+
+    with _open(args) as store:
+        how, moved, kept = move_annotator(store, store.get_study(args.name), args.old, args.new)
+    if how == "renamed":
+        print(f"annotator '{args.old}' is now '{args.new}' ({moved} item(s) in study {args.name}, answers included)")
+    else:
+        print(f"{moved} unanswered item(s) of '{args.old}' moved to '{args.new}'"
+              + (f"; '{args.old}' keeps {kept} answered item(s) (answers are never moved or deleted)" if kept else ""))
+    return 0
+
+
+def run_rename(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        store.rename_study(args.name, args.new_name)
+    print(f"study {args.name} is now {args.new_name.strip()}")
+    return 0
+
+
+def run_archive(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        store.set_study_archived(args.name, not args.undo)
+    print(f"study {args.name} " + ("is back in the lists" if args.undo else
+                                  "archived (hidden from lists; `study list --archived` shows it)"))
+    return 0
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        n = store.delete_study(args.name)
+    print(f"study {args.name} deleted ({n} items; the imported items stay in their dataset)")
     return 0

@@ -144,6 +144,11 @@ class TaskType:
     default_guidelines: ClassVar[str] = ""
 
     # ---- study creation ---------------------------------------------------------------------------------
+    def prepare_spec(self, store: "Store", spec: StudySpec) -> StudySpec:
+        """Override to settle choices that depend on the data before settings and units are built (e.g. how a
+        pairwise study pairs its datasets); the returned spec is used from then on. Raises PrefvalError."""
+        return spec
+
     def study_settings(self, spec: StudySpec) -> dict[str, Any]:
         """Settings stored with the study (override to validate and add task options). Raises PrefvalError."""
         return {

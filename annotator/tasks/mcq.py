@@ -34,6 +34,13 @@ def tf_indices(options: list[str]) -> tuple[int, int]:
     return 0, 1
 
 
+def tf_value(options: list[str], index: int) -> bool | str:
+    """The value of option `index` of a T/F item: True or False when the options read true/false (any case),
+    else the option's own text."""
+    text = options[index].strip()
+    return {"true": True, "false": False}.get(text.lower(), text)
+
+
 def display_order(view: UnitView) -> list[int]:
     """Display position -> original option index (the identity for unshuffled T/F items)."""
     return view.order or list(range(len(view.item.payload["options"])))
@@ -127,16 +134,27 @@ class McqTask(TaskType):
 
     # ---- outputs ----------------------------------------------------------------------------------------
     def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:
+        """MCQ: option letters and text in the item's original order. T/F: the item's own values instead of
+        letters (choice and correct as True/False; the option text when an item words them otherwise).
+        Items with a pre-evolution distractor (HorizonBench) add distractor_letter and picked_distractor
+        (None for can't tell)."""
         p = McqPayload.model_validate(item.payload)
         choice = answer.get("choice")
-        return {
-            "choice_letter": None if choice is None else letter(choice),
-            "choice_text": None if choice is None else p.options[choice],
-            "cant_tell": bool(answer.get("cant_tell")),
-            "correct_letter": None if p.correct_index is None else letter(p.correct_index),
-            "is_correct": None if p.correct_index is None else choice == p.correct_index,
-            "format": p.fmt,
-        }
+        if p.fmt == "tf":
+            out = {"choice": None if choice is None else tf_value(p.options, choice),
+                   "choice_text": None if choice is None else p.options[choice],
+                   "cant_tell": bool(answer.get("cant_tell")),
+                   "correct": None if p.correct_index is None else tf_value(p.options, p.correct_index)}
+        else:
+            out = {"choice_letter": None if choice is None else letter(choice),
+                   "choice_text": None if choice is None else p.options[choice],
+                   "cant_tell": bool(answer.get("cant_tell")),
+                   "correct_letter": None if p.correct_index is None else letter(p.correct_index)}
+        out.update({"is_correct": None if p.correct_index is None else choice == p.correct_index, "format": p.fmt})
+        if p.distractor_index is not None:
+            out["distractor_letter"] = letter(p.distractor_index)
+            out["picked_distractor"] = None if choice is None else choice == p.distractor_index
+        return out
 
     def figures(self, data):
         from annotator.tasks.mcq_figures import mcq_figures

@@ -7,7 +7,9 @@ plausible), 2 (right is) or t (tie). Answers are stored in the ORIGINAL sides:
 {"winner": "A" | "B" | "tie", "shown_left": "A" | "B", "pressed": "left" | "right" | "tie"}.
 
 Pairs come from `--dataset A --dataset B`: a seeded random pairing (min(len A, len B) pairs, or --sample N), or
-the rows of `--pairs FILE` (CSV with columns a_id,b_id or JSONL objects with those keys; external ids).
+the rows of `--pairs FILE` (CSV with columns a_id,b_id or JSONL objects with those keys; external ids). When the
+two datasets share external ids (parallel datasets), the records with the same id are paired by default
+(`--option pairing=random` for the seeded random pairing); each unit's extra says how it was paired.
 """
 from __future__ import annotations
 
@@ -50,6 +52,23 @@ class PairwiseTask(TaskType):
         settings.update(dataset_a=spec.datasets[0], dataset_b=spec.datasets[1], pairs_file=spec.pairs)
         return settings
 
+    def prepare_spec(self, store, spec: StudySpec) -> StudySpec:
+        """The spec with options["pairing"] decided: "id" when the two datasets share external ids (parallel
+        datasets: the records with the same id are paired, the others left out), else "random"; an explicit
+        --option pairing=id|random is kept. Raises PrefvalError for pairing=id without shared ids."""
+        if spec.pairs or len(spec.datasets) != 2 or spec.datasets[0] == spec.datasets[1]:
+            return spec  # a pairs file decides; study_settings reports a wrong number of datasets
+        asked = str(spec.options.get("pairing", "")).strip().lower()
+        if asked not in ("", "id", "random"):
+            raise PrefvalError(f"--option pairing={asked}: expected id or random")
+        shared = ({it.external_id for it in self._side_items(store, spec.datasets[0])}
+                  & {it.external_id for it in self._side_items(store, spec.datasets[1])})
+        if asked == "id" and not shared:
+            raise PrefvalError(f"--option pairing=id: datasets '{spec.datasets[0]}' and '{spec.datasets[1]}' "
+                               "share no ids")
+        how = asked or ("id" if shared else "random")
+        return spec.model_copy(update={"options": {**spec.options, "pairing": how}})
+
     def _side_items(self, store, name: str) -> list[Item]:
         items = [it for it in store.items(name) if it.kind in self.item_kinds]
         if not items:
@@ -68,6 +87,9 @@ class PairwiseTask(TaskType):
             a_by = {it.external_id: it for it in a_items}
             b_by = {it.external_id: it for it in b_items}
             pairs = read_pairs(spec.pairs, a_by, b_by, spec.datasets[0], spec.datasets[1])
+        elif pairing(spec) == "id":
+            b_by = {it.external_id: it for it in b_items}
+            pairs = [(a, b_by[a.external_id]) for a in a_items if a.external_id in b_by]
         else:
             rng = random.Random(spec.seed)
             a_sh, b_sh = list(a_items), list(b_items)
@@ -80,7 +102,8 @@ class PairwiseTask(TaskType):
             if spec.sample < len(pairs):
                 picked = sorted(random.Random(spec.seed).sample(range(len(pairs)), spec.sample))
                 pairs = [pairs[i] for i in picked]
-        return [(a.id, b.id, {}) for a, b in pairs]
+        how = "file" if spec.pairs else pairing(spec)
+        return [(a.id, b.id, {"paired_by": how}) for a, b in pairs]
 
     # ---- the screen -------------------------------------------------------------------------------------
     def shuffle_size(self, unit: Unit, item: Item, item_b: Item | None) -> int:
@@ -136,6 +159,11 @@ class PairwiseTask(TaskType):
         from annotator.tasks._pairwise_figures import pairwise_figures
 
         return pairwise_figures(data)
+
+
+def pairing(spec: StudySpec) -> str:
+    """"id" or "random": how pairs are formed without a pairs file (set by PairwiseTask.prepare_spec)."""
+    return str(spec.options.get("pairing", "random"))
 
 
 def outcome_for_a(winner: str | None) -> str | None:
