@@ -100,7 +100,8 @@ class BundlesMixin:
         if ann is None:
             raise PrefvalError(f"{self.path}: no annotator with id {content.annotator_id}")
         assignments = [dict(r) for r in self.db.query(
-            "SELECT * FROM assignments WHERE study_id = ? AND annotator_id = ? ORDER BY position",
+            "SELECT * FROM assignments WHERE study_id = ? AND annotator_id = ? AND released_at IS NULL "
+            "ORDER BY position",
             [study.id, content.annotator_id])]
         wanted_units = set(unit_ids)
         assignments = [a for a in assignments if a["unit_id"] in wanted_units]
