@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "annotator.commands.report",
     "annotator.commands.bundle",
     "annotator.commands.release",
+    "annotator.commands.adjudicate",
 ]
 
 DEFAULT_DB = "prefval.db"

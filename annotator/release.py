@@ -53,6 +53,12 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
         data = load_study_data(store, name)
         task = get_task(data.study.task_type)
         per_unit = task.release_verdicts(data, store)
+        from annotator.tasks.base import ReleaseVerdict
+
+        for uid, adj in store.current_adjudications(data.study.id).items():
+            if uid in per_unit:
+                per_unit[uid] = (task.adjudicated_verdict(adj.answer or {}) if adj.kind == "final" else
+                                 ReleaseVerdict(False, f"excluded by adjudication: {adj.reason}", {}))
         counts = {"units": len(data.units), "passed": 0, "failed": 0, "undecided": 0}
         for u in data.units:
             v = per_unit[u.id]

@@ -213,12 +213,30 @@ def _m4_released_assignments(db: sqlite_utils.Database) -> None:
     db["assignments"].add_column("released_at", str)
 
 
+def _m5_adjudications(db: sqlite_utils.Database) -> None:
+    # Adjudications: an adjudicator's final answer for a unit where annotators disagree, or its exclusion with a
+    # reason. Append-only like annotations; the latest row per (study, unit) is the one in force.
+    db["adjudications"].create(
+        {"id": str, "study_id": str, "unit_id": str, "adjudicator_id": str, "kind": str, "answer": str,
+         "reason": str, "submitted_at": str, "supersedes": str},
+        pk="id", not_null={"study_id", "unit_id", "adjudicator_id", "kind", "submitted_at"},
+        foreign_keys=[("study_id", "studies", "id"), ("unit_id", "study_items", "id"),
+                      ("adjudicator_id", "annotators", "id")],
+    )
+    db["adjudications"].create_index(["study_id", "unit_id", "submitted_at"])
+    db.execute("CREATE TRIGGER adjudications_no_update BEFORE UPDATE ON adjudications "
+               "BEGIN SELECT RAISE(ABORT, 'adjudications are append-only'); END")
+    db.execute("CREATE TRIGGER adjudications_no_delete BEFORE DELETE ON adjudications "
+               "BEGIN SELECT RAISE(ABORT, 'adjudications are append-only'); END")
+
+
 # Append new migrations at the end; never edit one that has shipped.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "initial schema", _m1_initial),
     (2, "current_answers view", _m2_current_answers),
     (3, "meta table with the database id", _m3_meta),
     (4, "assignments.released_at", _m4_released_assignments),
+    (5, "adjudications", _m5_adjudications),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

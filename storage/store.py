@@ -13,6 +13,7 @@ from typing import Any
 
 from storage.db import sqlite_utils, write_transaction
 
+from storage.adjudications import AdjudicationsMixin
 from storage.annotations import AnnotationsMixin
 from storage.bundles import BundlesMixin
 from storage.datasets import DatasetsMixin
@@ -21,7 +22,7 @@ from storage.models import Event, new_id
 from storage.studies import StudiesMixin
 
 
-class Store(DatasetsMixin, StudiesMixin, AnnotationsMixin, BundlesMixin):
+class Store(DatasetsMixin, StudiesMixin, AnnotationsMixin, BundlesMixin, AdjudicationsMixin):
     """Access to one prefval database. Not thread-safe: use one Store per thread."""
 
     def __init__(self, db: sqlite_utils.Database, path: str = ":memory:"):

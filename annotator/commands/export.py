@@ -28,7 +28,9 @@ def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
     fields (e.g. choice_text, is_correct), note (all notes the annotator wrote on the item, joined by " | "),
     flagged (the annotator marked the item "needs review"), submitted_at, seconds; an item flagged without an
     answer gets a row of its own with status "flagged". With history=True one row per log entry (notes, flags
-    and unflags included) plus id/supersedes."""
+    and unflags included) plus id/supersedes.
+    Adjudications follow as rows with annotator_kind "adjudicator" and status "adjudicated" (the final answer)
+    or "excluded" (note: the reason); the ones in force, or every one with history=True."""
     from annotator.tasks import get_task
     from reports.study_data import load_study_data
 
@@ -67,6 +69,24 @@ def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
         row.update({"submitted_at": a.submitted_at, "seconds": a.seconds})
         if history:
             row.update({"id": a.id, "supersedes": a.supersedes})
+        out.append(row)
+    # adjudications: rows of their own kind (annotator_kind "adjudicator", status "adjudicated" or "excluded")
+    adjudications = (store.adjudication_log(data.study.id) if history
+                     else list(store.current_adjudications(data.study.id).values()))
+    names = {a.id: a.name for a in store.annotators()}
+    for adj in adjudications:
+        unit = units[adj.unit_id]
+        item = data.items[unit.item_id]
+        item_b = data.items.get(unit.item_b_id) if unit.item_b_id else None
+        row = {"study": data.study.name, "item": item.external_id,
+               "item_b": item_b.external_id if item_b else None, "annotator": names.get(adj.adjudicator_id),
+               "annotator_kind": "adjudicator", "status": "adjudicated" if adj.kind == "final" else "excluded",
+               "answer": adj.answer}
+        if adj.kind == "final" and adj.answer:
+            row.update(task.export_fields(unit, item, item_b, adj.answer))
+        row.update({"note": adj.reason, "submitted_at": adj.submitted_at, "seconds": None})
+        if history:
+            row.update({"id": adj.id, "supersedes": adj.supersedes})
         out.append(row)
     return out
 

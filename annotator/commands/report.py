@@ -41,7 +41,14 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0) -> list:
         table = per_annotator_table(data, store.annotations(s.id), min_seconds=min_seconds, label_fn=label_fn)
         header = {"task": s.task_type, "items": len(data.units), "assignments": data.n_assignments,
                   "current answers": len(data.answers), "skipped": len(data.skipped)}
-        out.append(StudyReport(figures=task.figures(data), per_annotator=table, header=header))
+        figures = task.figures(data)
+        from annotator.adjudication import adjudication_table
+
+        adjudicated = adjudication_table(store, data, task)
+        if adjudicated is not None:
+            figures.tables.append(adjudicated)
+            header["adjudicated"] = len(adjudicated.rows)
+        out.append(StudyReport(figures=figures, per_annotator=table, header=header))
     return out
 
 

@@ -56,13 +56,15 @@ def context_unanimity(data: StudyData) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def gold_labels(data: StudyData, adjudication: StudyData | None = None,
-                drop_contexts: bool = True) -> dict[str, int | None]:
+                drop_contexts: bool = True, overrides: dict[str, int | None] | None = None) -> dict[str, int | None]:
     """item external id -> gold label 1 (apply) / 0 (suppress), or None (incomplete, not unanimous and not
     adjudicated, or in a dropped context when drop_contexts).
 
     data: a gold_label study. adjudication: its adjudication study (settings adjudication=1), whose labels
     resolve non-unanimous items. Given an adjudication study as `data`, returns its adjudicated labels
-    (strict majority of its answers; None when unanswered or tied).
+    (strict majority of its answers; None when unanswered or tied). overrides: item external id -> the label
+    an adjudicator set with `prefval adjudicate` (None: excluded); it replaces the label from the votes (a dropped
+    context still gives None).
     """
     from reports.stats import strict_majority
 
@@ -78,6 +80,8 @@ def gold_labels(data: StudyData, adjudication: StudyData | None = None,
         gold = None
         if _complete(data, labels):
             gold = labels[0] if len(set(labels)) == 1 else resolved.get(item.external_id)
+        if overrides and item.external_id in overrides:
+            gold = overrides[item.external_id]
         if drop_contexts and not contexts[_context(item)]["kept"]:
             gold = None
         out[item.external_id] = gold
@@ -85,15 +89,22 @@ def gold_labels(data: StudyData, adjudication: StudyData | None = None,
 
 
 def combined_gold(store, gold_study: str, drop_contexts: bool = True) -> dict[str, int | None]:
-    """gold_labels of a gold study with its adjudication: the most recent study created with
-    --from-study gold_study --option adjudication=1, if any. Raises PrefvalError for an unknown study."""
+    """gold_labels of a gold study with its adjudication: the labels set with `prefval adjudicate GOLD` (they
+    take precedence), and the most recent study created with --from-study gold_study --option adjudication=1, if
+    any. Raises PrefvalError for an unknown study."""
     from reports.study_data import load_study_data
 
     data = load_study_data(store, gold_study)
     adj = [s for s in store.studies()
            if s.settings.get("adjudication") and s.settings.get("from_study") == gold_study]
     adj_data = load_study_data(store, adj[-1].name) if adj else None
-    return gold_labels(data, adj_data, drop_contexts)
+    overrides = {}
+    units = {u.id: u for u in data.units}
+    for unit_id, a in store.current_adjudications(data.study.id).items():
+        unit = units[unit_id]
+        label = (a.answer or {}).get("label") if a.kind == "final" else None
+        overrides[data.items[unit.item_id].external_id] = label if label in (0, 1) else None
+    return gold_labels(data, adj_data, drop_contexts, overrides)
 
 
 def non_unanimous_items(store, gold) -> list[tuple[str, None, dict[str, Any]]]:

@@ -230,6 +230,24 @@ class TaskType:
         """Whether the screen shows an item's conversation context (else a bundle leaves the context out)."""
         return True
 
+    # ---- adjudication -------------------------------------------------------------------------------------
+    def answer_key(self, answer: dict[str, Any]) -> Any:
+        """What two answers must share to agree (a hashable value). Default: the whole answer as canonical JSON;
+        task types override to leave out how the answer was given (shown letter, screen side)."""
+        import json
+
+        return json.dumps(answer, sort_keys=True)
+
+    def disagrees(self, answers: list[dict[str, Any]], settings: dict[str, Any]) -> bool:
+        """Whether a unit's current human answers disagree, so that it goes to adjudication: at least two answers
+        with different answer_key. Rubric overrides (scores more than a threshold apart)."""
+        return len(answers) >= 2 and len({self.answer_key(a) for a in answers}) > 1
+
+    def adjudicated_verdict(self, answer: dict[str, Any]) -> "ReleaseVerdict":
+        """The release verdict of an item whose answer an adjudicator set. Default: it passes. Filtering task types
+        override (a persona kept or dropped, a gold label)."""
+        return ReleaseVerdict(True, "adjudicated", {})
+
     # ---- releases -----------------------------------------------------------------------------------------
     def release_verdicts(self, data: "StudyData", store: "Store") -> dict[str, ReleaseVerdict]:
         """unit id -> ReleaseVerdict: whether the study lets the unit's item into `prefval release`.

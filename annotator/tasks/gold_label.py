@@ -153,6 +153,14 @@ class GoldLabelTask(TaskType):
                                  chosen=(view.answer or {}).get("label"), votes=votes)
 
     # ---- outputs ----------------------------------------------------------------------------------------
+    def answer_key(self, answer: dict[str, Any]) -> Any:
+        return answer.get("label")
+
+    def adjudicated_verdict(self, answer: dict[str, Any]) -> ReleaseVerdict:
+        """The adjudicator's label is the gold label."""
+        label = answer.get("label")
+        return ReleaseVerdict(label in (0, 1), "gold label (adjudicated)", {"gold_label": label})
+
     def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:
         cand = item.payload.get("candidate_label")
         label = answer.get("label")

@@ -123,6 +123,9 @@ class ItemQualityTask(TaskType):
             help=view.settings.get("dimension_help") or {}, labels=self._labels(partial), previous=previous)
 
     # ---- outputs ----------------------------------------------------------------------------------------
+    def answer_key(self, answer: dict[str, Any]) -> Any:
+        return tuple(sorted((answer.get("labels") or {}).items()))
+
     def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:
         return {f"label_{d}": v for d, v in (answer.get("labels") or {}).items()}
 

@@ -116,6 +116,9 @@ class JudgeValidationTask(TaskType):
         return Vertical(pref, body, question)
 
     # ---- outputs ----------------------------------------------------------------------------------------
+    def answer_key(self, answer: dict[str, Any]) -> Any:
+        return answer.get("reflected")
+
     def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:
         g = item.payload.get("candidate_label")
         return {"attribute": item.payload.get("attribute"), "reflected": answer.get("reflected"),

@@ -133,6 +133,10 @@ class McqTask(TaskType):
         )
 
     # ---- outputs ----------------------------------------------------------------------------------------
+    def answer_key(self, answer: dict[str, Any]) -> Any:
+        """The option chosen in the item's original order, or "can't tell" (never the shown letter)."""
+        return "cant_tell" if answer.get("cant_tell") else answer.get("choice")
+
     def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:
         """MCQ: option letters and text in the item's original order. T/F: the item's own values instead of
         letters (choice and correct as True/False; the option text when an item words them otherwise).

@@ -145,6 +145,10 @@ class PairwiseTask(TaskType):
         return PairView(sides, chosen)
 
     # ---- outputs ----------------------------------------------------------------------------------------
+    def answer_key(self, answer: dict[str, Any]) -> Any:
+        """The winner in the pair's own terms (never the screen side)."""
+        return answer.get("winner")
+
     def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:
         winner = answer.get("winner")
         return {

@@ -188,6 +188,15 @@ class PersonaFilterTask(TaskType):
         return out
 
     # ---- outputs ----------------------------------------------------------------------------------------
+    def answer_key(self, answer: dict[str, Any]) -> Any:
+        """Keep or drop: annotators who drop a record for different reasons agree on the decision."""
+        return answer.get("decision")
+
+    def adjudicated_verdict(self, answer: dict[str, Any]) -> ReleaseVerdict:
+        """Kept or dropped by the adjudicator."""
+        keep = answer.get("decision") == "keep"
+        return ReleaseVerdict(keep, "kept by adjudication" if keep else "dropped by adjudication", {})
+
     def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:
         return {"decision": answer.get("decision"), "reasons_text": "; ".join(answer.get("reasons") or []),
                 "record_type": item.payload.get("record_type"),

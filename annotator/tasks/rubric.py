@@ -179,6 +179,19 @@ class RubricTask(TaskType):
                           calibration=calibration, reference=reference)
 
     # ---- outputs ----------------------------------------------------------------------------------------
+    def disagrees(self, answers: list[dict[str, Any]], settings: dict[str, Any]) -> bool:
+        """Scores of one dimension more than `adjudication_threshold` apart (study option, default 1: scores 2
+        and 4 disagree, 3 and 4 do not)."""
+        threshold = float((settings.get("options") or {}).get("adjudication_threshold", 1))
+        if len(answers) < 2:
+            return False
+        dims = {d for a in answers for d in (a.get("scores") or {})}
+        for d in dims:
+            vals = [a["scores"][d] for a in answers if d in (a.get("scores") or {})]
+            if len(vals) >= 2 and max(vals) - min(vals) > threshold:
+                return True
+        return False
+
     def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:
         scores = answer.get("scores") or {}
         out: dict[str, Any] = {f"score_{d}": v for d, v in scores.items()}

@@ -1,0 +1,147 @@
+"""Adjudication of disagreements, for every task type (no Textual here; the screen drives this).
+
+The units that go to adjudication are those whose current HUMAN answers disagree under the task type's own rule
+(TaskType.disagrees: different answer_key, e.g. another option, keep vs drop, another gold label, another
+winner; for rubric, scores of a dimension more than a threshold apart). The adjudicator sees each such unit with
+every answer, its annotator and their notes, and either sets the final answer with the task's own decision keys
+or excludes the unit with a reason. Both are append-only rows of their own kind (storage/adjudications.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from annotator.tasks import get_task
+from annotator.tasks.base import Decision, UnitView
+from storage.adjudications import Adjudication
+from storage.errors import PrefvalError
+from storage.models import Assignment
+from storage.store import Store
+
+
+@dataclass
+class ShownAnswer:
+    """One annotator's current answer on a unit under adjudication, with their notes on it."""
+
+    annotator: str
+    answer: dict[str, Any]
+    notes: list[str]
+
+
+class AdjudicationSession:
+    """An adjudicator's pass over the disagreements of one study.
+
+    units: the units to adjudicate, in study order. index: position in that list.
+    Raises PrefvalError for an unknown study or when nothing disagrees.
+    """
+
+    def __init__(self, store: Store, study_name: str, adjudicator_name: str) -> None:
+        from reports.study_data import load_study_data
+
+        self.store = store
+        data = load_study_data(store, study_name)
+        self.study = data.study
+        self.task = get_task(self.study.task_type)
+        self.adjudicator = store.ensure_annotator(adjudicator_name)
+        self.items = data.items
+        notes: dict[tuple[str, str], list[str]] = {}
+        for a in store.annotations(self.study.id):
+            if a.status == "note" and a.note:
+                notes.setdefault((a.unit_id, a.annotator_id), []).append(a.note)
+        shown: dict[str, list[ShownAnswer]] = {u.id: [] for u in data.units}
+        for a in data.answers:
+            who = data.annotators[a.annotator_id]
+            if who.kind == "human" and a.answer:
+                shown[a.unit_id].append(ShownAnswer(who.name, a.answer, notes.get((a.unit_id, a.annotator_id), [])))
+        for rows in shown.values():
+            rows.sort(key=lambda r: r.annotator)
+        self.answers = shown
+        self.units = [u for u in data.units
+                      if self.task.disagrees([r.answer for r in shown[u.id]], self.study.settings)]
+        if not self.units:
+            raise PrefvalError(f"study '{study_name}' has no disagreements to adjudicate in {store.path}")
+        self.current: dict[str, Adjudication] = store.current_adjudications(self.study.id)
+        self.index = next((i for i, u in enumerate(self.units) if u.id not in self.current), 0)
+
+    @property
+    def unit(self):
+        return self.units[self.index]
+
+    def view(self) -> UnitView:
+        """The unit as the adjudicator sees it: options and sides in the item's ORIGINAL order (no shuffle)."""
+        u = self.unit
+        item = self.items[u.item_id]
+        item_b = self.items.get(u.item_b_id) if u.item_b_id else None
+        n = self.task.shuffle_size(u, item, item_b)
+        pseudo = Assignment(id=f"adjudication:{u.id}", study_id=self.study.id, unit_id=u.id,
+                            annotator_id=self.adjudicator.id, position=self.index, shuffle_seed=0)
+        return UnitView(unit=u, item=item, item_b=item_b, assignment=pseudo, order=list(range(n)), current=None,
+                        settings=self.study.settings, position=self.index, total=len(self.units))
+
+    def describe(self, answer: dict[str, Any]) -> str:
+        """An answer in words, in the item's original terms (the task's describe_answer on the unshuffled view)."""
+        return self.task.describe_answer(self.view(), answer)
+
+    def progress(self) -> tuple[int, int]:
+        """(units adjudicated, units to adjudicate)."""
+        return sum(1 for u in self.units if u.id in self.current), len(self.units)
+
+    def decide(self, decision: Decision) -> Adjudication | None:
+        """Store a complete decision as the unit's final answer (committed on return); a partial one (multi-step
+        tasks) is kept by the caller and stores nothing (returns None)."""
+        if not decision.complete:
+            return None
+        adj = self.store.add_adjudication(self.study.id, self.unit.id, self.adjudicator.id, "final",
+                                          answer=decision.answer)
+        self.current[self.unit.id] = adj
+        return adj
+
+    def exclude(self, reason: str) -> Adjudication:
+        """Exclude the unit from figures and releases with a reason (required). Raises PrefvalError."""
+        reason = reason.strip()
+        if not reason:
+            raise PrefvalError("an exclusion needs a reason")
+        adj = self.store.add_adjudication(self.study.id, self.unit.id, self.adjudicator.id, "exclude",
+                                          reason=reason)
+        self.current[self.unit.id] = adj
+        return adj
+
+    def move(self, step: int) -> bool:
+        """Go to the next (+1) or previous (-1) unit; False at either end."""
+        j = self.index + step
+        if not 0 <= j < len(self.units):
+            return False
+        self.index = j
+        return True
+
+
+def adjudication_table(store: Store, data, task) -> "Table | None":
+    """The study's adjudications in force as a report table (item, decision, reason, adjudicator), in unit order;
+    None when the study has none."""
+    from reports.figures import Table
+
+    current = store.current_adjudications(data.study.id)
+    if not current:
+        return None
+    names = {a.id: a.name for a in store.annotators()}
+    rows = []
+    for u in data.units:
+        adj = current.get(u.id)
+        if adj is None:
+            continue
+        item = data.items[u.item_id]
+        item_b = data.items.get(u.item_b_id) if u.item_b_id else None
+        if adj.kind == "final":
+            n = task.shuffle_size(u, item, item_b)
+            view = UnitView(unit=u, item=item, item_b=item_b, order=list(range(n)), current=None,
+                            settings=data.study.settings,
+                            assignment=Assignment(id="", study_id=u.study_id, unit_id=u.id, annotator_id="",
+                                                  position=0, shuffle_seed=0))
+            decision = task.describe_answer(view, adj.answer or {})
+        else:
+            decision = "excluded"
+        rows.append([item.external_id + (f" / {item_b.external_id}" if item_b else ""), decision,
+                     adj.reason or "", names.get(adj.adjudicator_id, "")])
+    return Table(key="adjudication", title="Adjudicated items", columns=["item", "decision", "reason",
+                                                                         "adjudicator"], rows=rows,
+                 note="final answers set and items excluded by adjudication (prefval adjudicate)")

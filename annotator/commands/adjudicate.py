@@ -1,0 +1,30 @@
+"""`prefval adjudicate STUDY --annotator WHO`: resolve the items where annotators disagree, in the terminal."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from annotator.cli import add_db_option
+
+    p = sub.add_parser("adjudicate", help="set the final answer where annotators disagree",
+                       description="Open the adjudication screen: every item whose annotators disagree (for "
+                                   "rubric: scores more than --option adjudication_threshold apart, default 1), "
+                                   "with each answer, its annotator and notes. The task's decision keys set the "
+                                   "final answer; E excludes the item with a reason. Saved at once, append-only; "
+                                   "exports, reports and releases use them.")
+    p.add_argument("study")
+    p.add_argument("--annotator", required=True, help="the adjudicator's name")
+    add_db_option(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from annotator.cli import db_path
+    from annotator.screens.adjudicate import AdjudicateApp
+
+    app = AdjudicateApp(db_path(args, must_exist=True), args.study, args.annotator)
+    app.run()
+    done, total = app.session.progress()
+    print(f"{args.annotator} adjudicated {done} of {total} disagreements in {args.study}")
+    return 0

@@ -1,0 +1,174 @@
+"""The adjudication screen: `prefval adjudicate STUDY --annotator WHO`.
+
+Each unit where annotators disagree is shown with the task's own item panel (options in the original order) and,
+beside it, every annotator's answer with their name and notes. The task's decision keys set the final answer
+(saved at once); `E` excludes the unit after a reason is typed (enter saves, escape cancels); `s` or `>` goes to
+the next unit, `u` or `<` to the previous one; `q` quits. Nothing from the data is read as markup.
+"""
+from __future__ import annotations
+
+from rich.text import Text
+from textual import events
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from annotator.adjudication import AdjudicationSession
+from storage.errors import PrefvalError
+from storage.store import Store
+
+EXCLUDE_KEY = "E"
+
+
+class AdjudicateScreen(Screen[None]):
+    DEFAULT_CSS = """
+    AdjudicateScreen #head { dock: top; height: 1; background: $primary-background; padding: 0 1; }
+    AdjudicateScreen #body { height: 1fr; }
+    AdjudicateScreen #item { width: 2fr; }
+    AdjudicateScreen #answers { width: 1fr; border-left: solid $accent; padding: 0 1; }
+    AdjudicateScreen #state { height: auto; padding: 0 1; color: $warning; }
+    AdjudicateScreen #keys { height: auto; padding: 0 1; background: $boost; }
+    AdjudicateScreen #reason { dock: bottom; display: none; }
+    AdjudicateScreen #reason.open { display: block; }
+    """
+    BINDINGS = [
+        Binding("s", "move(1)", "next"), Binding("greater_than_sign", "move(1)", "next", show=False),
+        Binding("u", "move(-1)", "previous"), Binding("less_than_sign", "move(-1)", "previous", show=False),
+        Binding("q", "quit_app", "quit"),
+        Binding("escape", "close_reason", "cancel", show=False),
+    ]
+
+    def __init__(self, session: AdjudicationSession) -> None:
+        super().__init__()
+        self.session = session
+        self.partial: dict | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="head")
+        with Horizontal(id="body"):
+            yield Vertical(id="item")
+            yield VerticalScroll(Static("", id="answer-list"), id="answers")
+        yield Static("", id="state")
+        yield Static("", id="keys")
+        yield Input(placeholder="why is this item excluded? (enter saves, escape cancels)", id="reason",
+                    disabled=True)
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        await self.show_current()
+
+    async def show_current(self) -> None:
+        s = self.session
+        done, total = s.progress()
+        self.query_one("#head", Static).update(Text(
+            f"adjudicate {s.study.name} ({s.task.name}) · {s.adjudicator.name} · {done}/{total} adjudicated · "
+            f"disagreement {s.index + 1}/{total}"))
+        view = s.view()
+        panel = self.query_one("#item", Vertical)
+        await panel.remove_children()
+        await panel.mount(s.task.compose_item(view, self.partial, s.store))
+        lines = Text()
+        for row in s.answers[s.unit.id]:
+            lines.append(f"{row.annotator}: ", style="bold")
+            lines.append(s.describe(row.answer) + "\n")
+            for note in row.notes:
+                lines.append(f"  note: {note}\n", style="italic")
+        self.query_one("#answer-list", Static).update(lines)
+        cur = s.current.get(s.unit.id)
+        state = ""
+        if cur is not None and cur.kind == "final":
+            state = f"final answer: {s.describe(cur.answer or {})} (a decision key changes it)"
+        elif cur is not None:
+            state = f"excluded: {cur.reason} (a decision key sets a final answer instead)"
+        self.query_one("#state", Static).update(Text(state))
+        keys = Text()
+        for k in s.task.decision_keys(view, self.partial):
+            keys.append(k.shown, style="bold")
+            keys.append(f" {k.label}  ")
+        keys.append(EXCLUDE_KEY, style="bold")
+        keys.append(" exclude with a reason")
+        self.query_one("#keys", Static).update(keys)
+
+    # ---- keys ------------------------------------------------------------------------------------------
+    def _reason_open(self) -> bool:
+        return isinstance(self.focused, Input)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("move", "quit_app") and self._reason_open():
+            return False
+        return True
+
+    async def on_key(self, event: events.Key) -> None:
+        if self._reason_open():
+            return
+        if event.key == EXCLUDE_KEY:
+            event.stop()
+            reason = self.query_one("#reason", Input)
+            reason.disabled = False
+            reason.add_class("open")
+            reason.value = ""
+            reason.focus()
+            return
+        s = self.session
+        decision = s.task.decide(event.key, s.view(), self.partial)
+        if decision is None:
+            return
+        event.stop()
+        try:
+            saved = s.decide(decision)
+        except PrefvalError as exc:
+            self.notify(str(exc), severity="error", timeout=8)
+            return
+        if saved is None:  # a step of a multi-step answer
+            self.partial = decision.answer
+        else:
+            self.partial = None
+            self.notify("final answer saved", timeout=2)
+            s.move(1)
+        await self.show_current()
+
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
+        try:
+            self.session.exclude(event.value)
+        except PrefvalError as exc:
+            self.notify(str(exc), severity="error", timeout=6)
+            return
+        self.action_close_reason()
+        self.notify("excluded", timeout=2)
+        self.partial = None
+        self.session.move(1)
+        await self.show_current()
+
+    def action_close_reason(self) -> None:
+        reason = self.query_one("#reason", Input)
+        reason.remove_class("open")
+        reason.value = ""
+        reason.disabled = True
+        self.set_focus(None)
+
+    async def action_move(self, step: int) -> None:
+        if self.session.move(step):
+            self.partial = None
+            await self.show_current()
+        else:
+            self.notify("No more disagreements this way.", timeout=2)
+
+    def action_quit_app(self) -> None:
+        self.app.exit()
+
+
+class AdjudicateApp(App[None]):
+    """Adjudicate one study's disagreements as one adjudicator. Raises PrefvalError on start for an unknown study
+    or one without disagreements."""
+
+    TITLE = "prefval adjudicate"
+
+    def __init__(self, db: str | Store, study: str, adjudicator: str) -> None:
+        super().__init__()
+        self.store = db if isinstance(db, Store) else Store.open(db)
+        self.session = AdjudicationSession(self.store, study, adjudicator)
+
+    def on_mount(self) -> None:
+        self.push_screen(AdjudicateScreen(self.session))

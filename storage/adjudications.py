@@ -1,0 +1,73 @@
+"""Adjudications: the final answer an adjudicator sets for a unit where annotators disagree, or its exclusion.
+
+Rows are append-only (triggers refuse UPDATE and DELETE); a change is a new row naming the one it supersedes, and
+the latest row per (study, unit) is in force.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from storage.db import now_iso, write_transaction
+from storage.errors import PrefvalError
+from storage.models import new_id
+
+
+class Adjudication(BaseModel):
+    """kind "final": answer is the task's answer dict that now counts for the unit; kind "exclude": the unit is
+    left out of figures and releases, with a reason."""
+
+    id: str
+    study_id: str
+    unit_id: str
+    adjudicator_id: str
+    kind: Literal["final", "exclude"]
+    answer: dict[str, Any] | None = None
+    reason: str | None = None
+    submitted_at: str
+    supersedes: str | None = None
+
+
+def _adjudication(row: dict) -> Adjudication:
+    return Adjudication(**{**row, "answer": json.loads(row["answer"]) if row["answer"] else None})
+
+
+class AdjudicationsMixin:
+    db: Any
+    path: str
+
+    def add_adjudication(self, study_id: str, unit_id: str, adjudicator_id: str, kind: str,
+                         answer: dict[str, Any] | None = None, reason: str | None = None) -> Adjudication:
+        """Append one adjudication (committed when it returns); it supersedes the unit's current one, read in the
+        same write transaction. Raises PrefvalError when the write fails (busy, read-only) or kind is unknown."""
+        if kind not in ("final", "exclude"):
+            raise PrefvalError(f"unknown adjudication kind {kind!r}")
+        rec = {"id": new_id(), "study_id": study_id, "unit_id": unit_id, "adjudicator_id": adjudicator_id,
+               "kind": kind, "answer": json.dumps(answer, ensure_ascii=False) if answer is not None else None,
+               "reason": reason, "submitted_at": now_iso(), "supersedes": None}
+        try:
+            with write_transaction(self.db):
+                row = self.db.execute(
+                    "SELECT id FROM adjudications WHERE study_id = ? AND unit_id = ? "
+                    "ORDER BY submitted_at DESC, id DESC LIMIT 1", [study_id, unit_id]).fetchone()
+                rec["supersedes"] = row[0] if row else None
+                self.db["adjudications"].insert(rec)
+        except sqlite3.OperationalError as exc:
+            raise PrefvalError(f"{self.path}: the adjudication was NOT saved ({exc}); try again") from None
+        return _adjudication(rec)
+
+    def current_adjudications(self, study_id: str) -> dict[str, Adjudication]:
+        """unit id -> the adjudication in force (the latest row of the unit)."""
+        out: dict[str, Adjudication] = {}
+        for r in self.db.query("SELECT * FROM adjudications WHERE study_id = ? ORDER BY submitted_at, id",
+                               [study_id]):
+            out[r["unit_id"]] = _adjudication(r)
+        return out
+
+    def adjudication_log(self, study_id: str) -> list[Adjudication]:
+        """Every adjudication row of a study, oldest first (changes included)."""
+        return [_adjudication(r) for r in self.db.query(
+            "SELECT * FROM adjudications WHERE study_id = ? ORDER BY submitted_at, id", [study_id])]
