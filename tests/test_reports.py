@@ -124,10 +124,11 @@ def test_store_built_study_html_has_svg_plots_and_tables(db_file, capsys):
     code, out, _ = _report(capsys, "jvs", "--format", "html", "--db", db_file)
     assert code == 0
     svgs = re.findall(r"<svg.*?</svg>", out, re.S)
-    assert len(svgs) == 2  # the MR/AAR scatter and one confusion heatmap (jj against hu)
+    # the MR/AAR scatter, the confusion heatmap of jj against hu, and (judge validation) jj against the majority
+    assert len(svgs) == 3
     for svg in svgs:
         ET.fromstring(svg)  # well-formed XML
-    assert "<circle" in svgs[0] and "<rect" in svgs[1]
+    assert "<circle" in svgs[0] and "<rect" in svgs[1] and "<rect" in svgs[2]
     assert "<script" not in out and "http://" not in out.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "agreement between raters" in out and "50.00%" in out  # hu vs jj agree on 2 of 4
 
@@ -141,7 +142,9 @@ def test_store_built_study_markdown_and_latex(db_file, capsys):
     assert re.search(r"\| jj \| llm \| 4 \| 0\.000 \[[^]]*\] \| 1\.000 \[[^]]*\] \| 1\.000", md)
     code, tex, _ = _report(capsys, "jvs", "--format", "latex", "--db", db_file)
     assert code == 0
-    assert tex.count(r"\toprule") == tex.count(r"\midrule") == tex.count(r"\bottomrule") == 4
+    # figures, pairwise agreement, rates, per annotator; and the judge-validation section: rater pairs, ceiling,
+    # judge vs majority, alt-test (undefined with one person), PPI
+    assert tex.count(r"\toprule") == tex.count(r"\midrule") == tex.count(r"\bottomrule") == 9
     assert r"MR = P(z=1 \textbar{} g=0)" in tex  # the table note, escaped
 
 

@@ -20,18 +20,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="output file (default: standard output)")
     p.add_argument("--too-fast", type=float, default=2.0, metavar="SECONDS",
                    help="floor of the too-fast threshold: max(SECONDS, a tenth of the median time) (default 2)")
+    p.add_argument("--epsilon", type=float, default=0.2, metavar="E",
+                   help="alternative annotator test: the cost-benefit margin epsilon (default 0.2, the paper's "
+                        "value for expert annotators; 0.15 skilled, 0.1 crowd-workers)")
+    p.add_argument("--alt-test-min-items", type=int, default=30, metavar="N",
+                   help="alternative annotator test: leave out annotators with fewer than N items shared with the "
+                        "judge and another annotator (default 30, for the t-test)")
     add_db_option(p)
     p.set_defaults(func=run)
 
 
-def build_reports(store, names: list[str], min_seconds: float = 2.0) -> list:
-    """One reports.render.StudyReport per study name, in the order given. Raises PrefvalError for an unknown
-    study (before anything is rendered)."""
+def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: float = 0.2,
+                  alt_test_min_items: int = 30) -> list:
+    """One reports.render.StudyReport per study name, in the order given. A study with human and LLM-judge
+    answers on the same units gets the judge-validation section (reports.judge_vs_human) after its task's
+    figures; epsilon and alt_test_min_items go to its alternative annotator test. Raises PrefvalError for an
+    unknown study (before anything is rendered) and for epsilon outside [0, 1)."""
     from annotator.tasks import get_task
+    from reports.judge_vs_human import judge_validation_section
     from reports.per_annotator import per_annotator_table
     from reports.render import StudyReport
     from reports.study_data import load_study_data
 
+    if not 0 <= epsilon < 1:
+        raise PrefvalError(f"--epsilon must be at least 0 and below 1, got {epsilon:g}")
     studies = [store.get_study(n) for n in names]  # fail on an unknown name first
     out = []
     for s in studies:
@@ -48,6 +60,11 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0) -> list:
         if adjudicated is not None:
             figures.tables.append(adjudicated)
             header["adjudicated"] = len(adjudicated.rows)
+        judge = judge_validation_section(data, epsilon=epsilon, min_instances=alt_test_min_items)
+        if judge is not None:
+            figures.figures += judge.figures
+            figures.tables += judge.tables
+            figures.plots += judge.plots
         out.append(StudyReport(figures=figures, per_annotator=table, header=header))
     return out
 
@@ -58,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     from storage.store import Store
 
     with Store.open(db_path(args, must_exist=True)) as store:
-        reports = build_reports(store, args.studies, args.too_fast)
+        reports = build_reports(store, args.studies, args.too_fast, args.epsilon, args.alt_test_min_items)
     title = "prefval report: " + ", ".join(args.studies)
     text = render(reports, args.format, title=title)
     if args.out:

@@ -1,0 +1,393 @@
+"""Judge validation for any study with human and LLM-judge annotations of the same units: may the judge stand in
+for the people?
+
+A study's answers are read as labels per dimension (``LABELERS``: one per task type, e.g. an MCQ's chosen letter,
+a pairwise winner, each rubric dimension's 1..5 score). LLM judges are annotators of kind "llm". The section has:
+
+- ``judge_pairs``: per rater pair (human-human, human-LLM, LLM-LLM) and dimension: items both rated, percent
+  agreement and Cohen's kappa (Cohen 1960; quadratic-weighted, Cohen 1968, for 1..5 scores), and for scores
+  Pearson r and Spearman rho with two-sided p-values; 95% percentile bootstrap intervals over items. The shape of
+  BenchPreS table 6 (agreement and kappa per evaluator pair) and, for scores, RealPref table 10 (``judge_pearson``:
+  Pearson r per pair and dimension, with an "overall" column pooling item x dimension). Pairwise tasks get their
+  rows twice: with ties (tie is a label of its own) and without ties (units where either rater said tie dropped),
+  as MT-Bench reports judge agreement (Zheng et al. 2023, section 4.2).
+- ``judge_ceiling``: per dimension, the mean over human-human pairs of agreement and kappa (the ceiling a judge
+  is compared with) beside each judge's mean over its judge-human pairs.
+- ``judge_vs_majority``: each judge against the human majority label of every unit (plurality of the unit's human
+  labels; units without one are left out): accuracy, and precision, recall, F1 and support per label plus the
+  macro average, from ``sklearn.metrics``; a confusion-matrix heatmap per judge and dimension.
+- ``alt_test``: the alternative annotator test (reports.stats.alt_test; Calderon, Reichart and Dror, ACL 2025)
+  per judge and dimension: winning rate, verdict and average advantage probability, judges ranked by it; and
+  ``alt_test_annotators``: the per-annotator t-tests behind it.
+- ``ppi``: the study's headline figure (``LABELERS[task].value_label``: e.g. the share answered correctly, the
+  share reflected, the mean score) by prediction-powered inference (reports.stats.ppi; Angelopoulos et al.,
+  Science 2023) from the judge's labels on every unit plus the human labels (mean over a unit's annotators) where
+  people labelled, beside the human-only and the judge-only estimates.
+
+scikit-learn and ppi_py are imported inside the functions that use them (never at start-up).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any, Callable
+
+from reports.figures import Figure, FigureSet, Plot, Table
+from reports.stats import cohen_kappa, majority_vote, pearson, percent_agreement, spearman
+from reports.stats.alt_test import DEFAULT_EPSILON, DEFAULT_MIN_INSTANCES, alt_test
+from reports.stats.ppi import classical_mean, ppi_mean
+from reports.study_data import StudyData
+
+N_BOOT = 1000
+SCORES = [1, 2, 3, 4, 5]
+OVERALL = "overall"
+
+
+@dataclass(frozen=True)
+class Labeler:
+    """How a task's answers read as labels.
+
+    labels(answer, item_payload) -> {dimension: label} (labels are hashable; None/absent = no label);
+    value(label, item_payload) -> the label as a number for the PPI estimate (None when it has none, e.g. an MCQ
+    item without key); ordinal: labels are 1..5 scores (weighted kappa, correlations, -RMSE alignment);
+    value_label: what the PPI estimate is the mean of.
+    """
+
+    labels: Callable[[dict, dict], dict[str, Any]]
+    value: Callable[[Any, dict], float | None]
+    ordinal: bool
+    value_label: str
+
+
+def _mcq_labels(answer: dict, payload: dict) -> dict[str, Any]:
+    if answer.get("cant_tell"):
+        return {"choice": "can't tell"}
+    c = answer.get("choice")
+    return {"choice": chr(ord("A") + int(c))} if isinstance(c, int) and not isinstance(c, bool) else {}
+
+
+def _mcq_value(label: Any, payload: dict) -> float | None:
+    key = payload.get("correct_index")
+    if key is None:
+        return None
+    return 1.0 if label == chr(ord("A") + int(key)) else 0.0
+
+
+def _one(field: str) -> Callable[[dict, dict], dict[str, Any]]:
+    return lambda answer, payload: {field: answer.get(field)} if answer.get(field) is not None else {}
+
+
+def _many(field: str) -> Callable[[dict, dict], dict[str, Any]]:
+    return lambda answer, payload: {k: v for k, v in (answer.get(field) or {}).items() if v is not None}
+
+
+def _as_float(label: Any, payload: dict) -> float | None:
+    return float(label)
+
+
+LABELERS: dict[str, Labeler] = {
+    "mcq": Labeler(_mcq_labels, _mcq_value, False, "share answered correctly"),
+    "easy_test": Labeler(_mcq_labels, _mcq_value, False, "share answered correctly"),
+    "blind_test": Labeler(_mcq_labels, _mcq_value, False, "share answered correctly"),
+    "pairwise": Labeler(_one("winner"), lambda w, p: {"A": 1.0, "tie": 0.5, "B": 0.0}.get(w), False,
+                        "share won by A (a tie counts 1/2)"),
+    "judge_validation": Labeler(_one("reflected"), _as_float, False, "share reflected"),
+    "gold_label": Labeler(_one("label"), _as_float, False, "share labelled apply"),
+    "rubric": Labeler(_many("scores"), _as_float, True, "mean score"),
+    "item_quality": Labeler(_many("labels"), _as_float, False, "share judged true"),
+    "persona_filter": Labeler(_one("decision"), lambda d, p: 1.0 if d == "keep" else 0.0, False, "keep rate"),
+}
+
+
+@dataclass
+class _Ratings:
+    """rater -> dimension -> unit id -> label; kinds: rater -> "human" | "llm"; dims in first-seen order."""
+
+    labels: dict[str, dict[str, dict[str, Any]]]
+    kinds: dict[str, str]
+    dims: list[str]
+    payload: dict[str, dict]  # unit id -> the unit's (first) item payload
+
+    def humans(self) -> list[str]:
+        return sorted(r for r in self.labels if self.kinds[r] == "human")
+
+    def judges(self) -> list[str]:
+        return sorted(r for r in self.labels if self.kinds[r] == "llm")
+
+
+def _read(data: StudyData, lab: Labeler) -> _Ratings:
+    units = {u.id: u for u in data.units if not u.extra.get("calibration")}
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    kinds: dict[str, str] = {}
+    dims: list[str] = list(data.study.settings.get("dimensions") or [])
+    payload = {uid: data.items[u.item_id].payload for uid, u in units.items() if u.item_id in data.items}
+    for a in data.answers:
+        if a.unit_id not in units or not a.answer:
+            continue
+        ann = data.annotators[a.annotator_id]
+        for dim, label in lab.labels(a.answer, payload.get(a.unit_id, {})).items():
+            if dim not in dims:
+                dims.append(dim)
+            out.setdefault(ann.name, {}).setdefault(dim, {})[a.unit_id] = label
+        kinds[ann.name] = ann.kind
+    return _Ratings(out, kinds, dims, payload)
+
+
+def _shares_units(r: _Ratings) -> bool:
+    """True when some unit has a label from a human and from an LLM judge."""
+    human_units = {u for h in r.humans() for per in r.labels[h].values() for u in per}
+    return any(u in human_units for j in r.judges() for per in r.labels[j].values() for u in per)
+
+
+def _pair_kind(r: _Ratings, a: str, b: str) -> str:
+    ka, kb = sorted((r.kinds[a], r.kinds[b]), key=lambda k: k != "human")
+    return {("human", "human"): "human-human (ceiling)", ("human", "llm"): "human-LLM",
+            ("llm", "llm"): "LLM-LLM"}[(ka, kb)]
+
+
+def _paired(r: _Ratings, a: str, b: str, dims: list[str], drop_ties: bool = False) -> list[tuple[Any, Any]]:
+    """(label a, label b) over units both rated, pooled over dims (in dim order, then unit order)."""
+    out = []
+    for d in dims:
+        la, lb = r.labels[a].get(d, {}), r.labels[b].get(d, {})
+        for u in la:
+            if u in lb and not (drop_ties and "tie" in (la[u], lb[u])):
+                out.append((la[u], lb[u]))
+    return out
+
+
+def _fig(key: str, label: str, stat) -> Figure:
+    return Figure.from_stat(key, label, stat)
+
+
+def _pair_tables(r: _Ratings, lab: Labeler, fs: FigureSet, seed: int, pairwise: bool) -> dict:
+    """Adds judge_pairs (and judge_pearson for scores); returns {(dim, kind, rater): [(agreement, kappa)]} for
+    the ceiling table."""
+    kw = dict(ci=True, n_boot=N_BOOT, seed=seed)
+    dims = r.dims + ([OVERALL] if len(r.dims) > 1 else [])
+    raters = r.humans() + r.judges()
+    cols = ["rater", "rater", "pair", "dimension", "items", "agreement", "Cohen's kappa" +
+            (" (quadratic weights)" if lab.ordinal else "")]
+    if lab.ordinal:
+        cols += ["Pearson r", "p (Pearson)", "Spearman rho", "p (Spearman)"]
+    rows, pearson_rows, collected = [], [], {}
+    variants = [(False, "")] + ([(True, " (ties dropped)")] if pairwise else [])
+    for a, b in combinations(raters, 2):
+        kind = _pair_kind(r, a, b)
+        prow = [f"{a} / {b}", kind]
+        for drop, suffix in variants:
+            for d in dims:
+                pairs = _paired(r, a, b, r.dims if d == OVERALL else [d], drop_ties=drop)
+                if not pairs:
+                    continue
+                ratings = [list(p) for p in pairs]
+                agree = percent_agreement(ratings, **kw)
+                kappa = cohen_kappa(ratings, weights="quadratic" if lab.ordinal else None,
+                                    categories=SCORES if lab.ordinal else None, **kw)
+                row = [a, b, kind, d + suffix, len(pairs), _fig(f"agreement:{a}|{b}:{d}", "", agree),
+                       _fig(f"kappa:{a}|{b}:{d}", "", kappa)]
+                if lab.ordinal:
+                    xs, ys = [float(p[0]) for p in pairs], [float(p[1]) for p in pairs]
+                    pr, sr = pearson(xs, ys, **kw), spearman(xs, ys, **kw)
+                    row += [_fig("", "", pr), pr.p_value, _fig("", "", sr), sr.p_value]
+                    prow.append(pr.value)
+                rows.append(row)
+                if not drop:
+                    for rater in (a, b):
+                        other = b if rater == a else a
+                        if r.kinds[rater] == "llm" and r.kinds[other] == "human":
+                            collected.setdefault((d, rater), []).append((agree.value, kappa.value))
+                        elif r.kinds[rater] == "human" and r.kinds[other] == "human" and rater == a:
+                            collected.setdefault((d, "human-human (ceiling)"), []).append(
+                                (agree.value, kappa.value))
+        if lab.ordinal and len(prow) > 2:
+            pearson_rows.append(prow)
+    if rows:
+        fs.tables.append(Table(
+            key="judge_pairs", title="judge validation: agreement per rater pair (BenchPreS table 6)",
+            columns=cols, rows=rows,
+            note="items both raters labelled; 95% percentile bootstrap intervals over items"
+                 + ("; overall pools item x dimension" if len(r.dims) > 1 else "")
+                 + ("; '(ties dropped)' rows leave out units where either rater said tie" if pairwise else "")))
+    if pearson_rows:
+        fs.tables.append(Table(key="judge_pearson",
+                               title="judge validation: Pearson r per rater pair and dimension (RealPref table 10)",
+                               columns=["raters", "pair"] + dims, rows=pearson_rows,
+                               note="p-values and intervals in the table above"))
+    return collected
+
+
+def _ceiling_table(r: _Ratings, collected: dict, fs: FigureSet) -> None:
+    dims = r.dims + ([OVERALL] if len(r.dims) > 1 else [])
+    who = ["human-human (ceiling)"] + r.judges()
+    rows = []
+    for d in dims:
+        for w in who:
+            vals = collected.get((d, w))
+            if not vals:
+                continue
+            ag = [v[0] for v in vals if v[0] is not None]
+            ka = [v[1] for v in vals if v[1] is not None]
+            rows.append([d, w if w.startswith("human") else f"{w} vs humans", len(vals),
+                         sum(ag) / len(ag) if ag else None, sum(ka) / len(ka) if ka else None])
+    if rows:
+        fs.tables.append(Table(key="judge_ceiling", title="judge validation: each judge against the human ceiling",
+                               columns=["dimension", "raters", "pairs", "mean agreement", "mean kappa"], rows=rows,
+                               note="means over rater pairs of the values in the pair table; the human-human "
+                                    "row is the ceiling a judge's agreement with people is read against"))
+
+
+def _majority_tables(r: _Ratings, lab: Labeler, fs: FigureSet) -> None:
+    from sklearn.metrics import accuracy_score, confusion_matrix, precision_recall_fscore_support
+
+    rows = []
+    humans = r.humans()
+    for j in r.judges():
+        for d in r.dims:
+            jl = r.labels[j].get(d, {})
+            y_true, y_pred = [], []
+            for u, lbl in jl.items():
+                maj = majority_vote([r.labels[h].get(d, {}).get(u) for h in humans])
+                if maj is not None:
+                    y_true.append(maj)
+                    y_pred.append(lbl)
+            if not y_true:
+                continue
+            cats = SCORES if lab.ordinal else sorted(set(y_true) | set(y_pred), key=str)
+            acc = float(accuracy_score(y_true, y_pred))
+            p, rc, f1, sup = precision_recall_fscore_support(y_true, y_pred, labels=cats, zero_division=0)
+            mp, mr, mf, _ = precision_recall_fscore_support(y_true, y_pred, labels=cats, average="macro",
+                                                            zero_division=0)
+            for k, c in enumerate(cats):
+                if sup[k] or any(y == c for y in y_pred):
+                    rows.append([j, d, len(y_true), acc, str(c), float(p[k]), float(rc[k]), float(f1[k]),
+                                 int(sup[k])])
+            rows.append([j, d, len(y_true), acc, "macro average", float(mp), float(mr), float(mf), len(y_true)])
+            fs.figures.append(Figure(key=f"judge_majority_accuracy:{j}:{d}",
+                                     label=f"{j}: accuracy against the human majority, {d}", value=acc,
+                                     n=len(y_true)))
+            cm = confusion_matrix(y_true, y_pred, labels=cats)
+            fs.plots.append(Plot(key=f"judge_confusion:{j}:{d}",
+                                 title=f"{j} (columns) against the human majority (rows), {d}", kind="heatmap",
+                                 data={"rows": [f"humans: {c}" for c in cats],
+                                       "columns": [f"{j}: {c}" for c in cats],
+                                       "values": [[int(v) for v in row] for row in cm]}))
+    if rows:
+        fs.tables.append(Table(
+            key="judge_vs_majority", title="judge validation: each judge against the human majority label",
+            columns=["judge", "dimension", "items", "accuracy", "label", "precision", "recall", "F1", "support"],
+            rows=rows, note="human majority = the plurality label of the unit's human annotators (units without "
+                            "one left out); precision/recall/F1 from sklearn.metrics, a label never predicted "
+                            "has precision 0"))
+
+
+def _alt_tables(r: _Ratings, lab: Labeler, fs: FigureSet, epsilon: float, min_instances: int) -> None:
+    humans = r.humans()
+    dims = r.dims + ([OVERALL] if len(r.dims) > 1 else [])
+    scoring = "neg_rmse" if lab.ordinal else "accuracy"
+    rows, detail = [], []
+    for d in dims:
+        use = r.dims if d == OVERALL else [d]
+
+        def flat(rater: str) -> dict:
+            return {(u, dd): v for dd in use for u, v in r.labels[rater].get(dd, {}).items()}
+
+        results = [alt_test({h: flat(h) for h in humans}, flat(j), judge=j, scoring=scoring, epsilon=epsilon,
+                            min_instances=min_instances) for j in r.judges()]
+        ranked = sorted(results, key=lambda x: -(x.advantage_probability if x.advantage_probability is not None
+                                                 else -1))
+        for rank, res in enumerate(ranked, start=1):
+            verdict = ("undefined" if res.passed is None else "passes: may replace the annotators" if res.passed
+                       else "fails")
+            rows.append([res.judge, d, rank if res.advantage_probability is not None else None,
+                         res.n_humans_tested, res.n_instances, res.winning_rate, verdict, res.advantage_probability])
+            fs.figures.append(Figure(key=f"alt_test:{res.judge}:{d}",
+                                     label=f"alt-test winning rate of {res.judge}, {d} ({verdict})",
+                                     value=res.winning_rate, n=res.n_instances,
+                                     note=res.note, extra={"passed": res.passed,
+                                                           "advantage_probability": res.advantage_probability,
+                                                           "epsilon": epsilon}))
+            for c in res.comparisons:
+                detail.append([res.judge, d, c.annotator, c.n_instances, c.rho_llm, c.rho_human, c.t_stat,
+                               c.p_value, c.p_adjusted, ("yes" if c.rejected else "no") if c.p_value is not None
+                               else c.note])
+    if rows:
+        fs.tables.append(Table(
+            key="alt_test", title="alternative annotator test (Calderon, Reichart and Dror, ACL 2025)",
+            columns=["judge", "dimension", "rank", "annotators tested", "instances", "winning rate", "verdict",
+                     "advantage probability"], rows=rows,
+            note=f"leave one annotator out; {scoring} alignment with the remaining annotators; one-sided paired "
+                 f"t-test with margin epsilon = {epsilon:g}; Benjamini-Yekutieli at q = 0.05 across annotators; "
+                 "a judge passes when it wins against at least half the annotators; rank by advantage "
+                 f"probability; annotators with fewer than {min_instances} instances are left out"))
+    if detail:
+        fs.tables.append(Table(
+            key="alt_test_annotators", title="alternative annotator test: the judge against each left-out annotator",
+            columns=["judge", "dimension", "annotator", "instances", "rho judge", "rho annotator", "t", "p",
+                     "p (BY adjusted)", "judge wins"], rows=detail))
+
+
+def _human_values(r: _Ratings, lab: Labeler, d: str) -> dict[str, float]:
+    """unit id -> mean of the human annotators' values on dimension d (units with at least one value)."""
+    vals: dict[str, list[float]] = {}
+    for h in r.humans():
+        for u, lbl in r.labels[h].get(d, {}).items():
+            v = lab.value(lbl, r.payload.get(u, {}))
+            if v is not None:
+                vals.setdefault(u, []).append(v)
+    return {u: sum(v) / len(v) for u, v in vals.items()}
+
+
+def _ppi_table(r: _Ratings, lab: Labeler, fs: FigureSet) -> None:
+    rows = []
+    for d in r.dims:
+        human = _human_values(r, lab, d)
+        human_only = classical_mean(list(human.values()))
+        for j in r.judges():
+            y, yhat, yhat_u, judge_all = [], [], [], []
+            for u, lbl in r.labels[j].get(d, {}).items():
+                jv = lab.value(lbl, r.payload.get(u, {}))
+                if jv is None:
+                    continue
+                judge_all.append(jv)
+                if u in human:
+                    y.append(human[u])
+                    yhat.append(jv)
+                else:
+                    yhat_u.append(jv)
+            if not judge_all:
+                continue
+            judge_only = classical_mean(judge_all)
+            pp = ppi_mean(y, yhat, yhat_u)
+            label = f"{lab.value_label}, {d}"
+            fs.figures.append(_fig(f"ppi:{j}:{d}", f"{label}: prediction-powered estimate with judge {j}", pp))
+            rows.append([j, d, _fig("", "", human_only), _fig("", "", judge_only), _fig("", "", pp)])
+    if rows:
+        fs.tables.append(Table(
+            key="ppi", title=f"prediction-powered inference of the {lab.value_label} (Angelopoulos et al. 2023)",
+            columns=["judge", "dimension", "human-only", "judge-only", "prediction-powered"], rows=rows,
+            note="human-only: the human labels (mean per unit) on every unit people labelled; judge-only: the "
+                 "judge's labels on every unit it labelled (its interval ignores the judge's bias); "
+                 "prediction-powered: the judge's labels on the units people did not label, corrected by its "
+                 "bias on the units they did; 95% normal intervals"))
+
+
+def judge_validation_section(data: StudyData, *, epsilon: float = DEFAULT_EPSILON,
+                             min_instances: int = DEFAULT_MIN_INSTANCES) -> FigureSet | None:
+    """The judge-validation FigureSet of a study (module doc), or None when the study's task has no labeler or no
+    unit carries both a human and an LLM-judge label. epsilon: the alt-test's cost-benefit margin;
+    min_instances: the alt-test's minimum instances per left-out annotator."""
+    lab = LABELERS.get(data.study.task_type)
+    if lab is None:
+        return None
+    r = _read(data, lab)
+    if not r.humans() or not r.judges() or not _shares_units(r):
+        return None
+    fs = FigureSet(study=data.study.name, task=data.study.task_type)
+    seed = data.study.seed
+    collected = _pair_tables(r, lab, fs, seed, pairwise=data.study.task_type == "pairwise")
+    _ceiling_table(r, collected, fs)
+    _majority_tables(r, lab, fs)
+    _alt_tables(r, lab, fs, epsilon, min_instances)
+    _ppi_table(r, lab, fs)
+    return fs
