@@ -230,6 +230,30 @@ def _m5_adjudications(db: sqlite_utils.Database) -> None:
                "BEGIN SELECT RAISE(ABORT, 'adjudications are append-only'); END")
 
 
+def _m6_llm_calls_and_runs(db: sqlite_utils.Database) -> None:
+    # Generator and evaluator runs, for provenance: what ran, with which settings (secrets removed), and totals.
+    db["runs"].create(
+        {
+            "id": str, "kind": str, "name": str, "config": str, "started_at": str, "ended_at": str,
+            "status": str, "totals": str,
+        },
+        pk="id", not_null={"kind", "started_at", "status"},
+    )
+    db["runs"].create_index(["kind", "started_at"])
+    # The LLM call cache: one row per valid reply, keyed by LLMRequest.cache_key(). Never holds an API key.
+    db["llm_calls"].create(
+        {
+            "key": str, "run_id": str, "model": str, "api_base": str, "template": str, "request": str,
+            "reply_text": str, "parsed": str, "finish_reason": str, "prompt_tokens": int,
+            "completion_tokens": int, "usage_known": int, "cost_usd": float, "seconds": float, "attempts": int,
+            "created_at": str,
+        },
+        pk="key", not_null={"model", "template", "request", "reply_text", "created_at"},
+        foreign_keys=[("run_id", "runs", "id")],
+    )
+    db["llm_calls"].create_index(["run_id"])
+
+
 # Append new migrations at the end; never edit one that has shipped.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "initial schema", _m1_initial),
@@ -237,6 +261,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (3, "meta table with the database id", _m3_meta),
     (4, "assignments.released_at", _m4_released_assignments),
     (5, "adjudications", _m5_adjudications),
+    (6, "llm_calls cache and runs", _m6_llm_calls_and_runs),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

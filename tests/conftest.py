@@ -10,6 +10,7 @@ import pytest
 from storage.models import ContextIn, ItemIn, Message
 from storage.payloads import McqPayload
 from storage.store import Store
+from tests.llm_fixtures import fake_key, fake_llm  # noqa: F401  (fixtures of the LLM tests)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"

@@ -1,0 +1,731 @@
+"""prefval's one LLM client: every call of the generator and the evaluator goes through :class:`LLMClient`.
+
+    async with LLMClient(store, run_id=run_id, limits={"openai/gpt-4o-mini": ModelLimits(16, rpm=500)},
+                         budget_usd=2.0) as client:
+        reply = await client.complete(LLMRequest(model=..., messages=(...,), template="profile@1",
+                                                 schema=json_schema_for(Profile), schema_name="profile"),
+                                      output_model=Profile)
+
+What it does, and why (the numbered behaviours of litellm 1.110.2 in ../shared/LLM_CLIENT_NOTES.md):
+- Only litellm (``acompletion``), imported on first use with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` and
+  ``LITELLM_OFFLINE_MODE=true`` set before the import (11, 10). A ``completion_fn`` with its signature can be
+  injected instead (unit tests never import litellm).
+- Structured output: the request's schema goes out as ``response_format`` json_schema, sent whatever litellm's
+  ``supports_response_schema`` says (6). Every reply is validated (pydantic ``output_model``, else the JSON schema);
+  ``finish_reason == "length"`` is a truncated, invalid reply (7). An invalid reply gets up to ``max_repairs`` repair
+  requests (the error sent back; each counts as an attempt, 14), then :class:`LLMCallFailed`. Invalid replies are
+  never cached.
+- Retries: one loop here, exponential backoff with full jitter, Retry-After honoured up to a cap and charged to the
+  call's deadline (2), for 429, 408, timeouts, connection errors and 5xx (13); never for other 4xx. litellm's and the
+  SDK's retries are off (``max_retries=0``, ``num_retries=0``: 1). Every request has ``timeout=`` and every call a
+  deadline (3).
+- Limits that queue, never reject (5): per model, a semaphore of requests in flight and token buckets (aiolimiter)
+  for requests and tokens per minute.
+- Cache and resume (12): each valid reply is written to the SQLite file (``llm_calls``, through storage) before
+  ``complete`` returns; a key already there sends nothing; identical concurrent calls share one request.
+- Cost (8, 9): config prices (USD per 1M tokens) first, else litellm's price map; unknown = None, never an error.
+  Usage missing or 0/0 counts as unknown. The budget stops new requests once spent >= budget (BudgetExhausted);
+  requests in flight finish and are cached.
+- ``aclose()`` (or ``async with``) awaits ``litellm.close_litellm_async_clients()`` (4).
+- Keys only from the environment (litellm reads them); no request parameter may carry one, and every error message
+  is scrubbed of secret values (storage.secrets).
+"""
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import os
+import random
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterable
+
+from generator.llm_types import (
+    BudgetExhausted, CompletionFn, LLMCallFailed, LLMReply, LLMRequest,
+)
+from storage.secrets import is_secret_field, scrub_text
+
+#: Parameters the client sets itself; a request's params may not carry them.
+RESERVED_PARAMS = frozenset({"model", "messages", "api_base", "base_url", "response_format", "timeout",
+                             "max_retries", "num_retries", "stream", "n"})
+
+
+def import_litellm():
+    """Import litellm offline (local price map, no tokenizer or catalog downloads) and quietly."""
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    os.environ["LITELLM_OFFLINE_MODE"] = "true"
+    import litellm
+
+    litellm.suppress_debug_info = True
+    litellm.telemetry = False
+    return litellm
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Settings
+# ---------------------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ModelLimits:
+    """Limits of one model (they queue requests, never reject them).
+
+    max_in_flight: requests open at once. rpm: requests per minute (None = no limit). tpm: tokens per minute,
+    counted before sending as prompt characters / 4 + max_tokens (None = no limit). Both are leaky buckets
+    (aiolimiter): a burst of up to rpm requests, then rpm per minute.
+    """
+
+    max_in_flight: int = 8
+    rpm: float | None = None
+    tpm: float | None = None
+    period: float = 60.0  #: seconds that rpm and tpm refer to (60; tests shorten it)
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per 1,000,000 prompt (input) and completion (output) tokens."""
+
+    input_per_million: float
+    output_per_million: float
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.input_per_million + completion_tokens * self.output_per_million) / 1e6
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard the client tries.
+
+    max_attempts: requests per call for transport failures (429, timeouts, connection errors, 5xx), first included.
+    max_repairs: extra requests for invalid replies (each sends the error back).
+    timeout: seconds per request (litellm ``timeout=`` and a guard around it).
+    deadline: seconds per call, all attempts, waits and repairs together (asyncio.wait_for).
+    backoff_base / backoff_max: seconds; the n-th retry waits uniform(0, min(backoff_max, backoff_base * 2**n))
+        ("full jitter", M. Brooker, "Exponential Backoff And Jitter", AWS Architecture Blog, 2015).
+    retry_after_cap: seconds; a server's Retry-After is honoured up to this.
+    """
+
+    max_attempts: int = 6
+    max_repairs: int = 2
+    timeout: float = 120.0
+    deadline: float = 900.0
+    backoff_base: float = 1.0
+    backoff_max: float = 30.0
+    retry_after_cap: float = 60.0
+
+
+@dataclass
+class ClientStats:
+    """Running totals of one client (this process only; cache hits cost nothing).
+
+    done: calls answered by a fresh request; cached: calls answered from the cache (or by an identical call in
+    flight); failed: LLMCallFailed raised; requests: HTTP requests sent (retries and repairs included);
+    prompt_tokens / completion_tokens: from the servers' usage; cost_usd: priced calls only;
+    unpriced: replies whose cost is unknown (model without a price, or no usage); budget_refused: calls refused by
+    the budget.
+    """
+
+    done: int = 0
+    cached: int = 0
+    failed: int = 0
+    requests: int = 0
+    retries: int = 0
+    repairs: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced: int = 0
+    budget_refused: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Schemas
+# ---------------------------------------------------------------------------------------------------------------------
+def json_schema_for(output_model: Any, strict: bool = True) -> dict[str, Any]:
+    """The JSON schema of a pydantic model, made fit for OpenAI strict structured output when ``strict``: every
+    object gets ``additionalProperties: false`` and all its properties ``required``; ``default`` is removed.
+    (Fields with defaults thus become required in the schema; the pydantic model still accepts them absent.)"""
+    schema = output_model.model_json_schema()
+    if not strict:
+        return schema
+
+    def fix(node: Any) -> Any:
+        if isinstance(node, dict):
+            node = {k: fix(v) for k, v in node.items() if k != "default"}
+            if node.get("type") == "object" and "properties" in node:
+                node["additionalProperties"] = False
+                node["required"] = list(node["properties"])
+            return node
+        if isinstance(node, list):
+            return [fix(v) for v in node]
+        return node
+
+    return fix(schema)
+
+
+def schema_is_strict(schema: dict[str, Any]) -> bool:
+    """True when every object in the schema forbids additional properties and requires all its properties (what
+    OpenAI's ``strict: true`` accepts)."""
+    ok = True
+
+    def walk(node: Any) -> None:
+        nonlocal ok
+        if isinstance(node, dict):
+            if node.get("type") == "object" or "properties" in node:
+                props = node.get("properties", {})
+                if node.get("additionalProperties") is not False or set(node.get("required", [])) != set(props):
+                    ok = False
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(schema)
+    return ok
+
+
+def response_format_for(request: LLMRequest) -> dict[str, Any] | None:
+    """The ``response_format`` sent for a request: OpenAI structured outputs (json_schema), or None for free text."""
+    if request.schema is None:
+        return None
+    return {"type": "json_schema", "json_schema": {
+        "name": request.schema_name, "schema": request.schema, "strict": schema_is_strict(request.schema)}}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------------------------------------------------
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def error_reason(exc: BaseException) -> str:
+    """One scrubbed line naming an exception: ``HTTP 400: ...``, ``timeout: ...``, ``ConnectionError: ...``."""
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+        head = "timeout"
+    elif isinstance(status, int):
+        head = f"HTTP {status}"
+    else:
+        head = type(exc).__name__
+    detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    return scrub_text(_one_line(f"{head}: {detail}"))
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """True for failures worth another request: timeouts, connection errors, 408/409/425/429 and 5xx.
+    False for other HTTP statuses (400, 401, 403, 404, 422 ...) and for anything else."""
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
+        return True
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        return status in (408, 409, 425, 429) or status >= 500
+    names = {c.__name__ for c in type(exc).__mro__}
+    return bool(names & {"APIConnectionError", "APITimeoutError", "Timeout", "ClientConnectionError",
+                         "ServerDisconnectedError", "ConnectError", "ReadTimeout", "RemoteProtocolError",
+                         "TransportError", "OSError"})
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """Seconds the server asked to wait (``retry-after-ms`` or ``Retry-After`` as seconds or an HTTP date) from the
+    exception's response headers, or None."""
+    headers = getattr(exc, "litellm_response_headers", None)
+    if headers is None:
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None)
+    if headers is None:
+        headers = getattr(exc, "headers", None)
+    if not headers:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return max(0.0, float(ms) / 1000.0)
+        value = headers.get("retry-after")
+    except Exception:
+        return None
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+            return max(0.0, when.timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+
+
+class _InvalidReply(Exception):
+    """A reply that arrived but cannot be used (truncated, not JSON, not valid for the schema)."""
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Reply reading and validation
+# ---------------------------------------------------------------------------------------------------------------------
+def _get(obj: Any, name: str) -> Any:
+    if obj is None:
+        return None
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def read_response(response: Any) -> tuple[str, str | None, int | None, int | None]:
+    """(content, finish_reason, prompt_tokens, completion_tokens) of a litellm ModelResponse or an OpenAI-shaped
+    dict. Tokens are None when the server sent no usage, or sent 0/0 (litellm's stand-in for none)."""
+    choices = _get(response, "choices") or []
+    if not choices:
+        raise _InvalidReply("the reply has no choices")
+    choice = choices[0]
+    content = _get(_get(choice, "message"), "content")
+    finish = _get(choice, "finish_reason")
+    usage = _get(response, "usage")
+    pt, ct = _get(usage, "prompt_tokens"), _get(usage, "completion_tokens")
+    if usage is None or pt is None or ct is None or (pt == 0 and ct == 0):
+        pt = ct = None
+    return (content if isinstance(content, str) else ("" if content is None else str(content))), finish, pt, ct
+
+
+def _strip_fences(text: str) -> str:
+    t = text.strip()
+    if t.startswith("```"):
+        t = t.split("\n", 1)[1] if "\n" in t else ""
+        if t.rstrip().endswith("```"):
+            t = t.rstrip()[:-3]
+    return t.strip()
+
+
+def validate_reply(text: str, finish_reason: str | None, request: LLMRequest, output_model: Any) -> tuple[Any, Any]:
+    """(value, parsed JSON) of a reply, or raises _InvalidReply with a one-line reason.
+
+    value: an ``output_model`` instance when one is given; else the parsed JSON for a request with a schema
+    (checked with jsonschema); else None (free text: the text is the answer)."""
+    if finish_reason == "length":
+        raise _InvalidReply("truncated: the reply hit max_tokens (finish_reason length)")
+    if output_model is None and request.schema is None:
+        if not text.strip():
+            raise _InvalidReply("empty reply")
+        return None, None
+    body = _strip_fences(text)
+    try:
+        parsed = json.loads(body)
+    except ValueError as exc:
+        raise _InvalidReply(f"not JSON ({exc})") from None
+    if output_model is not None:
+        try:
+            value = output_model.model_validate(parsed)
+        except Exception as exc:  # pydantic.ValidationError
+            errors = getattr(exc, "errors", None)
+            if callable(errors):
+                parts = [f"{'.'.join(str(p) for p in e.get('loc', ())) or '(root)'}: {e.get('msg')}"
+                         for e in errors()[:3]]
+                raise _InvalidReply("does not match the schema: " + "; ".join(parts)) from None
+            raise _InvalidReply(f"does not match the schema: {_one_line(str(exc), 200)}") from None
+        return value, parsed
+    import jsonschema
+
+    try:
+        jsonschema.validate(parsed, request.schema)
+    except jsonschema.ValidationError as exc:
+        where = ".".join(str(p) for p in exc.absolute_path) or "(root)"
+        raise _InvalidReply(f"does not match the schema: {where}: {_one_line(exc.message, 200)}") from None
+    return parsed, parsed
+
+
+def repair_messages(request: LLMRequest, bad_text: str, reason: str) -> list[dict[str, str]]:
+    """The conversation of a repair attempt: the original messages, the unusable reply, and a note of what was
+    wrong (each repair starts from the original messages, so the conversation does not grow with every try)."""
+    return list(request.messages) + [
+        {"role": "assistant", "content": bad_text[:4000]},
+        {"role": "user", "content": (f"That reply cannot be used: {reason}. Answer the request again with only "
+                                     "a JSON value that follows the given schema, with no other text.")},
+    ]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The client
+# ---------------------------------------------------------------------------------------------------------------------
+class _Limits:
+    """The semaphore and token buckets of one model in one event loop."""
+
+    def __init__(self, limits: ModelLimits):
+        from aiolimiter import AsyncLimiter
+
+        self.spec = limits
+        self.in_flight = asyncio.Semaphore(max(1, limits.max_in_flight))
+        self.rpm = AsyncLimiter(limits.rpm, limits.period) if limits.rpm else None
+        self.tpm = AsyncLimiter(limits.tpm, limits.period) if limits.tpm else None
+
+    async def wait(self, est_tokens: int) -> None:
+        if self.rpm is not None:
+            await self.rpm.acquire()
+        if self.tpm is not None:
+            await self.tpm.acquire(min(float(est_tokens), self.tpm.max_rate))
+
+
+class LLMClient:
+    """The client (see the module docstring). Use one per event loop, closed with ``aclose()`` or ``async with``.
+
+    store: a storage.Store whose ``llm_calls`` table is the cache (None = no cache, for tests and dry runs).
+    run_id: the run (Store.start_run) written beside each cached call.
+    completion_fn: ``litellm.acompletion`` by default; any async function with its signature.
+    limits: ModelLimits per model string; default_limits for the others.
+    retry: RetryPolicy. budget_usd: stop sending once this much (USD) is spent by this client (None = no budget).
+    prices: Price per model string (USD per 1M tokens), used before litellm's price map.
+    use_litellm_prices: look unknown models up in litellm's price map (default: when litellm is the completion
+        function).
+    sleep: the coroutine used to wait between retries (tests pass a recorder).
+    """
+
+    def __init__(self, store: Any = None, *, run_id: str | None = None, completion_fn: CompletionFn | None = None,
+                 limits: dict[str, ModelLimits] | None = None, default_limits: ModelLimits = ModelLimits(),
+                 retry: RetryPolicy = RetryPolicy(), budget_usd: float | None = None,
+                 prices: dict[str, Price] | None = None, use_litellm_prices: bool | None = None,
+                 sleep: Callable[[float], Any] = asyncio.sleep, seed: int | None = None):
+        self.store = store
+        self.run_id = run_id
+        self._completion_fn = completion_fn
+        self.limits = dict(limits or {})
+        self.default_limits = default_limits
+        self.retry = retry
+        self.budget_usd = budget_usd
+        self.prices = dict(prices or {})
+        self.use_litellm_prices = completion_fn is None if use_litellm_prices is None else use_litellm_prices
+        self.stats = ClientStats()
+        self.listeners: list[Callable[[ClientStats], None]] = []
+        self._sleep = sleep
+        self._rng = random.Random(seed)
+        self._inflight: dict[str, asyncio.Task] = {}
+        self._limits: dict[tuple[str, int], _Limits] = {}
+        self._unknown_price: set[str] = set()
+        self._used_litellm = False
+        # a guard a little above litellm's own timeout, in case a transport ignores it
+        self._guard_timeout = retry.timeout + min(0.5, retry.timeout * 0.1)
+
+    # ---- lifecycle -----------------------------------------------------------------------------------------------
+    async def __aenter__(self) -> "LLMClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Cancel calls still in flight and close litellm's HTTP sessions of this event loop (call before the loop
+        ends)."""
+        for task in list(self._inflight.values()):
+            task.cancel()
+        if self._inflight:
+            await asyncio.gather(*self._inflight.values(), return_exceptions=True)
+        if self._used_litellm:
+            litellm = import_litellm()
+            await litellm.close_litellm_async_clients()
+
+    def _completion(self) -> CompletionFn:
+        if self._completion_fn is None:
+            self._completion_fn = import_litellm().acompletion
+            self._used_litellm = True
+        return self._completion_fn
+
+    def budget_left(self) -> float | None:
+        """USD left of the budget (None without a budget)."""
+        return None if self.budget_usd is None else self.budget_usd - self.stats.cost_usd
+
+    def _notify(self) -> None:
+        for listener in self.listeners:
+            try:
+                listener(self.stats)
+            except Exception:  # a display must never break a call
+                pass
+
+    # ---- the public call -----------------------------------------------------------------------------------------
+    async def complete(self, request: LLMRequest, output_model: Any = None) -> LLMReply:
+        """Send (or replay from the cache) one request; validate the reply into ``output_model``.
+
+        Returns an LLMReply. Raises LLMCallFailed (a one-line reason, no key in it) when no valid reply came within
+        the retry policy, BudgetExhausted when the budget is spent before the request could be sent, ValueError when
+        the request's params carry a reserved or credential-named parameter.
+        """
+        for name in request.params:
+            if is_secret_field(name):
+                raise ValueError(f"request parameter '{name}' holds a credential: keys come from the environment only")
+            if name in RESERVED_PARAMS:
+                raise ValueError(f"request parameter '{name}' is set by the client and cannot be given")
+        key = request.cache_key()
+        shared = self._inflight.get(key)
+        if shared is not None:
+            return await self._follow(shared, output_model)
+        cached = self._from_cache(key, request, output_model)
+        if cached is not None:
+            self.stats.cached += 1
+            self._notify()
+            return cached
+        task = asyncio.ensure_future(self._call(request, output_model, key))
+        self._inflight[key] = task
+        task.add_done_callback(lambda _t, k=key: self._inflight.pop(k, None))
+        try:
+            reply = await asyncio.shield(task)
+        except LLMCallFailed:
+            self.stats.failed += 1
+            self._notify()
+            raise
+        except BudgetExhausted:
+            self.stats.budget_refused += 1
+            self._notify()
+            raise
+        self.stats.done += 1
+        self._notify()
+        return reply
+
+    async def _follow(self, task: asyncio.Task, output_model: Any) -> LLMReply:
+        """Wait for an identical call in flight and share its reply (no request of its own)."""
+        try:
+            reply = await asyncio.shield(task)
+        except LLMCallFailed:
+            self.stats.failed += 1
+            self._notify()
+            raise
+        if output_model is not None and not isinstance(reply.value, output_model):
+            try:
+                value = output_model.model_validate(json.loads(_strip_fences(reply.text)))
+            except Exception as exc:
+                raise LLMCallFailed(f"the shared reply does not fit {output_model.__name__}: "
+                                    f"{_one_line(str(exc), 200)}", 0) from None
+            reply = replace(reply, value=value)
+        self.stats.cached += 1
+        self._notify()
+        return replace(reply, cached=True, attempts=0, cost_usd=0.0, seconds=0.0)
+
+    def _from_cache(self, key: str, request: LLMRequest, output_model: Any) -> LLMReply | None:
+        if self.store is None:
+            return None
+        row = self.store.get_llm_call(key)
+        if row is None:
+            return None
+        try:
+            value, _ = validate_reply(row.reply_text, row.finish_reason, request, output_model)
+        except _InvalidReply:
+            return None  # the output model changed since: ask again
+        return LLMReply(value=value, text=row.reply_text, prompt_tokens=row.prompt_tokens,
+                        completion_tokens=row.completion_tokens, cost_usd=0.0, seconds=0.0, attempts=0,
+                        cached=True, finish_reason=row.finish_reason, cache_key=key, model=request.model)
+
+    # ---- one call: repairs around transport retries, under a deadline -------------------------------------------
+    async def _call(self, request: LLMRequest, output_model: Any, key: str) -> LLMReply:
+        state = {"attempts": 0}
+        try:
+            return await asyncio.wait_for(self._call_inner(request, output_model, key, state),
+                                          self.retry.deadline)
+        except asyncio.TimeoutError:
+            raise LLMCallFailed(f"no valid reply within the call's deadline of {self.retry.deadline:g} s "
+                                f"({state['attempts']} requests)", state["attempts"]) from None
+
+    async def _call_inner(self, request: LLMRequest, output_model: Any, key: str, state: dict) -> LLMReply:
+        deadline_at = time.monotonic() + self.retry.deadline
+        messages = list(request.messages)
+        last_reason = ""
+        for repair in range(self.retry.max_repairs + 1):
+            if repair:
+                self.stats.repairs += 1
+            response, seconds = await self._send(request, messages, state, deadline_at)
+            try:
+                text, finish, pt, ct = read_response(response)
+            except _InvalidReply as exc:
+                text, finish, pt, ct = "", None, None, None
+                last_reason = str(exc)
+                messages = repair_messages(request, text, last_reason)
+                continue
+            cost = self._account(request.model, pt, ct)
+            try:
+                value, parsed = validate_reply(text, finish, request, output_model)
+            except _InvalidReply as exc:
+                last_reason = str(exc)
+                messages = repair_messages(request, text, last_reason)
+                continue
+            reply = LLMReply(value=value, text=text, prompt_tokens=pt, completion_tokens=ct, cost_usd=cost,
+                             seconds=seconds, attempts=state["attempts"], cached=False, finish_reason=finish,
+                             cache_key=key, model=request.model)
+            self._write_cache(request, reply, parsed)
+            return reply
+        raise LLMCallFailed(f"invalid reply after {self.retry.max_repairs} repair attempts: {last_reason}",
+                            state["attempts"])
+
+    def _write_cache(self, request: LLMRequest, reply: LLMReply, parsed: Any) -> None:
+        if self.store is None:
+            return
+        from storage.llm_calls import LLMCall
+
+        self.store.put_llm_call(LLMCall(
+            key=reply.cache_key, run_id=self.run_id, model=request.model, api_base=request.api_base,
+            template=request.template,
+            request={"messages": list(request.messages), "params": request.params, "schema": request.schema,
+                     "schema_name": request.schema_name, "sample_index": request.sample_index},
+            reply_text=reply.text, parsed=parsed, finish_reason=reply.finish_reason,
+            prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
+            usage_known=reply.prompt_tokens is not None, cost_usd=reply.cost_usd, seconds=reply.seconds,
+            attempts=reply.attempts))
+
+    # ---- one request with transport retries ----------------------------------------------------------------------
+    def _limits_for(self, model: str) -> _Limits:
+        loop_id = id(asyncio.get_running_loop())
+        lim = self._limits.get((model, loop_id))
+        if lim is None:
+            lim = self._limits[(model, loop_id)] = _Limits(self.limits.get(model, self.default_limits))
+        return lim
+
+    def _check_budget(self) -> None:
+        if self.budget_usd is not None and self.stats.cost_usd >= self.budget_usd:
+            raise BudgetExhausted(f"budget of {self.budget_usd:g} USD spent ({self.stats.cost_usd:.4f} USD); "
+                                  "no new request sent")
+
+    async def _send(self, request: LLMRequest, messages: list[dict], state: dict,
+                    deadline_at: float) -> tuple[Any, float]:
+        """Send one request, retrying transport failures. Returns (response, seconds of the successful request)."""
+        kwargs: dict[str, Any] = dict(request.params)
+        kwargs.update(model=request.model, messages=messages, timeout=self.retry.timeout, max_retries=0,
+                      num_retries=0)
+        if request.api_base:
+            kwargs["api_base"] = request.api_base
+        fmt = response_format_for(request)
+        if fmt is not None:
+            kwargs["response_format"] = fmt
+        est_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4 + int(
+            request.params.get("max_tokens") or request.params.get("max_completion_tokens") or 0)
+        limits = self._limits_for(request.model)
+        completion = self._completion()
+        transport_failures = 0
+        while True:
+            self._check_budget()
+            await limits.wait(est_tokens)
+            self._check_budget()
+            async with limits.in_flight:
+                self._check_budget()
+                state["attempts"] += 1
+                self.stats.requests += 1
+                started = time.monotonic()
+                try:
+                    response = await asyncio.wait_for(completion(**kwargs), self._guard_timeout)
+                    return response, time.monotonic() - started
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # classified below
+                    failure = exc
+            reason = error_reason(failure)
+            if not is_retryable(failure):
+                raise LLMCallFailed(reason, state["attempts"]) from None
+            transport_failures += 1
+            if transport_failures >= self.retry.max_attempts:
+                raise LLMCallFailed(f"{reason} (gave up after {transport_failures} requests)",
+                                    state["attempts"]) from None
+            wait = retry_after_seconds(failure)
+            if wait is not None:
+                wait = min(wait, self.retry.retry_after_cap)
+            else:
+                wait = self._rng.uniform(0, min(self.retry.backoff_max,
+                                                self.retry.backoff_base * 2 ** (transport_failures - 1)))
+            if time.monotonic() + wait > deadline_at:
+                raise LLMCallFailed(f"{reason} (waiting {wait:.1f} s more would pass the call's deadline)",
+                                    state["attempts"]) from None
+            self.stats.retries += 1
+            await self._sleep(wait)
+
+    # ---- cost ----------------------------------------------------------------------------------------------------
+    def _account(self, model: str, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
+        """Count tokens and cost of one reply (valid or not: every reply is paid for). Never raises."""
+        cost = self.cost_of(model, prompt_tokens, completion_tokens)
+        if prompt_tokens is not None:
+            self.stats.prompt_tokens += prompt_tokens
+            self.stats.completion_tokens += completion_tokens or 0
+        if cost is None:
+            self.stats.unpriced += 1
+        else:
+            self.stats.cost_usd += cost
+        return cost
+
+    def cost_of(self, model: str, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
+        """USD for these tokens: the configured Price of the model, else litellm's price map (when enabled); None
+        when the tokens or the price are unknown. Never raises."""
+        if prompt_tokens is None or completion_tokens is None:
+            return None
+        price = self.prices.get(model)
+        if price is not None:
+            return price.cost(prompt_tokens, completion_tokens)
+        if not self.use_litellm_prices or model in self._unknown_price:
+            return None
+        try:
+            litellm = import_litellm()
+            p, c = litellm.cost_per_token(model=model, prompt_tokens=prompt_tokens,
+                                          completion_tokens=completion_tokens)
+            return float(p) + float(c)
+        except Exception:
+            self._unknown_price.add(model)
+            return None
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Dry runs
+# ---------------------------------------------------------------------------------------------------------------------
+def count_prompt_tokens(request: LLMRequest) -> int:
+    """Prompt tokens of a request, counted offline with litellm's bundled tokenizers (tiktoken for OpenAI models;
+    an estimate for others when their tokenizer is not bundled). Nothing is downloaded (LITELLM_OFFLINE_MODE)."""
+    litellm = import_litellm()
+    return int(litellm.token_counter(model=request.model, messages=list(request.messages)))
+
+
+@dataclass
+class DryRunEstimate:
+    """What a set of requests would cost at most.
+
+    calls: requests not in the cache. prompt_tokens: their prompt tokens (counted offline).
+    max_completion_tokens: the sum of their max_tokens (None when a request has no max_tokens: then there is no
+    upper bound). cost_upper_usd: prompt tokens x input price + max_tokens x output price, summed (None when a model
+    has no known price or a request no max_tokens). unpriced_models: models without a price.
+    """
+
+    calls: int = 0
+    cached: int = 0
+    prompt_tokens: int = 0
+    max_completion_tokens: int | None = 0
+    cost_upper_usd: float | None = 0.0
+    unpriced_models: set[str] = field(default_factory=set)
+
+
+def dry_run_estimate(requests: Iterable[LLMRequest], prices: dict[str, Price] | None = None,
+                     cached_keys: set[str] | None = None,
+                     token_counter: Callable[[LLMRequest], int] = count_prompt_tokens,
+                     use_litellm_prices: bool = True) -> DryRunEstimate:
+    """Count calls, prompt tokens and an upper bound of the cost without sending anything.
+
+    cached_keys: keys already in the cache (Store.llm_call_keys()); those requests cost nothing and are counted in
+    ``cached``. Prices: the given ones first, else litellm's price map (when use_litellm_prices).
+    """
+    pricer = LLMClient(completion_fn=_never_called, prices=prices, use_litellm_prices=use_litellm_prices)
+    out = DryRunEstimate()
+    cached_keys = cached_keys or set()
+    for request in requests:
+        if request.cache_key() in cached_keys:
+            out.cached += 1
+            continue
+        out.calls += 1
+        tokens = token_counter(request)
+        out.prompt_tokens += tokens
+        max_tokens = request.params.get("max_tokens") or request.params.get("max_completion_tokens")
+        if max_tokens is None:
+            out.max_completion_tokens = None
+            out.cost_upper_usd = None
+            continue
+        if out.max_completion_tokens is not None:
+            out.max_completion_tokens += int(max_tokens)
+        cost = pricer.cost_of(request.model, tokens, int(max_tokens))
+        if cost is None:
+            out.unpriced_models.add(request.model)
+            out.cost_upper_usd = None
+        elif out.cost_upper_usd is not None:
+            out.cost_upper_usd += cost
+    return out
+
+
+async def _never_called(**kwargs: Any) -> Any:  # pragma: no cover - a dry run sends nothing
+    raise RuntimeError("a dry run sends no request")

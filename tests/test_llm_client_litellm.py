@@ -1,0 +1,246 @@
+"""LLMClient through real litellm against the fake OpenAI-compatible server on 127.0.0.1 (requests counted at the
+server)."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from bench.fake_llm_server import canonical_body_hash
+from generator.client import LLMClient, ModelLimits, Price, RetryPolicy, json_schema_for
+from generator.llm_types import BudgetExhausted, LLMCallFailed, LLMRequest
+from storage.store import Store
+
+REPO = Path(__file__).resolve().parents[1]
+FAST = RetryPolicy(max_attempts=4, max_repairs=2, timeout=5, deadline=30, backoff_base=0.01, retry_after_cap=2)
+
+
+class Profile(BaseModel):
+    name: str = Field(min_length=2, max_length=40)
+    birth_year: int = Field(ge=1930, le=2006)
+    occupation: str
+    hobbies: list[str] = Field(min_length=1, max_length=3)
+    marital_status: Literal["single", "married", "divorced", "widowed"]
+
+
+def req(i: int, api_base: str, **kw) -> LLMRequest:
+    base = dict(model="openai/fake-model", messages=({"role": "user", "content": f"make profile {i}"},),
+                template="profile@1", schema=json_schema_for(Profile), schema_name="profile", api_base=api_base,
+                params={"temperature": 0.7})
+    base.update(kw)
+    return LLMRequest(**base)
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+async def _complete_all(client: LLMClient, requests, model=Profile, return_exceptions=False):
+    async with client:
+        return await asyncio.gather(*[client.complete(r, model) for r in requests],
+                                    return_exceptions=return_exceptions)
+
+
+def test_schema_reaches_the_server_and_reply_is_valid_and_no_key_is_stored(fake_llm, fake_key, db_file):
+    with Store.open(db_file) as store:
+        run_id = store.start_run("generate", {"model": "openai/fake-model", "api_base": fake_llm.url})
+        replies = run(_complete_all(LLMClient(store, run_id=run_id, retry=FAST), [req(0, fake_llm.url)]))
+        reply = replies[0]
+        assert isinstance(reply.value, Profile) and reply.attempts == 1 and reply.prompt_tokens > 0
+        body = fake_llm.log.requests[0].body
+        sent = body["response_format"]
+        assert sent["type"] == "json_schema" and sent["json_schema"]["name"] == "profile"
+        assert sent["json_schema"]["schema"]["properties"]["birth_year"]["minimum"] == 1930
+        assert body["temperature"] == 0.7
+        row = store.get_llm_call(reply.cache_key)
+        assert row.run_id == run_id and row.api_base == fake_llm.url and row.usage_known
+        store.finish_run(run_id, "done", {"calls": 1})
+    raw = Path(db_file).read_bytes() + b"".join(p.read_bytes() for p in Path(db_file).parent.glob("*.db-wal"))
+    assert fake_key.encode() not in raw
+    with Store.open(db_file) as store:
+        for table in store.db.table_names():
+            for row in store.db[table].rows:
+                assert fake_key not in json.dumps(row, default=str), table
+
+
+def test_429_with_retry_after_is_honoured(fake_llm, fake_key):
+    fake_llm.add_fault("status", status=429, retry_after=1)
+    waits: list[float] = []
+
+    async def sleep(s):
+        waits.append(s)
+        await asyncio.sleep(s)
+
+    reply = run(_complete_all(LLMClient(retry=FAST, sleep=sleep), [req(0, fake_llm.url)]))[0]
+    assert reply.attempts == 2 and fake_llm.log.count() == 2 and waits == [1.0]
+    first, second = fake_llm.log.requests
+    assert first.status == 429 and second.status == 200 and second.at - first.at >= 1.0
+
+
+def test_retry_after_is_capped(fake_llm, fake_key):
+    fake_llm.add_fault("status", status=429, retry_after=30)
+    waits: list[float] = []
+
+    async def sleep(s):
+        waits.append(s)
+
+    policy = RetryPolicy(max_attempts=3, timeout=5, deadline=30, retry_after_cap=0.2)
+    run(_complete_all(LLMClient(retry=policy, sleep=sleep), [req(0, fake_llm.url)]))
+    assert waits == [0.2] and fake_llm.log.count() == 2
+
+
+def test_500_then_success(fake_llm, fake_key):
+    fake_llm.add_fault("status", status=500)
+    reply = run(_complete_all(LLMClient(retry=FAST), [req(0, fake_llm.url)]))[0]
+    assert reply.attempts == 2 and [r.status for r in fake_llm.log.requests] == [500, 200]
+
+
+def test_400_is_not_retried(fake_llm, fake_key):
+    fake_llm.add_fault("status", status=400)
+    [err] = run(_complete_all(LLMClient(retry=FAST), [req(0, fake_llm.url)], return_exceptions=True))
+    assert isinstance(err, LLMCallFailed) and err.reason.startswith("HTTP 400") and fake_llm.log.count() == 1
+
+
+def test_no_hidden_sdk_retries(fake_llm, fake_key):
+    fake_llm.add_fault("status", status=503, times=100)
+    policy = RetryPolicy(max_attempts=3, timeout=5, deadline=30, backoff_base=0.01)
+    [err] = run(_complete_all(LLMClient(retry=policy), [req(0, fake_llm.url)], return_exceptions=True))
+    assert isinstance(err, LLMCallFailed) and "HTTP 503" in err.reason
+    assert fake_llm.log.count() == 3 and err.attempts == 3
+
+
+def test_a_hanging_request_hits_the_timeout_and_is_retried(fake_llm, fake_key):
+    fake_llm.add_fault("hang", seconds=30)
+    policy = RetryPolicy(max_attempts=3, timeout=0.5, deadline=30, backoff_base=0.01)
+    reply = run(_complete_all(LLMClient(retry=policy), [req(0, fake_llm.url)]))[0]
+    assert reply.attempts == 2 and fake_llm.log.count() == 2 and fake_llm.log.requests[0].fault == "hang"
+
+
+def test_a_body_cut_mid_way_is_retried(fake_llm, fake_key):
+    fake_llm.add_fault("cut")
+    reply = run(_complete_all(LLMClient(retry=FAST), [req(0, fake_llm.url)]))[0]
+    assert reply.attempts == 2 and fake_llm.log.count() == 2
+
+
+@pytest.mark.parametrize("fault", ["invalid_json", "truncated", "ignore_schema"])
+def test_an_invalid_reply_is_repaired(fault, fake_llm, fake_key, store):
+    fake_llm.add_fault(fault)
+    reply = run(_complete_all(LLMClient(store, retry=FAST), [req(0, fake_llm.url)]))[0]
+    assert isinstance(reply.value, Profile) and reply.attempts == 2 and fake_llm.log.count() == 2
+    repair = fake_llm.log.requests[1].body["messages"]
+    assert len(repair) == 3 and repair[2]["role"] == "user" and "cannot be used" in repair[2]["content"]
+    assert store.get_llm_call(reply.cache_key).reply_text == reply.text
+
+
+def test_an_invalid_reply_fails_after_n_repairs_with_the_reason(fake_llm, fake_key, store):
+    fake_llm.add_fault("invalid_json", times=100)
+    [err] = run(_complete_all(LLMClient(store, retry=FAST), [req(0, fake_llm.url)], return_exceptions=True))
+    assert isinstance(err, LLMCallFailed) and "after 2 repair attempts: not JSON" in err.reason
+    assert fake_llm.log.count() == 3 and store.llm_call_keys() == set()
+
+
+def test_missing_usage_is_recorded_as_unknown(fake_llm, fake_key, store):
+    fake_llm.add_fault("no_usage")
+    client = LLMClient(store, retry=FAST, prices={"openai/fake-model": Price(1.0, 2.0)})
+    reply = run(_complete_all(client, [req(0, fake_llm.url)]))[0]
+    assert reply.prompt_tokens is None and reply.cost_usd is None
+    assert store.get_llm_call(reply.cache_key).usage_known is False
+
+
+def test_a_cache_hit_sends_no_request(fake_llm, fake_key, db_file):
+    with Store.open(db_file) as store:
+        run(_complete_all(LLMClient(store, retry=FAST), [req(i, fake_llm.url) for i in range(3)]))
+    assert fake_llm.log.count() == 3
+    with Store.open(db_file) as store:
+        client = LLMClient(store, retry=FAST)
+        replies = run(_complete_all(client, [req(i, fake_llm.url) for i in range(4)]))
+    assert fake_llm.log.count() == 4 and [r.cached for r in replies] == [True, True, True, False]
+
+
+def test_32_identical_concurrent_calls_send_one_request(fake_llm, fake_key, store):
+    fake_llm.latency = 0.05
+    replies = run(_complete_all(LLMClient(store, retry=FAST), [req(7, fake_llm.url)] * 32))
+    assert fake_llm.log.count() == 1 and len({r.text for r in replies}) == 1
+
+
+def test_in_flight_limit_is_never_exceeded(fake_llm, fake_key):
+    fake_llm.latency = 0.05
+    client = LLMClient(retry=FAST, limits={"openai/fake-model": ModelLimits(max_in_flight=5)})
+    replies = run(_complete_all(client, [req(i, fake_llm.url) for i in range(30)]))
+    assert len(replies) == 30 and fake_llm.log.max_in_flight == 5
+
+
+def test_requests_per_minute_queue_rather_than_reject(fake_llm, fake_key):
+    client = LLMClient(retry=FAST, limits={"openai/fake-model": ModelLimits(max_in_flight=20, rpm=3, period=0.3)})
+    replies = run(_complete_all(client, [req(i, fake_llm.url) for i in range(8)]))
+    assert len(replies) == 8 and fake_llm.log.count() == 8 and client.stats.failed == 0
+    at = sorted(r.at for r in fake_llm.log.requests)
+    assert at[-1] - at[0] >= 0.4  # 3 at once, then 5 more at 10 per second
+
+
+def test_budget_stops_the_run(fake_llm, fake_key, store):
+    # the fake server reports about 40 tokens per call: at 100 USD per 1M, about 0.004 USD a call
+    client = LLMClient(store, retry=FAST, budget_usd=0.012, prices={"openai/fake-model": Price(100.0, 100.0)},
+                       limits={"openai/fake-model": ModelLimits(max_in_flight=1)})
+    results = run(_complete_all(client, [req(i, fake_llm.url) for i in range(10)], return_exceptions=True))
+    done = [r for r in results if not isinstance(r, BaseException)]
+    assert any(isinstance(r, BudgetExhausted) for r in results)
+    assert fake_llm.log.count() == len(done) == len(store.llm_call_keys()) < 10
+    assert sum(r.cost_usd for r in done[:-1]) < 0.012 <= sum(r.cost_usd for r in done)
+
+
+KILL_SCRIPT = r"""
+import asyncio, sys
+sys.path.insert(0, sys.argv[3])
+from generator.client import LLMClient, ModelLimits, RetryPolicy
+from storage.store import Store
+from tests.test_llm_client_litellm import Profile, req
+
+async def main():
+    store = Store.open(sys.argv[1])
+    async with LLMClient(store, retry=RetryPolicy(timeout=10, deadline=60),
+                         limits={"openai/fake-model": ModelLimits(max_in_flight=4)}) as client:
+        await asyncio.gather(*[client.complete(req(i, sys.argv[2]), Profile) for i in range(40)])
+    print("finished", client.stats.requests, flush=True)
+
+asyncio.run(main())
+"""
+
+
+def test_killed_and_resumed_sends_no_cached_request_again(fake_llm, fake_key, db_file, tmp_path):
+    fake_llm.latency = 0.05
+    script = tmp_path / "run_calls.py"
+    script.write_text(KILL_SCRIPT)
+    args = [sys.executable, str(script), db_file, fake_llm.url, str(REPO)]
+    proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    give_up = time.monotonic() + 120
+    while fake_llm.log.count() < 12 and time.monotonic() < give_up and proc.poll() is None:
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert 12 <= fake_llm.log.count() < 40, "the first run must be killed part-way"
+    with Store.open(db_file) as store:
+        cached = {row.request["messages"][0]["content"] for row in store.llm_calls()}
+    assert 0 < len(cached) < 40
+    first_run = fake_llm.log.count()
+
+    out = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and "finished" in out.stdout, out.stderr[-2000:]
+    second = fake_llm.log.requests[first_run:]
+    resent = {r.body["messages"][0]["content"] for r in second}
+    assert not resent & cached, "a call cached before the kill reached the server again"
+    assert len(second) == 40 - len(cached)
+    with Store.open(db_file) as store:
+        assert len(store.llm_call_keys()) == 40
+    counts = fake_llm.log.per_hash()
+    for r in second:
+        assert counts[canonical_body_hash(r.body)] <= 2  # at most: once killed in flight, once now
