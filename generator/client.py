@@ -626,7 +626,8 @@ class LLMClient:
                 wait = self._rng.uniform(0, min(self.retry.backoff_max,
                                                 self.retry.backoff_base * 2 ** (transport_failures - 1)))
             if time.monotonic() + wait > deadline_at:
-                raise LLMCallFailed(f"{reason} (waiting {wait:.1f} s more would pass the call's deadline)",
+                raise LLMCallFailed(f"{reason} (waiting {wait:.1f} s more would pass the call's "
+                                    f"deadline of {self.retry.deadline:g} s)",
                                     state["attempts"]) from None
             self.stats.retries += 1
             await self._sleep(wait)
