@@ -46,6 +46,13 @@ def _redact_settings(value, aliases: dict[str, str], key: str = ""):
     return value
 
 
+def _unmarked(unit):
+    """A unit as a bundle stores it: an attention check is not marked as one (nor by its every-annotator quota)."""
+    if not unit.extra.get("check"):
+        return unit
+    return unit.model_copy(update={"extra": {k: v for k, v in unit.extra.items() if k not in ("check", "annotators")}})
+
+
 def export_bundle(store: Store, study_name: str, annotator_name: str, out: str, force: bool = False
                   ) -> dict[str, int]:
     """Write the bundle of one annotator's share of a study to `out` (a new SQLite file) and return its row
@@ -90,7 +97,7 @@ def export_bundle(store: Store, study_name: str, annotator_name: str, out: str, 
     from storage.bundles import BundleContent
 
     content = BundleContent(study=study.model_copy(update={"settings": settings}), annotator_id=annotator.id,
-                            units=units, items=redacted, dataset_names=names)
+                            units=[_unmarked(u) for u in units], items=redacted, dataset_names=names)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(target.parent or "."))
     os.close(fd)
     os.unlink(tmp)  # Store.open creates the file fresh

@@ -21,6 +21,10 @@ def create_study(store: Store, spec: StudySpec) -> Study:
     units = task.build_units(store, spec)
     if not units:
         raise PrefvalError(f"study '{spec.name}' would have no items")
+    if spec.checks:
+        checks = attention_check_units(store, task, spec, units)
+        settings["checks"] = {"source": spec.checks, "n": len(checks)}
+        units = list(units) + checks
     k = int(settings.get("annotators_per_item", 1))
     if spec.annotators and len(spec.annotators) < k:
         raise PrefvalError(f"study '{spec.name}' needs {k} annotators per item; {len(spec.annotators)} named")
@@ -29,6 +33,39 @@ def create_study(store: Store, spec: StudySpec) -> Study:
         if spec.annotators:
             assign_named(store, study, spec.annotators)
     return study
+
+
+#: the quota of an attention-check unit: every annotator of the study gets it
+CHECK_QUOTA = 1_000_000
+
+
+def attention_check_units(store: Store, task, spec: StudySpec, units: list) -> list:
+    """Units of attention checks mixed into every annotator's queue (each annotator's seeded order places them).
+
+    spec.checks: the name of a dataset, whose items the task can show and check (TaskType.check_key not None)
+    all become checks; or a number N, for N such items of the study's first dataset that are not already in the
+    study (a seeded sample). Check units carry extra {"check": True}; figures leave them out, the per-annotator
+    table scores them. Raises PrefvalError when there are not enough keyed items.
+    """
+    in_study = {u[0] for u in units}
+    raw = spec.checks.strip()
+    if raw.isdigit():
+        n = int(raw)
+        if not spec.datasets:
+            raise PrefvalError("--checks N takes keyed items of the study's dataset; give --dataset or a dataset name")
+        source = spec.datasets[0]
+    else:
+        n, source = None, raw
+    pool = [it for it in store.items(source)
+            if it.kind in task.item_kinds and task.accepts(it) and task.check_key(it) is not None
+            and it.id not in in_study]
+    if not pool or (n is not None and len(pool) < n):
+        raise PrefvalError(f"--checks {raw}: dataset '{source}' has {len(pool)} keyed items a {task.name} study can "
+                           f"use as attention checks{'' if n is None else f' besides its items (needs {n})'} "
+                           f"in {store.path}")
+    if n is not None:
+        pool = [pool[i] for i in sorted(random.Random(spec.seed).sample(range(len(pool)), n))]
+    return [(it.id, None, {"check": True, "annotators": CHECK_QUOTA}) for it in pool]
 
 
 def unit_quota(study: Study, unit: Unit) -> int:

@@ -50,10 +50,30 @@ def too_fast_threshold(seconds: list[float], min_seconds: float = DEFAULT_MIN_SE
     return max(min_seconds, 0.1 * statistics.median(seconds)) if seconds else min_seconds
 
 
+#: default quality thresholds; a study sets its own with --option min_check_accuracy=..., max_too_fast_share=...,
+#: min_agreement=... (min_agreement has no default: agreement depends too much on the task to guess one)
+DEFAULT_THRESHOLDS = {"min_check_accuracy": 0.8, "max_too_fast_share": 0.2}
+
+
+def quality_thresholds(settings: dict[str, Any]) -> dict[str, float]:
+    """The thresholds below which (or above, for too-fast answers) an annotator is flagged: DEFAULT_THRESHOLDS
+    updated with the study's --option values of the same names. Raises ValueError for a non-number."""
+    out = dict(DEFAULT_THRESHOLDS)
+    for key in ("min_check_accuracy", "max_too_fast_share", "min_agreement"):
+        value = (settings.get("options") or {}).get(key)
+        if value is not None:
+            out[key] = float(value)
+    return out
+
+
 def per_annotator_table(data: StudyData, log: list[Annotation], min_seconds: float = DEFAULT_MIN_SECONDS,
-                        label_fn: Callable[[dict], Any] | None = None) -> Table:
+                        label_fn: Callable[[dict], Any] | None = None,
+                        check_fn: Callable[[Any, dict], bool | None] | None = None) -> Table:
     """One row per annotator with a current answer or a skip: annotator, kind, items done, skipped, median
-    seconds, too fast (count), agreement with the majority of the others, units compared, kappa vs that majority.
+    seconds, too fast (count), agreement with the majority of the others, units compared, kappa vs that majority,
+    then fastest seconds, the share of answers too fast, attention-check accuracy and the number of checks
+    answered (check_fn(item, answer) -> correct or None, from the task), and flags: the study's thresholds
+    (quality_thresholds) an annotator misses, and "excluded: reason" for an annotator left out of the figures.
 
     data: the study's StudyData; log: its whole annotation log (Store.annotations). Cells are None where a value
     is undefined (no timing, no unit with a majority of others); the kappa column then says why in words.
@@ -67,7 +87,18 @@ def per_annotator_table(data: StudyData, log: list[Annotation], min_seconds: flo
     labels: dict[str, dict[str, Any]] = {}  # unit -> annotator id -> label
     for a in data.answers:
         labels.setdefault(a.unit_id, {})[a.annotator_id] = label(a.answer or {})
-    ids = sorted({a.annotator_id for a in data.answers} | {a.annotator_id for a in data.skipped},
+    thresholds = quality_thresholds(data.study.settings)
+    items_by_unit = {u.id: data.items[u.item_id] for u in data.check_units}
+    check_rows: dict[str, list[bool]] = {}
+    if check_fn is not None:
+        for a in data.check_answers:
+            ok = check_fn(items_by_unit[a.unit_id], a.answer or {})
+            if ok is not None:
+                check_rows.setdefault(a.annotator_id, []).append(ok)
+    excluded_ids = {i for i, a in data.annotators.items() if a.name in data.excluded}
+    all_log = {a.annotator_id for a in log if a.status in ("answered", "skipped")}
+    ids = sorted({a.annotator_id for a in data.answers} | {a.annotator_id for a in data.skipped}
+                 | set(check_rows) | (excluded_ids & all_log),
                  key=lambda i: data.annotators[i].name)
     rows = []
     for aid in ids:
@@ -86,14 +117,31 @@ def per_annotator_table(data: StudyData, log: list[Annotation], min_seconds: flo
         else:
             kappa = None
         ann = data.annotators[aid]
+        fast = sum(1 for s in secs if s < threshold)
+        fast_share = fast / len(secs) if secs else None
+        checks = check_rows.get(aid, [])
+        check_acc = sum(checks) / len(checks) if checks else None
+        flags = []
+        if check_acc is not None and check_acc < thresholds["min_check_accuracy"]:
+            flags.append(f"attention checks {check_acc:.2f} < {thresholds['min_check_accuracy']:g}")
+        if fast_share is not None and ann.kind == "human" and fast_share > thresholds["max_too_fast_share"]:
+            flags.append(f"too fast {fast_share:.2f} > {thresholds['max_too_fast_share']:g}")
+        if agree is not None and "min_agreement" in thresholds and agree < thresholds["min_agreement"]:
+            flags.append(f"agreement {agree:.2f} < {thresholds['min_agreement']:g}")
+        if ann.name in data.excluded:
+            flags.append(f"excluded: {data.excluded[ann.name]}")
         rows.append([ann.name, ann.kind, len(mine), sum(1 for a in data.skipped if a.annotator_id == aid),
-                     round(statistics.median(secs), 1) if secs else None, sum(1 for s in secs if s < threshold),
-                     agree, len(pairs), kappa])
+                     round(statistics.median(secs), 1) if secs else None, fast,
+                     agree, len(pairs), kappa, round(min(secs), 1) if secs else None, fast_share, check_acc,
+                     len(checks), "; ".join(flags) or None])
     note = (f"too fast = answered in under {threshold:.1f} s (max of {min_seconds:g} s and a tenth of the median "
             "human time per item); seconds = time to the first complete answer of each item; agreement = share "
             "of answers equal to the majority of the other annotators on the same item (items without such a "
-            "majority left out); kappa = Cohen's kappa against that majority.")
+            "majority left out); kappa = Cohen's kappa against that majority; attention checks = share of the "
+            "keyed check items answered correctly; flags = thresholds missed (study options min_check_accuracy, "
+            "max_too_fast_share, min_agreement); an excluded annotator's answers are left out of every figure.")
     return Table(key="per_annotator", title="per annotator",
                  columns=["annotator", "kind", "items done", "skipped", "median s/item", "too fast",
-                          "agreement with others", "items compared", "kappa vs others"],
+                          "agreement with others", "items compared", "kappa vs others", "fastest s/item",
+                          "share too fast", "attention checks", "checks answered", "flags"],
                  rows=rows, note=note)

@@ -12,6 +12,9 @@ class StudyData:
     """A study with its units, their items, the annotators and the CURRENT answers (latest row per assignment).
 
     answers: current "answered" annotations, in unit order. skipped: current "skipped" ones.
+    Attention checks (units with extra["check"]) are NOT among units/answers/skipped, so no figure counts them:
+    they are in check_units and check_answers. Answers of annotators excluded from the study's figures (events
+    "annotator_excluded") are left out of answers and skipped too; excluded maps their names to the reason.
     """
 
     study: Study
@@ -21,6 +24,9 @@ class StudyData:
     answers: list[Annotation]
     skipped: list[Annotation] = field(default_factory=list)
     n_assignments: int = 0
+    check_units: list[Unit] = field(default_factory=list)
+    check_answers: list[Annotation] = field(default_factory=list)
+    excluded: dict[str, str] = field(default_factory=dict)
 
     def by_unit(self) -> dict[str, dict[str, dict]]:
         """unit_id -> {annotator name -> answer dict} for the current answers."""
@@ -38,11 +44,31 @@ class StudyData:
 def load_study_data(store: Store, study_name: str) -> StudyData:
     """Read a study's units, items, annotators and current answers. Raises PrefvalError for an unknown study."""
     study = store.get_study(study_name)
-    units = store.units(study.id)
-    ids = [u.item_id for u in units] + [u.item_b_id for u in units if u.item_b_id]
+    all_units = store.units(study.id)
+    ids = [u.item_id for u in all_units] + [u.item_b_id for u in all_units if u.item_b_id]
     items = store.get_items(ids)
     annotators = {a.id: a for a in store.annotators()}
+    excluded = excluded_annotators(store, study.id)
+    out_ids = {aid for aid, a in annotators.items() if a.name in excluded}
+    checks = {u.id for u in all_units if u.extra.get("check")}
+    units = [u for u in all_units if u.id not in checks]
     answers = store.current_annotations(study.id)
     skipped = store.current_annotations(study.id, status=("skipped",))
     n_assign = len(store.assignments(study.id))
-    return StudyData(study, units, items, annotators, answers, skipped, n_assign)
+    return StudyData(study, units, items, annotators,
+                     [a for a in answers if a.unit_id not in checks and a.annotator_id not in out_ids],
+                     [a for a in skipped if a.unit_id not in checks and a.annotator_id not in out_ids], n_assign,
+                     check_units=[u for u in all_units if u.id in checks],
+                     check_answers=[a for a in answers if a.unit_id in checks],
+                     excluded=excluded)
+
+
+def excluded_annotators(store: Store, study_id: str) -> dict[str, str]:
+    """Annotator name -> reason, for annotators whose answers a study leaves out of its figures: the latest of
+    their "annotator_excluded" / "annotator_included" events is an exclusion (their rows stay in the log)."""
+    state: dict[str, str | None] = {}
+    for e in store.events(study_id=study_id):
+        if e.kind in ("annotator_excluded", "annotator_included"):
+            state[e.payload.get("annotator", "")] = e.payload.get("reason", "") if e.kind == "annotator_excluded" \
+                else None
+    return {name: reason for name, reason in state.items() if reason is not None}

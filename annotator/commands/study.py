@@ -45,6 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--dimensions", help="comma-separated dimensions (item_quality, rubric)")
     c.add_argument("--calibration", type=int, default=0, help="number of calibration items (rubric)")
     c.add_argument("--shared", type=int, help="items every annotator gets; the rest go to one each (rubric)")
+    c.add_argument("--checks", metavar="DATASET_OR_N",
+                   help="attention checks: every keyed item of DATASET (or N keyed items of the input dataset not "
+                        "in the study) mixed into each annotator's queue, never marked on screen")
     c.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="task option; repeatable")
     add_db_option(c)
     c.set_defaults(func=run_create)
@@ -94,6 +97,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("name")
     add_db_option(d)
     d.set_defaults(func=run_delete)
+    ex = ssub.add_parser("exclude-annotator", help="leave an annotator's answers out of a study's figures",
+                         description="Leave an annotator's answers out of every figure, report and release of the "
+                                     "study, with a recorded reason (e.g. failed attention checks). Their rows stay "
+                                     "in the file and in exports; --undo takes them back in.")
+    ex.add_argument("name")
+    ex.add_argument("annotator")
+    ex.add_argument("--reason", help="why (required unless --undo)")
+    ex.add_argument("--undo", action="store_true", help="count the annotator's answers again")
+    add_db_option(ex)
+    ex.set_defaults(func=run_exclude_annotator)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
@@ -120,12 +133,16 @@ def run_create(args: argparse.Namespace) -> int:
                      annotators_per_item=args.annotators_per_item, annotators=names, guidelines=guidelines,
                      from_study=args.from_study, rubric=args.rubric, pairs=args.pairs,
                      reasons=_split(args.reasons), dimensions=_split(args.dimensions),
-                     calibration=args.calibration, shared=args.shared, options=_parse_options(args.option))
+                     calibration=args.calibration, shared=args.shared, options=_parse_options(args.option),
+                     checks=args.checks)
     with Store.open(db_path(args, must_exist=True)) as store:
         study = create_study(store, spec)
         n = len(store.units(study.id))
         k = study.settings.get("annotators_per_item", 1)
-    print(f"study {study.name}: task {study.task_type}, {n} items, {k} annotator(s) per item, seed {study.seed}")
+    checks = (study.settings.get("checks") or {}).get("n", 0)
+    extra = f" (and {checks} attention checks for every annotator)" if checks else ""
+    print(f"study {study.name}: task {study.task_type}, {n - checks} items{extra}, {k} annotator(s) per item, "
+          f"seed {study.seed}")
     if study.task_type == "pairwise" and not args.pairs:
         how = study.settings.get("options", {}).get("pairing")
         asked = "pairing" in spec.options
@@ -226,4 +243,27 @@ def run_delete(args: argparse.Namespace) -> int:
     with _open(args) as store:
         n = store.delete_study(args.name)
     print(f"study {args.name} deleted ({n} items; the imported items stay in their dataset)")
+    return 0
+
+
+def run_exclude_annotator(args: argparse.Namespace) -> int:
+    from reports.study_data import excluded_annotators
+
+    with _open(args) as store:
+        study = store.get_study(args.name)
+        who = store.find_annotator(args.annotator)
+        if who is None or not store.assignments(study.id, who.id):
+            raise PrefvalError(f"'{args.annotator}' has no items in study '{args.name}' in {store.path}")
+        excluded = excluded_annotators(store, study.id)
+        if args.undo:
+            if who.name not in excluded:
+                raise PrefvalError(f"'{who.name}' is not excluded from study '{args.name}'")
+            store.log_event("annotator_included", study.id, who.id, annotator=who.name)
+            print(f"{who.name}'s answers count again in the figures of {args.name}")
+            return 0
+        reason = (args.reason or "").strip()
+        if not reason:
+            raise PrefvalError("--reason is required: say why the annotator's answers are left out")
+        store.log_event("annotator_excluded", study.id, who.id, annotator=who.name, reason=reason)
+    print(f"{who.name}'s answers are left out of the figures of {args.name} (reason: {reason}); their rows stay")
     return 0

@@ -111,6 +111,7 @@ class StudySpec(BaseModel):
     reasons: list[str] = []            # drop-reason tags (persona_filter)
     dimensions: list[str] = []         # T/F dimensions (item_quality) or rubric dimensions to use
     calibration: int = 0               # number of calibration items (rubric)
+    checks: str | None = None          # attention checks: a dataset of keyed items, or N keyed items of the input
     shared: int | None = None          # size of the subset every annotator gets (rubric); others get one
     options: dict[str, Any] = {}
 
@@ -229,6 +230,12 @@ class TaskType:
     def bundle_needs_context(self) -> bool:
         """Whether the screen shows an item's conversation context (else a bundle leaves the context out)."""
         return True
+
+    # ---- attention checks ---------------------------------------------------------------------------------
+    def check_key(self, item: Item) -> Any:
+        """The answer_key an attentive annotator gives on `item` used as an attention check, or None when the item
+        has no key this task can check (then it cannot be a check). Default None; keyed task types override."""
+        return None
 
     # ---- adjudication -------------------------------------------------------------------------------------
     def answer_key(self, answer: dict[str, Any]) -> Any:

@@ -153,6 +153,11 @@ class GoldLabelTask(TaskType):
                                  chosen=(view.answer or {}).get("label"), votes=votes)
 
     # ---- outputs ----------------------------------------------------------------------------------------
+    def check_key(self, item: Item) -> Any:
+        """A candidate whose label is known (candidate_label) can check attention: 1 apply, 0 suppress."""
+        cand = item.payload.get("candidate_label")
+        return None if cand is None else int(bool(cand))
+
     def answer_key(self, answer: dict[str, Any]) -> Any:
         return answer.get("label")
 

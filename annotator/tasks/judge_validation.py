@@ -116,6 +116,11 @@ class JudgeValidationTask(TaskType):
         return Vertical(pref, body, question)
 
     # ---- outputs ----------------------------------------------------------------------------------------
+    def check_key(self, item: Item) -> Any:
+        """A response whose reflection is known (candidate_label) can check attention."""
+        cand = item.payload.get("candidate_label")
+        return None if cand is None else bool(cand)
+
     def answer_key(self, answer: dict[str, Any]) -> Any:
         return answer.get("reflected")
 

@@ -133,6 +133,10 @@ class McqTask(TaskType):
         )
 
     # ---- outputs ----------------------------------------------------------------------------------------
+    def check_key(self, item: Item) -> Any:
+        """The key's original option index (answer_key of a correct answer)."""
+        return item.payload.get("correct_index")
+
     def answer_key(self, answer: dict[str, Any]) -> Any:
         """The option chosen in the item's original order, or "can't tell" (never the shown letter)."""
         return "cant_tell" if answer.get("cant_tell") else answer.get("choice")

@@ -188,6 +188,11 @@ class PersonaFilterTask(TaskType):
         return out
 
     # ---- outputs ----------------------------------------------------------------------------------------
+    def check_key(self, item: Item) -> Any:
+        """A record with metadata expected_decision ("keep" or "drop"), e.g. a planted implausible persona."""
+        expected = (item.payload.get("metadata") or {}).get("expected_decision")
+        return expected if expected in ("keep", "drop") else None
+
     def answer_key(self, answer: dict[str, Any]) -> Any:
         """Keep or drop: annotators who drop a record for different reasons agree on the decision."""
         return answer.get("decision")

@@ -1,0 +1,150 @@
+"""Annotator quality: attention checks mixed into every queue (never marked on screen, never in the figures),
+each annotator's accuracy on them, flags at the study's thresholds, and excluding an annotator's answers from the
+figures with a recorded reason (their rows stay)."""
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from annotator.app import AnnotateApp
+from annotator.bundles import export_bundle
+from annotator.cli import main
+from annotator.commands.report import build_reports
+from annotator.study_setup import create_study
+from annotator.tasks.base import StudySpec
+from reports.study_data import load_study_data
+from storage.errors import PrefvalError
+from storage.models import AnnotationIn, ItemIn
+from storage.payloads import McqPayload
+from storage.store import Store
+from tests.conftest import make_mcq_items
+
+COLS = ["annotator", "kind", "items done", "skipped", "median s/item", "too fast", "agreement with others",
+        "items compared", "kappa vs others", "fastest s/item", "share too fast", "attention checks",
+        "checks answered", "flags"]
+
+
+def _checks() -> list[ItemIn]:
+    return [ItemIn(external_id=f"c{i}", kind="mcq",
+                   payload=McqPayload(question=f"Attentive readers pick option {i + 1}: which?",
+                                      options=[f"pick {j + 1}" for j in range(4)], correct_index=i)
+                   .model_dump(exclude_none=True)) for i in range(3)]
+
+
+@pytest.fixture
+def checked(db_file):
+    items, contexts = make_mcq_items()
+    with Store.open(db_file) as s:
+        s.import_items("ds", "jsonl", items, contexts=contexts)
+        s.import_items("chk", "jsonl", _checks())
+        create_study(s, StudySpec(name="st", task="mcq", datasets=["ds"], seed=3, annotators=["ana", "bo"],
+                                  annotators_per_item=2, checks="chk"))
+    return db_file
+
+
+def _answer_all(s: Store, who: str, right: bool, seconds: float, checks_right: bool) -> None:
+    study = s.get_study("st")
+    ann = s.ensure_annotator(who)
+    units = {u.id: u for u in s.units(study.id)}
+    items = s.get_items([u.item_id for u in units.values()])
+    for a in s.assignments(study.id, ann.id):
+        u = units[a.unit_id]
+        key = items[u.item_id].payload["correct_index"]
+        ok = checks_right if u.extra.get("check") else right
+        choice = key if ok else (key + 1) % 4
+        s.add_annotation(AnnotationIn(study_id=study.id, unit_id=u.id, item_id=u.item_id, annotator_id=ann.id,
+                                      assignment_id=a.id, status="answered", seconds=seconds,
+                                      answer={"choice": choice, "letter": "ABCD"[choice], "shown": "A",
+                                              "cant_tell": False}))
+
+
+def test_checks_reach_every_queue_mixed_in_and_stay_out_of_the_figures(checked):
+    with Store.open(checked) as s:
+        study = s.get_study("st")
+        units = {u.id: u for u in s.units(study.id)}
+        assert sum(1 for u in units.values() if u.extra.get("check")) == 3
+        assert study.settings["checks"] == {"source": "chk", "n": 3}
+        for who in ("ana", "bo"):
+            queue = s.assignments(study.id, s.ensure_annotator(who).id)
+            assert len(queue) == 9
+            positions = [a.position for a in queue if units[a.unit_id].extra.get("check")]
+            assert len(positions) == 3 and positions != [6, 7, 8]  # mixed in, not appended
+        _answer_all(s, "ana", right=True, seconds=6.0, checks_right=True)
+        _answer_all(s, "bo", right=True, seconds=0.5, checks_right=False)
+        data = load_study_data(s, "st")
+        assert len(data.units) == 6 and len(data.answers) == 12 and len(data.check_answers) == 6
+        rep = build_reports(s, ["st"])[0]
+    assert rep.figures.figure("accuracy").value == pytest.approx(1.0)  # bo's wrong checks are not in it
+    rows = {r[0]: dict(zip(COLS, r)) for r in rep.per_annotator.rows}
+    assert rows["ana"]["attention checks"] == 1.0 and rows["ana"]["checks answered"] == 3
+    assert rows["ana"]["flags"] is None
+    assert rows["bo"]["attention checks"] == 0.0 and rows["bo"]["share too fast"] == 1.0
+    assert rows["bo"]["fastest s/item"] == 0.5
+    assert rows["bo"]["flags"] == "attention checks 0.00 < 0.8; too fast 1.00 > 0.2"
+
+
+def test_excluding_an_annotator_changes_the_figures_and_keeps_the_rows(checked, capsys):
+    with Store.open(checked) as s:
+        _answer_all(s, "ana", right=True, seconds=6.0, checks_right=True)
+        _answer_all(s, "bo", right=False, seconds=6.0, checks_right=False)
+        before = build_reports(s, ["st"])[0].figures.figure("accuracy").value
+    assert before == pytest.approx(0.5)
+    assert main(["study", "exclude-annotator", "st", "bo", "--db", checked]) == 1
+    assert "--reason" in capsys.readouterr().err
+    assert main(["study", "exclude-annotator", "st", "bo", "--reason", "failed attention checks",
+                 "--db", checked]) == 0
+    with Store.open(checked) as s:
+        rep = build_reports(s, ["st"])[0]
+        n_rows = len(s.annotations(s.get_study("st").id))
+    assert rep.figures.figure("accuracy").value == pytest.approx(1.0)
+    rows = {r[0]: dict(zip(COLS, r)) for r in rep.per_annotator.rows}
+    assert "excluded: failed attention checks" in rows["bo"]["flags"]
+    assert n_rows == 18  # every row stays
+    assert main(["study", "exclude-annotator", "st", "bo", "--undo", "--db", checked]) == 0
+    with Store.open(checked) as s:
+        assert build_reports(s, ["st"])[0].figures.figure("accuracy").value == pytest.approx(0.5)
+
+
+async def test_a_check_looks_like_any_other_item_on_screen(checked):
+    shapes: dict[bool, set] = {True: set(), False: set()}
+    app = AnnotateApp(checked, "st", "ana", show_timer=False)
+    async with app.run_test(size=(110, 34)) as pilot:
+        for _ in range(9):
+            view = app.session.view()
+            is_check = bool(view.unit.extra.get("check"))
+            panel = app.screen.query_one("#item")
+            shape = tuple(sorted({type(w).__name__ for w in panel.query("*")} - {"ContextView", "ContextBlock"}))
+            keys = str(app.screen.query_one("#keys").render())
+            shapes[is_check].add((shape, keys))
+            assert "check" not in str(app.screen.query_one("#header").render()).lower()
+            await pilot.press("a")
+    assert shapes[True] and shapes[True] <= shapes[False]
+
+
+def test_checks_from_the_input_dataset_and_bad_requests(db_file, tmp_path):
+    items, contexts = make_mcq_items(6)
+    with Store.open(db_file) as s:
+        s.import_items("ds", "jsonl", items, contexts=contexts)
+        create_study(s, StudySpec(name="a", task="mcq", datasets=["ds"], seed=1, sample=4, checks="2",
+                                  annotators=["ana"], annotators_per_item=1))
+        study = s.get_study("a")
+        units = s.units(study.id)
+        regular = {u.item_id for u in units if not u.extra.get("check")}
+        checks = {u.item_id for u in units if u.extra.get("check")}
+        assert len(regular) == 4 and len(checks) == 2 and not regular & checks
+        with pytest.raises(PrefvalError, match="has 2 keyed items"):
+            create_study(s, StudySpec(name="b", task="mcq", datasets=["ds"], seed=1, sample=4, checks="3"))
+        s.import_items("people", "jsonl", [ItemIn(external_id=f"p{i}", kind="persona_record",
+                                                  payload={"text": f"Person {i}"}) for i in range(3)])
+        with pytest.raises(PrefvalError, match="has 0 keyed items a persona_filter study"):
+            create_study(s, StudySpec(name="c", task="persona_filter", datasets=["people"], seed=1,
+                                      checks="people"))
+        assert [x.name for x in s.studies()] == ["a"]
+        out = str(tmp_path / "ana.bundle")
+        export_bundle(s, "a", "ana", out)
+    conn = sqlite3.connect(out)
+    extras = [json.loads(r[0]) for r in conn.execute("SELECT extra FROM study_items")]
+    conn.close()
+    assert len(extras) == 6 and all("check" not in e and "annotators" not in e for e in extras)
