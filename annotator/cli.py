@@ -25,6 +25,7 @@ COMMAND_MODULES = [
     "annotator.commands.bundle",
     "annotator.commands.release",
     "annotator.commands.adjudicate",
+    "annotator.commands.generate",
 ]
 
 DEFAULT_DB = "prefval.db"

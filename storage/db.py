@@ -254,6 +254,21 @@ def _m6_llm_calls_and_runs(db: sqlite_utils.Database) -> None:
     db["llm_calls"].create_index(["run_id"])
 
 
+def _m7_generation_rows(db: sqlite_utils.Database) -> None:
+    # One row per output record of a generator stage (done or failed), with its provenance. A resumed run skips
+    # the rows already done; datasets are built from the done rows.
+    db["gen_rows"].create(
+        {
+            "id": str, "pipeline": str, "stage": str, "row_key": str, "status": str, "output": str,
+            "parents": str, "run_id": str, "model": str, "template": str, "seed": int,
+            "prompt_tokens": int, "completion_tokens": int, "cost_usd": float, "calls": int, "reason": str,
+            "created_at": str, "seq": int,
+        },
+        pk="id", not_null={"pipeline", "stage", "row_key", "status"},
+    )
+    db["gen_rows"].create_index(["pipeline", "stage", "row_key"], unique=True)
+
+
 # Append new migrations at the end; never edit one that has shipped.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "initial schema", _m1_initial),
@@ -262,6 +277,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (4, "assignments.released_at", _m4_released_assignments),
     (5, "adjudications", _m5_adjudications),
     (6, "llm_calls cache and runs", _m6_llm_calls_and_runs),
+    (7, "generator rows with provenance", _m7_generation_rows),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -17,13 +17,14 @@ from storage.adjudications import AdjudicationsMixin
 from storage.annotations import AnnotationsMixin
 from storage.bundles import BundlesMixin
 from storage.datasets import DatasetsMixin
+from storage.generation import GenerationMixin
 from storage.db import now_iso, open_database
 from storage.llm_calls import LLMCallsMixin
 from storage.models import Event, new_id
 from storage.studies import StudiesMixin
 
 
-class Store(DatasetsMixin, StudiesMixin, AnnotationsMixin, BundlesMixin, AdjudicationsMixin, LLMCallsMixin):
+class Store(DatasetsMixin, StudiesMixin, AnnotationsMixin, BundlesMixin, AdjudicationsMixin, LLMCallsMixin, GenerationMixin):
     """Access to one prefval database. Not thread-safe: use one Store per thread."""
 
     def __init__(self, db: sqlite_utils.Database, path: str = ":memory:"):

@@ -19,7 +19,8 @@ holds one record per line.
 (c) preference: Preference, Type, Topic (+ optional Event, Date, user_id, pref_id, id). Gives a persona_record
     with record_type "preference", id ``id`` else ``f"{user_id}:{pref_id}:preference"`` (at least pref_id needed).
 (d) conversation: pref_id, expression_type 1-4, sessions [[{role: user|assistant, content}, ...], ...]
-    (+ optional user_id, Preference). Attached to the query items with the same (user_id, pref_id) (an absent
+    (+ optional user_id, Preference, provenance: the generator's record of how it was made, kept in metadata).
+    Attached to the query items with the same (user_id, pref_id) (an absent
     user_id matches only an absent one) as ``snippet``: the sessions flattened into one message list, with the
     session lengths in metadata snippet_sessions. A query with Expression_Type takes the conversation of that type;
     one without takes the conversation of the lowest type. A conversation whose (user_id, pref_id) has no query
@@ -125,6 +126,7 @@ class ConversationRecord(BaseModel):
     sessions: list[list[Turn]] = Field(min_length=1)
     user_id: _Id = None
     Preference: OptStr = None
+    provenance: dict[str, Any] | None = None
 
 
 def classify(rec: dict) -> str:
@@ -191,6 +193,14 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
     """
     ps = check_paths(paths)
     parsed = Parsed(file_hash=file_sha256(ps), source_path=",".join(str(p) for p in ps))
+    parsed.items = items_from_records((p, record, rec) for p in ps for record, rec in _records(p))
+    return parsed
+
+
+def items_from_records(records) -> list[ItemIn]:
+    """Items from RealPref records given as (path, record label, record dict) triples (see module docstring);
+    the generator builds its RealPref-shaped datasets through this too, so that an export re-imports to the same
+    items. ``path`` only names the source in errors. Raises InputError as ``read`` does."""
     queries, convs, prefs = [], [], {}
     items: list[ItemIn] = []
     origin: dict[str, str] = {}
@@ -201,50 +211,50 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
         origin[ext] = f"{path.name} {record}"
         items.append(ItemIn(external_id=ext, kind=kind, payload=payload.model_dump(exclude_none=True)))
 
-    for p in ps:
-        for record, rec in _records(p):
-            shape = classify(rec)
-            if shape == "query":
-                q = _check(QueryRecord, rec, p, record)
-                if q.id is not None or q.query_id is not None:
-                    qid = str(q.id if q.id is not None else q.query_id)
-                elif q.user_id is not None and q.pref_id is not None:
-                    qid = f"{q.user_id}:{q.pref_id}" + (f":e{q.Expression_Type}" if q.Expression_Type else "")
-                else:
-                    raise InputError(str(p), record, "id", "a query needs id, query_id, or user_id and pref_id")
-                queries.append((p, record, qid, q))
-            elif shape == "profile":
-                pr = _check(ProfileRecord, rec, p, record)
-                uid = _s(pr.user_id if pr.user_id is not None else pr.id)
-                if uid is None:
-                    raise InputError(str(p), record, "user_id", "a profile needs user_id or id")
-                demo = "; ".join(f"{k}: {v}" for k, v in pr.Demographics.items())
-                add(f"{uid}:persona", "persona_record", PersonaRecordPayload(
-                    text=pr.original_persona, record_type="persona", profile=demo or None,
-                    metadata={"user_id": uid}), p, record)
-                add(f"{uid}:profile", "persona_record", PersonaRecordPayload(
-                    text=pr.extended_persona, record_type="profile", profile=demo or None,
-                    parent_external_id=f"{uid}:persona",
-                    metadata={"user_id": uid, "original_persona": pr.original_persona,
-                              "demographics": pr.Demographics, **_extras(pr)}), p, record)
-            elif shape == "preference":
-                pf = _check(PreferenceRecord, rec, p, record)
-                if pf.id is None and pf.pref_id is None:
-                    raise InputError(str(p), record, "pref_id", "a preference needs id or pref_id")
-                ext = str(pf.id) if pf.id is not None else (
-                    f"{pf.user_id}:{pf.pref_id}:preference" if pf.user_id is not None else f"{pf.pref_id}:preference")
-                prefs[(_s(pf.user_id), _s(pf.pref_id))] = pf.Preference
-                add(ext, "persona_record", PersonaRecordPayload(
-                    text=pf.Preference, record_type="preference",
-                    parent_external_id=f"{pf.user_id}:profile" if pf.user_id is not None else None,
-                    metadata=_clean({"preference_type": pf.Type, "topic": pf.Topic, "event": pf.Event, "date": pf.Date,
-                                     "user_id": _s(pf.user_id), "pref_id": _s(pf.pref_id), **_extras(pf)})),
-                    p, record)
-            elif shape == "conversation":
-                convs.append((p, record, _check(ConversationRecord, rec, p, record)))
+    for p, record, rec in records:
+        p = Path(p)
+        shape = classify(rec)
+        if shape == "query":
+            q = _check(QueryRecord, rec, p, record)
+            if q.id is not None or q.query_id is not None:
+                qid = str(q.id if q.id is not None else q.query_id)
+            elif q.user_id is not None and q.pref_id is not None:
+                qid = f"{q.user_id}:{q.pref_id}" + (f":e{q.Expression_Type}" if q.Expression_Type else "")
             else:
-                raise InputError(str(p), record, "(record)", "not a query, profile, preference or conversation "
-                                 f"record (fields: {', '.join(sorted(rec)) or 'none'})")
+                raise InputError(str(p), record, "id", "a query needs id, query_id, or user_id and pref_id")
+            queries.append((p, record, qid, q))
+        elif shape == "profile":
+            pr = _check(ProfileRecord, rec, p, record)
+            uid = _s(pr.user_id if pr.user_id is not None else pr.id)
+            if uid is None:
+                raise InputError(str(p), record, "user_id", "a profile needs user_id or id")
+            demo = "; ".join(f"{k}: {v}" for k, v in pr.Demographics.items())
+            add(f"{uid}:persona", "persona_record", PersonaRecordPayload(
+                text=pr.original_persona, record_type="persona", profile=demo or None,
+                metadata={"user_id": uid}), p, record)
+            add(f"{uid}:profile", "persona_record", PersonaRecordPayload(
+                text=pr.extended_persona, record_type="profile", profile=demo or None,
+                parent_external_id=f"{uid}:persona",
+                metadata={"user_id": uid, "original_persona": pr.original_persona,
+                          "demographics": pr.Demographics, **_extras(pr)}), p, record)
+        elif shape == "preference":
+            pf = _check(PreferenceRecord, rec, p, record)
+            if pf.id is None and pf.pref_id is None:
+                raise InputError(str(p), record, "pref_id", "a preference needs id or pref_id")
+            ext = str(pf.id) if pf.id is not None else (
+                f"{pf.user_id}:{pf.pref_id}:preference" if pf.user_id is not None else f"{pf.pref_id}:preference")
+            prefs[(_s(pf.user_id), _s(pf.pref_id))] = pf.Preference
+            add(ext, "persona_record", PersonaRecordPayload(
+                text=pf.Preference, record_type="preference",
+                parent_external_id=f"{pf.user_id}:profile" if pf.user_id is not None else None,
+                metadata=_clean({"preference_type": pf.Type, "topic": pf.Topic, "event": pf.Event, "date": pf.Date,
+                                 "user_id": _s(pf.user_id), "pref_id": _s(pf.pref_id), **_extras(pf)})),
+                p, record)
+        elif shape == "conversation":
+            convs.append((p, record, _check(ConversationRecord, rec, p, record)))
+        else:
+            raise InputError(str(p), record, "(record)", "not a query, profile, preference or conversation "
+                             f"record (fields: {', '.join(sorted(rec)) or 'none'})")
 
     by_pref: dict[tuple, dict[int, tuple]] = {}
     for p, record, c in convs:
@@ -291,6 +301,96 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
             add(f"{c.user_id}:{c.pref_id}:conv{etype}", "conversation_record", ConversationRecordPayload(
                 preference=pref, messages=[Message(role=t.role, content=t.content) for s in c.sessions for t in s],
                 metadata=_clean({"user_id": _s(c.user_id), "pref_id": _s(c.pref_id), "expression_type": etype,
-                                 "sessions": [len(s) for s in c.sessions]})), p, record)
-    parsed.items = items
-    return parsed
+                                 "sessions": [len(s) for s in c.sessions], "provenance": c.provenance})),
+                p, record)
+    return items
+
+
+_QUERY_META = {"preference", "preference_type", "topic", "expression_type", "explanation", "user_id", "pref_id",
+               "query_id", "snippet_sessions", "variant"}
+
+
+def _not_realpref(ext: str, why: str) -> InputError:
+    return InputError("(dataset)", f"item {ext}", "(item)", f"has no RealPref layout: {why}")
+
+
+def records_from_items(items) -> list[dict]:
+    """RealPref records (query, profile, preference and conversation records, as ``read`` takes them) from items
+    that ``read`` or ``items_from_records`` made: the inverse of the import, so that importing the records gives
+    the same items again. items: objects with external_id, kind and payload (``storage.models.Item``).
+
+    Raises InputError naming the item when an item has no RealPref form (an event record, an MCQ that is not one of
+    a query's three variants, a snippet without pref_id)."""
+    items = list(items)
+    out: list[dict] = []
+    by_ext = {it.external_id: it for it in items}
+    convs: dict[tuple, dict] = {}
+    for it in items:
+        p, meta = it.payload, dict(it.payload.get("metadata") or {})
+        if it.kind == "mcq":
+            variant = meta.get("variant")
+            if variant in ("t", "f"):
+                continue
+            qid = meta.get("query_id")
+            if variant != "mcq" or not qid or it.external_id != f"{qid}:mcq":
+                raise _not_realpref(it.external_id, "not the MCQ of a RealPref query (metadata variant/query_id)")
+            t, f = by_ext.get(f"{qid}:t"), by_ext.get(f"{qid}:f")
+            if t is None or f is None or len(p["options"]) != 4 or p.get("correct_index") is None:
+                raise _not_realpref(it.external_id, "a query needs four options, a key and its :t and :f items")
+            rec = {"query_id": qid, "user_id": meta.get("user_id"), "pref_id": meta.get("pref_id"),
+                   "Preference": meta.get("preference"), "Type": meta.get("preference_type"),
+                   "Topic": meta.get("topic"), "Expression_Type": meta.get("expression_type"),
+                   "Query": p["question"], "Explanation": meta.get("explanation", ""),
+                   "MCQ_options": dict(zip(LETTERS, p["options"])), "Correct_Answer": LETTERS[p["correct_index"]],
+                   "T_Query": t.payload["question"], "F_Query": f.payload["question"]}
+            rec = {k: v for k, v in rec.items() if v is not None}
+            rec.update({k: v for k, v in meta.items() if k not in _QUERY_META})
+            out.append(rec)
+            if p.get("snippet"):
+                if meta.get("pref_id") is None or meta.get("expression_type") is None:
+                    raise _not_realpref(it.external_id, "a snippet needs pref_id and expression_type")
+                key = (meta.get("user_id"), meta["pref_id"], meta["expression_type"])
+                lens = meta.get("snippet_sessions") or [len(p["snippet"])]
+                msgs, sessions, i = p["snippet"], [], 0
+                for n in lens:
+                    sessions.append([{"role": m["role"], "content": m["content"]} for m in msgs[i:i + n]])
+                    i += n
+                conv = {"user_id": meta.get("user_id"), "pref_id": meta["pref_id"],
+                        "expression_type": meta["expression_type"], "sessions": sessions}
+                convs.setdefault(key, {k: v for k, v in conv.items() if v is not None})
+        elif it.kind == "persona_record":
+            rt = p.get("record_type")
+            if rt == "profile":
+                uid = meta.pop("user_id", None)
+                rec = {"user_id": uid, "Demographics": meta.pop("demographics", {}),
+                       "Original Persona": meta.pop("original_persona", None), "Extended Persona": p["text"]}
+                if it.external_id != f"{uid}:profile" or rec["Original Persona"] is None:
+                    raise _not_realpref(it.external_id, "a profile needs user_id and original_persona")
+                out.append({**rec, **meta})
+            elif rt == "persona":
+                if f"{meta.get('user_id')}:profile" not in by_ext:
+                    raise _not_realpref(it.external_id, "a persona sentence travels only inside its profile")
+            elif rt == "preference":
+                rec = {"id": it.external_id, "Preference": p["text"], "Type": meta.pop("preference_type", None),
+                       "Topic": meta.pop("topic", None), "Event": meta.pop("event", None),
+                       "Date": meta.pop("date", None), "user_id": meta.pop("user_id", None),
+                       "pref_id": meta.pop("pref_id", None)}
+                out.append({**{k: v for k, v in rec.items() if v is not None}, **meta})
+            else:
+                raise _not_realpref(it.external_id, f"record type {rt!r}")
+        elif it.kind == "conversation_record":
+            lens = meta.get("sessions") or [len(p["messages"])]
+            msgs, sessions, i = p["messages"], [], 0
+            for n in lens:
+                sessions.append([{"role": m["role"], "content": m["content"]} for m in msgs[i:i + n]])
+                i += n
+            if it.external_id != f"{meta.get('user_id')}:{meta.get('pref_id')}:conv{meta.get('expression_type')}":
+                raise _not_realpref(it.external_id, "a conversation needs user_id, pref_id and expression_type")
+            rec = {"user_id": meta.get("user_id"), "pref_id": meta.get("pref_id"),
+                   "expression_type": meta.get("expression_type"), "Preference": p["preference"],
+                   "sessions": sessions, "provenance": meta.get("provenance")}
+            out.append({k: v for k, v in rec.items() if v is not None})
+        else:
+            raise _not_realpref(it.external_id, f"kind {it.kind}")
+    out.extend(convs.values())
+    return out
