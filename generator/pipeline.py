@@ -147,6 +147,7 @@ class Pipeline:
                     return
                 except (LLMCallFailed, st.StageCheckFailed) as exc:
                     status, reason = "failed", str(getattr(exc, "reason", None) or exc).splitlines()[0][:500]
+                    llm.calls += getattr(exc, "attempts", 0)
                 except Exception as exc:  # a reply that breaks a later step: the row fails, the run goes on
                     status, reason = "failed", f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
                 row = GenRow(pipeline=self.config.name, stage=stage, row_key=job.key, seq=job.seq, status=status,

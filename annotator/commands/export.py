@@ -1,5 +1,6 @@
 """`prefval export STUDY --format jsonl|csv [--out PATH]`: one row per current annotation, answers mapped back to
-the item's original option letters."""
+the item's original option letters. `prefval export --dataset NAME --format realpref [--out PATH.jsonl]`: a dataset's
+items as RealPref records (JSONL), which `prefval import realpref` reads back into the same items."""
 from __future__ import annotations
 
 import argparse
@@ -14,9 +15,11 @@ from storage.errors import PrefvalError
 def register(sub: argparse._SubParsersAction) -> None:
     from annotator.cli import add_db_option
 
-    p = sub.add_parser("export", help="export a study's current answers")
-    p.add_argument("study")
-    p.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
+    p = sub.add_parser("export", help="export a study's current answers, or a dataset as RealPref records")
+    p.add_argument("study", nargs="?")
+    p.add_argument("--dataset", help="export this dataset's items instead of a study (with --format realpref)")
+    p.add_argument("--format", choices=["jsonl", "csv", "realpref"], default=None,
+                   help="jsonl (default) or csv for a study; realpref for a dataset")
     p.add_argument("--out", help="output file (default: standard output)")
     p.add_argument("--history", action="store_true", help="every row of the append-only log, not just current")
     add_db_option(p)
@@ -95,10 +98,14 @@ def run(args: argparse.Namespace) -> int:
     from annotator.cli import db_path
     from storage.store import Store
 
+    if args.dataset or args.format == "realpref":
+        return run_dataset(args)
+    if not args.study:
+        raise PrefvalError("name a study (or --dataset NAME --format realpref)")
     with Store.open(db_path(args, must_exist=True)) as store:
         rows = export_rows(store, args.study, history=args.history)
     buf = io.StringIO()
-    if args.format == "jsonl":
+    if (args.format or "jsonl") == "jsonl":
         for r in rows:
             buf.write(json.dumps(r, ensure_ascii=False) + "\n")
     else:
@@ -110,13 +117,36 @@ def run(args: argparse.Namespace) -> int:
         for r in rows:
             w.writerow({k: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v
                         for k, v in r.items()})
-    if args.out:
+    _write(args.out, buf.getvalue(), f"{len(rows)} rows")
+    return 0
+
+
+def _write(out: str | None, text: str, what: str) -> None:
+    if out:
         try:
-            with open(args.out, "w", encoding="utf-8", newline="") as fh:
-                fh.write(buf.getvalue())
+            with open(out, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
         except OSError as exc:
-            raise PrefvalError(f"{args.out}: cannot write the output ({exc.strerror})") from None
-        print(f"{len(rows)} rows written to {args.out}", file=sys.stderr)
+            raise PrefvalError(f"{out}: cannot write the output ({exc.strerror})") from None
+        print(f"{what} written to {out}", file=sys.stderr)
     else:
-        sys.stdout.write(buf.getvalue())
+        sys.stdout.write(text)
+
+
+def run_dataset(args: argparse.Namespace) -> int:
+    """`export --dataset NAME --format realpref`: the dataset's items as RealPref records, one JSON object a line."""
+    from annotator.cli import db_path
+    from storage.importers.realpref import records_from_items
+    from storage.store import Store
+
+    if not args.dataset or args.format != "realpref":
+        raise PrefvalError("a dataset is exported with --dataset NAME --format realpref")
+    if args.study:
+        raise PrefvalError("give either a study or --dataset, not both")
+    if args.out and not args.out.lower().endswith(".jsonl"):
+        raise PrefvalError(f"{args.out}: the RealPref export is JSONL; name the file *.jsonl")
+    with Store.open(db_path(args, must_exist=True)) as store:
+        records = records_from_items(store.items(args.dataset))
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    _write(args.out, text, f"{len(records)} RealPref records")
     return 0

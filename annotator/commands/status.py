@@ -24,6 +24,8 @@ def collect(store, names: list[str] | None = None) -> dict:
     from reports.study_data import load_study_data
 
     out = {"datasets": [{"name": d.name, "format": d.format, "items": d.n_items} for d in store.datasets()],
+           "generation": [{k: r[k] for k in ("pipeline", "stage", "done", "failed", "calls", "prompt_tokens",
+                                             "completion_tokens", "cost_usd")} for r in store.gen_summary()],
            "studies": []}
     studies = [store.get_study(n) for n in names] if names else store.studies()
     for s in studies:
@@ -58,6 +60,14 @@ def render_text(status: dict) -> str:
         lines.append(f"  {d['name']:<24} {d['format']:<12} {d['items']} items")
     if not status["datasets"]:
         lines.append("  (none: try `prefval import ...` or `prefval demo`)")
+    if status.get("generation"):
+        lines.append("")
+        lines.append("generated (pipeline / stage: rows done, failed, LLM calls, tokens in+out, USD):")
+        for g in status["generation"]:
+            usd = "-" if g["cost_usd"] is None else f"${g['cost_usd']:.4f}"
+            lines.append(f"  {g['pipeline'] + ' / ' + g['stage']:<28} {g['done']:>5} done {g['failed']:>4} failed "
+                         f"{g['calls'] or 0:>6} calls {g['prompt_tokens'] or 0}+{g['completion_tokens'] or 0} "
+                         f"tokens {usd}")
     for s in status["studies"]:
         lines.append("")
         lines.append(f"study {s['name']} ({s['task']}): {s['items']} items, {s['assignments']} assignments, "

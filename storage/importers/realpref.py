@@ -362,7 +362,12 @@ def records_from_items(items) -> list[dict]:
             rt = p.get("record_type")
             if rt == "profile":
                 uid = meta.pop("user_id", None)
-                rec = {"user_id": uid, "Demographics": meta.pop("demographics", {}),
+                demo = meta.pop("demographics", {})
+                # the store keeps JSON keys sorted: the profile text keeps the published order of the fields
+                order = [seg.split(": ", 1)[0] for seg in (p.get("profile") or "").split("; ")]
+                if sorted(order) == sorted(demo):
+                    demo = {k: demo[k] for k in order}
+                rec = {"user_id": uid, "Demographics": demo,
                        "Original Persona": meta.pop("original_persona", None), "Extended Persona": p["text"]}
                 if it.external_id != f"{uid}:profile" or rec["Original Persona"] is None:
                     raise _not_realpref(it.external_id, "a profile needs user_id and original_persona")

@@ -1,0 +1,210 @@
+"""The generator pipeline with an injected fake client: counts per stage worked out from the sample config,
+provenance, failed rows, budget stop and resume, and the RealPref export round trip."""
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+
+import pytest
+
+from annotator.cli import main
+from generator.config import load_config
+from generator.pipeline import BudgetStop, Pipeline
+from storage.errors import PrefvalError
+from storage.importers.realpref import items_from_records, records_from_items
+from storage.store import Store
+from tests.conftest import SAMPLE_DATA
+from tests.gen_fakes import FakeClient, word_tokens
+
+CONFIG = SAMPLE_DATA / "generator" / "pipeline.yaml"
+
+
+def run(store, client, config=None, **kw):
+    cfg = config or load_config(CONFIG)
+    return asyncio.run(Pipeline(store, cfg, client, token_counter=word_tokens, **kw).run())
+
+
+def evolving(keys, seed=7, share=0.35):
+    return [k for k in keys if random.Random(f"{seed}:evolve:{k}").random() < share]
+
+
+def snapshot(store):
+    """Every dataset's items (external id, kind, payload, context end) and contexts' messages."""
+    out = {}
+    for d in store.datasets():
+        items = store.items(d.name)
+        out[d.name] = [(i.external_id, i.kind, i.payload, i.context_end,
+                        [m.content for m in store.context_messages(i.context_id)] if i.context_id else None)
+                       for i in items]
+    return out
+
+
+@pytest.fixture(scope="module")
+def full():
+    s = Store.open(":memory:")
+    client = FakeClient()
+    reports = run(s, client)
+    yield s, client, reports
+    s.close()
+
+
+def test_sample_pipeline_counts_per_stage(full):
+    s, client, reports = full
+    # config: 3 personas, 4 events, 3 preferences, 1 generalized per user; 24 random sessions; 4 expression
+    # types (type 4 in 3 sessions); contexts of 2 lengths
+    by = {r.stage: r for r in reports}
+    assert {k: (v.done, v.failed) for k, v in by.items()} == {
+        "personas": (3, 0), "profiles": (3, 0), "events": (3, 0), "preferences": (3, 0), "generalized": (3, 0),
+        "conversations": (24 + 3 * 4 + 3 * 3 * 4, 0), "queries": (9, 0),
+        "evolution": (len(evolving([f"u00{u}:p0{p}" for u in (1, 2, 3) for p in (1, 2, 3)])), 0),
+        "contexts": (3 * 4 * 2, 0)}
+    n_evolved = by["evolution"].done
+    assert len(client.requests) == 3 + 3 + 3 + 3 + 72 + 9 + n_evolved
+    sizes = {d.name: d.n_items for d in s.datasets()}
+    assert sizes == {"sample-personas": 3, "sample-profiles": 6, "sample-events": 12, "sample-preferences": 9,
+                     "sample-generalized": 3, "sample-conversations": 36, "sample-queries": 9 * 4 * 3,
+                     "sample-evolution": n_evolved, "sample-contexts": 9 * 4 * 2}
+    assert {d.format for d in s.datasets()} == {"generator"}
+
+
+def test_items_carry_provenance_and_rows_their_usage(full):
+    s, client, _ = full
+    q = {i.external_id: i for i in s.items("sample-queries")}["u002:p03:e4:mcq"]
+    prov = q.payload["metadata"]["provenance"]
+    assert prov == {"pipeline": "sample", "stage": "queries", "row": "u002:p03", "model": "openai/fake-model",
+                    "template": "query@1", "seed": 7,
+                    "parents": ["preferences/u002", "conversations/pref:u002:p03:e4"]}
+    assert q.payload["metadata"]["snippet_sessions"] == [4, 4, 4]  # three feedback sessions of two exchanges each (fake replies)
+    row = next(r for r in s.gen_rows("sample", "queries") if r.row_key == "u002:p03")
+    sent = [r for r in client.requests if r.schema_name == "query" and '"pref_id": "p03"' in r.messages[1]["content"]
+            and '"user_id": "u002"' in r.messages[1]["content"]]
+    assert len(sent) == 1 and row.calls == 1 and row.run_id
+    words = sum(len(m["content"].split()) for m in sent[0].messages)
+    assert row.prompt_tokens == words and row.cost_usd == pytest.approx((words + row.completion_tokens) * 1e-6)
+
+
+def test_evolved_items_have_the_pre_evolution_option_as_distractor(full):
+    s, _, _ = full
+    queries = {r.row_key: r.output for r in s.gen_rows("sample", "queries")}
+    for it in s.items("sample-evolution"):
+        p = it.payload
+        key = it.external_id.removesuffix(":evolved")
+        old = queries[key]
+        assert len(p["options"]) == 5
+        assert p["options"][p["distractor_index"]] == old["MCQ_options"][old["Correct_Answer"]]
+        assert p["options"][p["correct_index"]] not in old["MCQ_options"].values()
+        assert p["metadata"]["pre_evolution_preference"] == old["Preference"]
+
+
+def test_contexts_reach_their_length_in_chronological_order(full):
+    s, _, _ = full
+    rows = {r.row_key: r.output for r in s.gen_rows("sample", "contexts")}
+    for key, o in rows.items():
+        assert o["n_tokens"] >= o["target_tokens"] and o["reached"]
+        personal = [k for k in o["session_keys"] if "random:" not in k]
+        # personal sessions keep chronological order: event sessions, then type-k preference sessions by date
+        convs = {r.row_key: r.output for r in s.gen_rows("sample", "conversations")}
+        evo = {r.row_key: r.output for r in s.gen_rows("sample", "evolution")}
+
+        def date(k):
+            ref, i = k.rsplit("#", 1)
+            stage, row = ref.split("/", 1)
+            d = (convs if stage == "conversations" else evo)[row]["dates"][int(i)]
+            return tuple(int(x) for x in d.split("/"))
+        assert [date(k) for k in personal] == sorted(date(k) for k in personal)
+        assert all(f":e{o['expression_type']}#" in k for k in personal if k.startswith("conversations/pref:"))
+    longer = rows["u001:e1:4000"]
+    shorter = rows["u001:e1:1500"]
+    assert longer["n_random"] > shorter["n_random"]
+    items = [i for i in s.items("sample-contexts") if i.external_id.startswith("u001:p01:e1:")]
+    assert [i.external_id for i in items] == ["u001:p01:e1:1500", "u001:p01:e1:4000"]
+    assert all(i.context_end == s.context_length(i.context_id) for i in items)
+
+
+def test_realpref_export_reimports_to_the_same_items(full, tmp_path):
+    s, _, _ = full
+    for name in ("sample-queries", "sample-profiles", "sample-preferences", "sample-generalized",
+                 "sample-conversations"):
+        items = s.items(name)
+        recs = records_from_items(items)
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+        from storage.importers.realpref import read
+
+        again = read([path]).items
+        assert sorted((i.external_id, i.kind, i.payload) for i in again) == \
+            sorted((i.external_id, i.kind, i.payload) for i in items), name
+    with pytest.raises(PrefvalError, match="u001:e01"):
+        records_from_items(s.items("sample-events"))
+
+
+def test_a_failed_row_never_stops_the_run():
+    s = Store.open(":memory:")
+
+    def bad_profile(req):
+        from generator.fake_replies import make_reply
+
+        data = make_reply("profile", list(req.messages))
+        if "tide-pool" in req.messages[1]["content"]:
+            data["birth_year"] = 2009
+        return data
+    reports = run(s, FakeClient({"profile": bad_profile}))
+    prof = {r.stage: r for r in reports}["profiles"]
+    assert prof.done == 2 and prof.failed == 1
+    failed = s.gen_rows("sample", status="failed")
+    assert len(failed) == 1 and failed[0].stage == "profiles" and "under 18" in failed[0].reason
+    assert {r.stage: r.done for r in reports}["queries"] == 6   # the two other users go all the way
+    assert s.get_dataset("sample-profiles").n_items == 4
+
+
+def test_budget_stop_then_resume_repeats_no_call_and_ends_like_an_uninterrupted_run():
+    whole = Store.open(":memory:")
+    run(whole, FakeClient())
+    s = Store.open(":memory:")
+    first = FakeClient(budget_calls=40)
+    with pytest.raises(BudgetStop, match="conversations"):
+        run(s, first)
+    assert len(first.requests) == 40
+    second = FakeClient()
+    run(s, second)
+    assert not {r.cache_key() for r in first.requests} & {r.cache_key() for r in second.requests}
+    assert snapshot(s) == snapshot(whole)
+    third = FakeClient()
+    reports = run(s, third)  # everything done: nothing is asked again
+    assert third.requests == [] and all(r.done == 0 and r.skipped == r.total for r in reports)
+
+
+def test_dry_run_writes_nothing_and_counts_calls(tmp_path, capsys):
+    db = tmp_path / "p.db"
+    assert main(["generate", str(CONFIG), "--dry-run", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert not db.exists()
+    line = next(x for x in out.splitlines() if x.strip().startswith("model openai/fake-model"))
+    # profiles 3 + events 3 + preferences 3 + generalized 3 + conversations 72 + queries 9 + evolved
+    n_evolved = len(evolving([f"u00{u}:p0{p}" for u in (1, 2, 3) for p in (1, 2, 3)]))
+    assert f"{93 + n_evolved} calls" in line
+
+
+@pytest.mark.parametrize("text, message", [
+    ("name: x\nmodel: m\nstages: {personas: {n: 2}}\n", "needs file"),
+    ("name: x\nmodel: m\nstages: {bogus: {}}\n", "field 'stages.bogus"),
+    ("name: x\nstages: {profiles: {}}\n", "field 'model'"),
+    ("name: x\nmodel: m\n  bad: [\n", "not valid YAML"),
+    ("name: x\nmodel: m\nstages: {events: {n: 0}}\n", "field 'stages.events.n'"),
+])
+def test_bad_configs_are_one_line_errors(tmp_path, text, message):
+    p = tmp_path / "c.yaml"
+    p.write_text(text, encoding="utf-8")
+    with pytest.raises(PrefvalError, match=message) as exc:
+        load_config(p)
+    assert "\n" not in str(exc.value) and str(p) in str(exc.value)
+
+
+def test_items_from_records_matches_the_file_importer(tmp_path):
+    recs = [json.loads(x) for x in (SAMPLE_DATA / "realpref" / "queries.jsonl").read_text().splitlines()]
+    direct = items_from_records(("mem", f"record {i}", r) for i, r in enumerate(recs))
+    from storage.importers.realpref import read
+
+    assert [i.model_dump() for i in direct] == [i.model_dump() for i in read([SAMPLE_DATA / "realpref"
+                                                                              / "queries.jsonl"]).items]
