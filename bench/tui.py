@@ -1,19 +1,32 @@
-"""Benchmark of the annotation TUI (issue: foundation). Prints figures; asserts nothing.
+"""Benchmark of the annotation TUI on the real case: PersonaMem questions with their conversations. Prints figures,
+each beside its baseline and as a ratio; asserts nothing.
 
-    python bench/tui.py [--items N] [--decisions N]
+    python bench/tui.py [--items N] [--decisions N] [--runs N] [--scales 10000,100000,160000,1000000] [--repo PATH]
 
-Data: the 589 real PersonaMem questions (../shared/datasets/personamem/questions_32k.csv; the bundled sample when
-absent) plus one item whose context holds 1,000,000 characters. Figures:
-1. seconds from process start to the first item on screen (a child process per run, headless), and the same for a
-   minimal Textual app started the same way: the ratio is prefval's start-up over Textual's own;
-2. milliseconds from a decision key to the next item on screen with the answer committed (p50, p95, max);
-3. peak resident memory (MB) of a process that opens the long-context item and scrolls through its context.
+Data: the PersonaMem 32k questions (../shared/datasets/personamem/questions_32k.csv; the bundled sample when absent).
+Their conversations (shared_contexts_32k.jsonl) are not available, so the bench writes synthetic ones of the
+published shape: one per shared_context_id, as many messages as the largest end_index_in_shared_context of its
+questions, a system message then alternating user/assistant turns of pseudo-words, sized so that a question sees
+about S characters for each scale S (the published context_length_in_letters of the 32k split runs from 88k to 164k).
+The same questions are imported once without any conversation (the baseline) and once per scale.
+
+Figures:
+1. start-up: seconds from process start to the first item on screen (a child process per run, headless), for a
+   minimal Textual app, for the questions without conversations and for the questions with the largest scale;
+   ratios: prefval over Textual, and with a conversation over without (target <= 1.5);
+2. decision key -> next item on screen with the answer committed (ms, p50/p95/max), without conversations and
+   with each scale; ratio of each p95 to the baseline's (target <= 1.5, and flat across scales);
+3. scrolling a 1,000,000-character conversation (500 messages) from top to bottom by PageDown presses in a child
+   process: presses, seconds, resident memory (MB) after the first item, at each quarter and at the end (ratio to
+   the start; flat means ~1.0), and the time for one End press on a fresh view.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import csv
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -21,13 +34,22 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+HERE = Path(__file__).resolve().parents[1]
+WORDS = ("music production software weekend plan therapist patient favorite recently tried learned feel about "
+         "really think maybe because morning garden recipe travel friends family project budget hiking ocean "
+         "painting guitar pacific sounds event blend modern beats novel chapter coffee evening").split()
 
 CHILD = r"""
-import sys, time, resource
+import sys, time
 t0 = float(sys.argv[1])
 mode = sys.argv[2]
+
+
+def rss_mb():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096 / 1e6
+
+
 if mode == "minimal":
     from textual.app import App
     from textual.widgets import Static
@@ -40,7 +62,7 @@ if mode == "minimal":
             print(f"FIRST {time.time() - t0:.4f}")
             self.exit()
     Minimal().run(headless=True)
-else:
+elif mode == "first":
     db, study, who = sys.argv[3], sys.argv[4], sys.argv[5]
     from annotator.app import AnnotateApp
     class Timed(AnnotateApp):
@@ -49,29 +71,67 @@ else:
             self.call_after_refresh(self.first)
         def first(self):
             print(f"FIRST {time.time() - t0:.4f}")
-            if mode == "first":
-                self.exit()
-            else:
-                self.set_timer(0.05, self.scroll_context)
-        def scroll_context(self):
-            from annotator.widgets.context import ContextView
-            views = self.screen.query(ContextView)
-            if views:
-                v = views.first()
-                for _ in range(40):
-                    v._load_more()
-                print(f"BLOCKS {v.blocks_mounted}")
-            self.set_timer(0.3, self.finish)
-        def finish(self):
-            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-            print(f"PEAKMB {rss:.1f}")
             self.exit()
     Timed(db, study, who, show_timer=False).run(headless=True)
+else:  # scroll: PageDown from top to bottom, then End on a fresh item view
+    import asyncio
+    db, study, who = sys.argv[3], sys.argv[4], sys.argv[5]
+    from annotator.app import AnnotateApp
+
+    async def main():
+        app = AnnotateApp(db, study, who, show_timer=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            from textual.containers import ScrollableContainer
+            from annotator.widgets.context import ContextView
+            view = app.screen.query(ContextView).first()
+            view.focus()
+            await pilot.pause()
+            print(f"RSS0 {rss_mb():.1f}")
+            presses, t, quarter = 0, time.perf_counter(), 1
+            while view.scroll_y < view.max_scroll_y and presses < 100000:
+                await pilot.press("pagedown")
+                presses += 1
+                if view.max_scroll_y and view.scroll_y >= quarter * view.max_scroll_y / 4:
+                    print(f"RSSQ{quarter} {rss_mb():.1f}")
+                    quarter += 1
+            await pilot.pause()
+            print(f"SCROLLS {time.perf_counter() - t:.3f}")
+            print(f"PRESSES {presses}")
+            print(f"RSSEND {rss_mb():.1f}")
+            print(f"ATEND {int(view.scroll_y >= view.max_scroll_y)}")
+            await pilot.press("home")
+            await pilot.pause()
+            t = time.perf_counter()
+            await pilot.press("end")
+            await pilot.pause()
+            print(f"ENDKEY {time.perf_counter() - t:.4f}")
+            print(f"ENDOK {int(view.scroll_y >= view.max_scroll_y > 0)}")
+    asyncio.run(main())
 """
 
 
-def build_db(path: str) -> None:
-    """The benchmark database: PersonaMem questions as study "bench", the long item as study "long"."""
+def synthetic_text(rng: random.Random, n_chars: int) -> str:
+    """Pseudo-words in sentences, exactly n_chars characters."""
+    out, size = [], 0
+    while size < n_chars:
+        sentence = " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 16))).capitalize() + ". "
+        out.append(sentence)
+        size += len(sentence)
+    return "".join(out)[:n_chars]
+
+
+def read_questions(limit: int | None) -> tuple[Path, list[dict]]:
+    real = HERE.parent / "shared" / "datasets" / "personamem" / "questions_32k.csv"
+    src = real if real.exists() else HERE / "sample_data" / "personamem" / "questions_sample.csv"
+    with open(src, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    return src, rows[:limit] if limit else rows
+
+
+def build_db(path: str, limit: int | None, scales: list[int]) -> dict[str, str]:
+    """The benchmark database. Returns {label: study name}: "bare" (no conversations), one study per scale, and
+    "long" (one question on a 1,000,000-character conversation of 500 messages)."""
     from annotator.study_setup import create_study
     from annotator.tasks.base import StudySpec
     from storage.importers import personamem
@@ -79,92 +139,151 @@ def build_db(path: str) -> None:
     from storage.payloads import McqPayload
     from storage.store import Store
 
-    real = REPO.parent / "shared" / "datasets" / "personamem" / "questions_32k.csv"
-    src = [real] if real.exists() else [REPO / "sample_data" / "personamem" / "questions_sample.csv"]
-    parsed = personamem.read(src)
-    msgs = [Message(role="user" if i % 2 == 0 else "assistant",
-                    content=(f"message {i}: " + "lorem ipsum dolor sit amet " * 80)[:2000]) for i in range(500)]
-    assert sum(len(m.content) for m in msgs) == 1_000_000
-    long_item = ItemIn(external_id="long", kind="mcq", context_external_id="long-ctx", context_end=500,
-                       payload=McqPayload(question="Which option fits?", options=["one", "two", "three", "four"],
-                                          correct_index=0).model_dump(exclude_none=True))
+    src, rows = read_questions(limit)
+    tmp_csv = Path(path).with_suffix(".csv")
+    with open(tmp_csv, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    parsed = personamem.read([tmp_csv])
+    ends: dict[str, int] = {}
+    for r in rows:
+        cid = r["shared_context_id"]
+        ends[cid] = max(ends.get(cid, 0), int(r["end_index_in_shared_context"]))
+    studies = {"bare": "bench-bare"}
     with Store.open(path) as s:
-        s.import_items("pm", "personamem", parsed.items)
-        s.import_items("long", "jsonl", [long_item], contexts=[ContextIn(external_id="long-ctx", messages=msgs)])
-        create_study(s, StudySpec(name="bench", task="mcq", datasets=["pm"], seed=1, annotators_per_item=100))
+        s.import_items("bare", "personamem", [i.model_copy(update={"context_external_id": None,
+                                                                    "context_end": None})
+                                              for i in parsed.items])
+        create_study(s, StudySpec(name="bench-bare", task="mcq", datasets=["bare"], seed=1,
+                                  annotators_per_item=100))
+        for scale in scales:
+            rng = random.Random(scale)
+            contexts = []
+            for cid, n in ends.items():
+                per = max(20, scale // max(1, n))
+                msgs = [Message(role="system", content="Current user persona: " + synthetic_text(rng, per))]
+                msgs += [Message(role="user" if k % 2 else "assistant",
+                                 content=("Patient: " if k % 2 else "Therapist: ") + synthetic_text(rng, per))
+                         for k in range(1, n)]
+                contexts.append(ContextIn(external_id=cid, messages=msgs))
+            ds = f"ctx{scale}"
+            s.import_items(ds, "personamem", parsed.items, contexts=contexts)
+            create_study(s, StudySpec(name=f"bench-{ds}", task="mcq", datasets=[ds], seed=1,
+                                      annotators_per_item=100))
+            studies[f"{scale:,} characters"] = f"bench-{ds}"
+        rng = random.Random(7)
+        long_msgs = [Message(role="user" if k % 2 == 0 else "assistant", content=synthetic_text(rng, 2000))
+                     for k in range(500)]
+        long_item = ItemIn(external_id="long", kind="mcq", context_external_id="long-ctx", context_end=500,
+                           payload=McqPayload(question="Which option fits?", options=["one", "two", "three", "four"],
+                                              correct_index=0).model_dump(exclude_none=True))
+        s.import_items("long", "jsonl", [long_item], contexts=[ContextIn(external_id="long-ctx", messages=long_msgs)])
         create_study(s, StudySpec(name="long", task="mcq", datasets=["long"], seed=1, annotators_per_item=100))
-    print(f"database: {len(parsed.items)} PersonaMem items from {src[0].name} + 1 item with a 1,000,000-character "
-          "context")
+    print(f"database: {len(parsed.items)} PersonaMem questions from {src.name} on {len(ends)} contexts, without "
+          f"conversations and with synthetic ones of {', '.join(f'{x:,}' for x in scales)} characters per question; "
+          "1 question on a 1,000,000-character conversation")
+    return studies
 
 
-def child(mode: str, *args: str) -> dict[str, float]:
+def child(repo: Path, mode: str, *args: str) -> dict[str, float]:
     t0 = time.time()
     out = subprocess.run([sys.executable, "-c", CHILD, repr(t0), mode, *args], capture_output=True, text=True,
-                         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+                         cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)}, timeout=900)
     vals = {}
     for line in out.stdout.splitlines():
-        if line.split()[:1] and line.split()[0] in ("FIRST", "PEAKMB", "BLOCKS"):
-            vals[line.split()[0]] = float(line.split()[1])
-    if "FIRST" not in vals:
+        parts = line.split()
+        if len(parts) == 2 and parts[0].isupper():
+            vals[parts[0]] = float(parts[1])
+    if not vals:
         raise RuntimeError(out.stdout + out.stderr)
     return vals
 
 
-async def decision_latencies(db: str, n: int) -> list[float]:
-    """Post a decision key n times; time from the key event until the answer is committed, the next item's panel is
-    mounted in place of the old one, and a screen refresh has run after that. Pilot's settling delays between
-    keys are not part of the figure."""
+async def decision_latencies(db: str, study: str, n: int) -> list[float]:
+    """Post a decision key n times; time from the key event until the answer is committed, the next item is drawn
+    in the panel, and a screen refresh has run after that. Pilot's settling delays between keys are not part of
+    the figure."""
     from textual import events
 
     from annotator.app import AnnotateApp
 
-    app = AnnotateApp(db, "bench", "latency", show_timer=False)
+    app = AnnotateApp(db, study, "latency", show_timer=False)
     lat = []
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         for i in range(n):
+            if app.session.finished:
+                break
             before = app.session.index
             drawn = app.screen.items_drawn
             painted = asyncio.Event()
             key = "abcd"[i % 4]
             t = time.perf_counter()
             app.screen.post_message(events.Key(key, key))
-            # wait for: the decision stored (index moved on) and the next item drawn in the panel
             while app.session.index == before or app.screen.items_drawn == drawn:
-                await asyncio.sleep(0.001)
-            app.screen.call_after_refresh(painted.set)  # then the first screen refresh that shows it
+                await asyncio.sleep(0.0005)
+            app.screen.call_after_refresh(painted.set)
             await painted.wait()
             lat.append((time.perf_counter() - t) * 1000)
             await pilot.pause()
         rows = app.store.current_annotations(app.session.study.id, app.session.annotator.id)
-        assert len(rows) == n, (len(rows), n)
+        assert len(rows) == len(lat), (len(rows), len(lat))
     return lat
+
+
+def pct(values: list[float], q: float) -> float:
+    v = sorted(values)
+    return v[int(q * (len(v) - 1))]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--items", type=int, default=None, help="questions to import (default: all)")
     ap.add_argument("--runs", type=int, default=5, help="start-up runs of each app")
-    ap.add_argument("--decisions", type=int, default=200, help="decision keys to time")
+    ap.add_argument("--decisions", type=int, default=150, help="decision keys to time per study")
+    ap.add_argument("--scales", default="10000,100000,160000,1000000",
+                    help="characters of conversation per question, comma-separated")
+    ap.add_argument("--repo", type=Path, default=HERE, help="the prefval checkout to time (default: this one)")
     args = ap.parse_args()
+    sys.path.insert(0, str(args.repo))
+    scales = [int(x) for x in args.scales.split(",") if x]
     with tempfile.TemporaryDirectory() as tmp:
         db = os.path.join(tmp, "bench.db")
-        build_db(db)
-        child("first", db, "bench", "warmup")  # warm the OS file cache once for both
-        child("minimal")
-        ours = [child("first", db, "bench", f"start{i}")["FIRST"] for i in range(args.runs)]
-        base = [child("minimal")["FIRST"] for _ in range(args.runs)]
-        m_ours, m_base = statistics.median(ours), statistics.median(base)
-        print(f"start-up to first item: median {m_ours:.3f} s over {args.runs} runs (target < 1.0 s); minimal "
-              f"Textual app {m_base:.3f} s; ratio {m_ours / m_base:.2f}x")
-        lat = asyncio.run(decision_latencies(db, args.decisions))
-        lat.sort()
-        p95 = lat[int(0.95 * (len(lat) - 1))]
-        print(f"decision key -> next item, answer committed: p50 {statistics.median(lat):.1f} ms, p95 {p95:.1f} ms, "
-              f"max {lat[-1]:.1f} ms over {len(lat)} decisions (target p95 < 50 ms)")
-        long = child("long", db, "long", "reader")
-        print(f"long context (1,000,000 characters, 500 messages) open and scrolled: {long.get('BLOCKS', 0):.0f} "
-              f"blocks mounted, first item after {long['FIRST']:.3f} s, peak RSS {long['PEAKMB']:.0f} MB "
-              "(target < 300 MB)")
+        t = time.perf_counter()
+        studies = build_db(db, args.items, scales)
+        print(f"(built in {time.perf_counter() - t:.1f} s; code timed: {args.repo})")
+        big = studies[f"{max(scales):,} characters"] if scales else "bench-bare"
+        child(args.repo, "first", db, "bench-bare", "warmup")  # warm the OS file cache once for all
+        child(args.repo, "first", db, big, "warmup")
+        child(args.repo, "minimal")
+        base = [child(args.repo, "minimal")["FIRST"] for _ in range(args.runs)]
+        bare = [child(args.repo, "first", db, "bench-bare", f"s{i}")["FIRST"] for i in range(args.runs)]
+        ctx = [child(args.repo, "first", db, big, f"s{i}")["FIRST"] for i in range(args.runs)]
+        m_base, m_bare, m_ctx = (statistics.median(x) for x in (base, bare, ctx))
+        print(f"start-up to first item (median of {args.runs}): minimal Textual app {m_base:.3f} s; questions without "
+              f"conversations {m_bare:.3f} s ({m_bare / m_base:.2f}x Textual); with {max(scales):,}-character "
+              f"conversations {m_ctx:.3f} s ({m_ctx / m_bare:.2f}x without; target <= 1.5x)")
+        print("decision key -> next item, answer committed (ms):")
+        ref = None
+        for label, study in studies.items():
+            lat = asyncio.run(decision_latencies(db, study, args.decisions))
+            p50, p95 = statistics.median(lat), pct(lat, 0.95)
+            ref = ref or p95
+            print(f"  {'without conversations' if label == 'bare' else 'with ' + label:<34} p50 {p50:6.1f}  "
+                  f"p95 {p95:6.1f}  max {max(lat):6.1f}  over {len(lat)}  p95 ratio {p95 / ref:.2f}x "
+                  f"{'(baseline)' if label == 'bare' else '(target <= 1.5x)'}")
+        sc = child(args.repo, "scroll", db, "long", "reader")
+        if "PRESSES" in sc:
+            quarters = " ".join(f"{sc[k]:.0f}" for k in ("RSSQ1", "RSSQ2", "RSSQ3", "RSSQ4") if k in sc)
+            print(f"scroll a 1,000,000-character conversation (500 messages) to its end by PageDown: "
+                  f"{sc['PRESSES']:.0f} presses in {sc['SCROLLS']:.1f} s ({1000 * sc['SCROLLS'] / sc['PRESSES']:.1f} "
+                  f"ms each, Pilot included), reached the end: {'yes' if sc['ATEND'] else 'NO'}; resident memory "
+                  f"{sc['RSS0']:.0f} MB at the start, {quarters} MB at each quarter, {sc['RSSEND']:.0f} MB at the end "
+                  f"({sc['RSSEND'] / sc['RSS0']:.2f}x the start; flat = 1.0x); one End press on a fresh view: "
+                  f"{1000 * sc['ENDKEY']:.0f} ms, at the end: {'yes' if sc['ENDOK'] else 'NO'}")
+        else:
+            print(f"scroll: the view could not be scrolled by keys ({sc})")
 
 
 if __name__ == "__main__":

@@ -171,3 +171,13 @@ class DatasetsMixin:
             "SELECT role, content FROM context_messages WHERE context_id = ? AND idx >= ? AND idx < ? "
             "ORDER BY idx", [context_id, start, stop]).fetchall()
         return [Message(role=r[0], content=r[1]) for r in rows]
+
+    def context_sizes(self, context_id: str) -> list[tuple[str, int]]:
+        """(role, length in characters) of every message of a context, in order; [] for an unknown context.
+
+        Lets a view size a conversation without holding its text (message contents are read on demand with
+        context_messages)."""
+        rows = self.db.execute(
+            "SELECT role, length(content) FROM context_messages WHERE context_id = ? ORDER BY idx",
+            [context_id]).fetchall()
+        return [(r[0], r[1] or 0) for r in rows]

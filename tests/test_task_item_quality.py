@@ -11,6 +11,7 @@ from annotator.tasks.base import StudySpec
 from reports.study_data import load_study_data
 from storage.models import ContextIn, ItemIn, Message
 from storage.store import Store
+from tests.screen import screen_text
 
 DIMS = ["appropriateness", "relevance", "correctness", "best_response"]
 PERSONA = "Persona: Maren, a 41-year-old ferry engineer who bakes rye bread on weekends."
@@ -38,10 +39,6 @@ def iq_study(db_file):
         create_study(s, StudySpec(name="iq", task="item_quality", datasets=["pm"], seed=2,
                                   annotators=["a1", "a2", "a3"]))
     return db_file
-
-
-def screen_text(app) -> str:
-    return " ".join(str(w.render()) for w in app.screen.query("Static"))
 
 
 # appropriateness labels per item (a1, a2, a3); every other dimension True

@@ -14,6 +14,7 @@ from reports.study_data import load_study_data
 from storage.models import ItemIn
 from storage.payloads import McqPayload
 from storage.store import Store
+from tests.screen import screen_text
 
 SIZE = (110, 34)
 
@@ -23,11 +24,6 @@ def mcq_item(ext: str, key: int, distractor: int | None = None, n: int = 4, **kw
     p = McqPayload(question=f"Which fits the user ({ext})?", options=[f"opt {'ABCDE'[j]} of {ext}" for j in range(n)],
                    correct_index=key, distractor_index=distractor, **kw)
     return ItemIn(external_id=ext, kind="mcq", payload=p.model_dump(exclude_none=True))
-
-
-def screen_text(app) -> str:
-    """The text of every Static on the current screen (header, context blocks, question, options, key bar)."""
-    return " ".join(str(w.render()) for w in app.screen.query("Static"))
 
 
 async def answer_all(db: str, study: str, who: str, plan: dict[str, int | str | None], seen: list | None = None):

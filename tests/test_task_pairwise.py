@@ -11,6 +11,7 @@ from reports.study_data import load_study_data
 from storage.errors import PrefvalError
 from storage.models import ItemIn
 from storage.store import Store
+from tests.screen import screen_text
 
 A_NAME, B_NAME = "ALPHASOURCE", "BETASOURCE"
 
@@ -35,10 +36,6 @@ def pw_study(db_file):
         create_study(s, StudySpec(name="pw", task="pairwise", datasets=[A_NAME, B_NAME], seed=5,
                                   annotators=["a1", "a2", "a3"]))
     return db_file
-
-
-def screen_text(app) -> str:
-    return " ".join(str(w.render()) for w in app.screen.query("Static"))
 
 
 def test_random_pairing_uses_min_length_the_seed_and_sample(store):

@@ -1,96 +1,526 @@
-"""A conversation context that renders lazily: a page of messages at a time, more as the reader scrolls.
+"""A conversation context drawn virtually: only the lines on screen (and a margin) are ever laid out.
 
-Long messages are cut into blocks of BLOCK_CHARS characters so that no single widget has to lay out a
-megabyte of text; only the pages scrolled to are ever mounted.
+The conversation is cut into *blocks*: one per message, or several of at most BLOCK_CHARS characters for a long
+message (cut after a newline or a space near the nominal boundary). Each block has a height in lines, estimated
+from its length until it is laid out (word-wrapped at the current width), and a small LRU cache keeps the laid-out
+lines of the blocks near the viewport. Scrolling anywhere -- End and Home included -- lays out only the blocks that
+come on screen, so time and memory do not grow with the length of the conversation; the view keeps its place
+(the block at the top) when estimated heights above it are replaced by exact ones.
+
+Keys (when the view has focus): arrows, PgUp/PgDn, Home/End (jump at once), `/` search (Enter finds the next
+occurrence, case-insensitive; `/` then Enter again repeats the last search).
 """
 from __future__ import annotations
 
+import bisect
+import math
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+from itertools import accumulate
+
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
-from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.geometry import Region, Size
+from textual.screen import ModalScreen
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widget import Widget
+from textual.widgets import Input
 
 from storage.models import Message
 from storage.store import Store
 
-PAGE_MESSAGES = 20
-BLOCK_CHARS = 2000
-PAGE_BLOCKS = 24
+BLOCK_CHARS = 2000   # nominal block size (characters)
+SNAP_CHARS = 400     # a block boundary moves up to this far forward to end after a newline or a space
+LAYOUT_CACHE = 256   # laid-out blocks kept (each at most ~BLOCK_CHARS characters of lines)
+CONTENT_CACHE_CHARS = 2_000_000  # message texts kept in memory, in characters
+FETCH_MESSAGES = 32  # messages read from the store at once
 ROLE_STYLE = {"user": "bold cyan", "assistant": "bold green", "system": "bold magenta"}
+MATCH_STYLE = Style(reverse=True, bold=True)
+_PLAIN = re.compile(r"[\x20-\x7e\n]*")  # printable ASCII and newlines: wrapped without Rich
 
 
-def message_blocks(message: Message, index: int) -> list[Text]:
-    """One message as Rich Text blocks of at most BLOCK_CHARS characters; the first carries the role label."""
-    content = message.content
-    out = []
-    for start in range(0, max(len(content), 1), BLOCK_CHARS):
-        t = Text()
-        if start == 0:
-            t.append(f"{index + 1}. {message.role}\n", style=ROLE_STYLE.get(message.role, "bold"))
-        t.append(content[start:start + BLOCK_CHARS])
-        out.append(t)
+def block_starts(content: str) -> list[int]:
+    """Character offsets where the blocks of one message start (first is 0), in increasing order.
+
+    Block b starts at b * BLOCK_CHARS moved forward to just after the first newline (else the first space) within
+    SNAP_CHARS characters, so that a block boundary rarely splits a word or a paragraph. The number of blocks is
+    always max(1, ceil(len(content) / BLOCK_CHARS)), which the view knows from the length alone.
+    """
+    starts = [0]
+    for b in range(1, n_blocks(len(content))):
+        nominal = b * BLOCK_CHARS
+        window = content[nominal:nominal + SNAP_CHARS]
+        cut = window.find("\n")
+        if cut < 0:
+            cut = window.find(" ")
+        starts.append(nominal + cut + 1 if cut >= 0 else nominal)
+    return starts
+
+
+def wrap_plain(text: str, width: int) -> list[str]:
+    """Printable ASCII text (newlines allowed) word-wrapped at `width` columns: each paragraph is cut at the last
+    space that fits (the space is dropped), or at `width` when a word is longer than a line. An empty paragraph is
+    one empty line. Same breaks as Rich's fold wrapping for single-spaced text, without its per-character cost."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        while len(line) > width:
+            cut = line.rfind(" ", 0, width + 1)
+            if cut <= 0:
+                out.append(line[:width])
+                line = line[width:]
+            else:
+                out.append(line[:cut].rstrip(" "))
+                line = line[cut + 1:].lstrip(" ")
+        out.append(line)
     return out
 
 
-class ContextView(VerticalScroll):
-    """Scrollable context[:end] of a stored conversation (store.context_messages), loaded page by page.
+def n_blocks(length: int) -> int:
+    """Blocks of a message of `length` characters: max(1, ceil(length / BLOCK_CHARS))."""
+    return max(1, math.ceil(length / BLOCK_CHARS))
 
-    messages: inline messages to show instead of a stored context (e.g. an easy test's snippet).
+
+@dataclass(frozen=True)
+class Block:
+    """Block `part` of message `message` (0-based); `first`/`last`: whether it opens/closes the message."""
+    message: int
+    part: int
+    first: bool
+    last: bool
+    length: int  # nominal length in characters (for the height estimate)
+
+
+class SearchPrompt(ModalScreen[str | None]):
+    """A one-line prompt at the bottom of the screen: Enter returns the text, Escape returns None."""
+
+    DEFAULT_CSS = """
+    SearchPrompt { align: left bottom; background: $background 0%; }
+    SearchPrompt Input { dock: bottom; width: 100%; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
+
+    def __init__(self, last: str) -> None:
+        super().__init__()
+        self.last = last
+
+    def compose(self) -> ComposeResult:
+        yield Input(value=self.last, placeholder="find in the conversation (enter: next match, escape: close)",
+                    id="find")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ContextView(ScrollView, can_focus=True):
+    """Scrollable context[:end] of a stored conversation, or inline `messages` (e.g. an easy test's snippet).
+
+    store, context_id, end: the stored conversation (store.context_sizes / store.context_messages); end=None means
+    all of it. messages: inline messages shown instead. title: the border title ("Conversation (N messages)").
+    show(context_id, end) / show_messages(messages) put another conversation in the same mounted view (an item of
+    the same context reuses everything already laid out).
     """
 
     DEFAULT_CSS = """
-    ContextView { height: 1fr; border: round $panel-lighten-2; padding: 0 1; }
-    ContextView > .ctx-block { margin: 0 0 0 0; }
-    ContextView > .ctx-more { color: $text-muted; }
+    ContextView { height: 1fr; border: round $panel-lighten-2; padding: 0 1; overflow-y: scroll; overflow-x: hidden; }
+    ContextView:focus { border: round $accent; }
     """
-    can_focus = True
+    BINDINGS = [
+        Binding("home", "jump_home", "top", show=False),
+        Binding("end", "jump_end", "end", show=False),
+        Binding("pageup", "page(-1)", "page up", show=False),
+        Binding("pagedown", "page(1)", "page down", show=False),
+        Binding("up", "line(-1)", "line up", show=False),
+        Binding("down", "line(1)", "line down", show=False),
+        Binding("slash", "find", "find", show=False, key_display="/"),
+    ]
 
     def __init__(self, store: Store | None, context_id: str | None, end: int | None,
                  messages: list[Message] | None = None, title: str = "Conversation", **kw) -> None:
         super().__init__(**kw)
         self.store = store
-        self.context_id = context_id
-        self.inline = messages
-        self.total = len(messages) if messages is not None else (
-            store.context_length(context_id, end) if store and context_id else 0)
-        self.next_message = 0
-        self.pending: list[Text] = []
-        self.border_title = f"{title} ({self.total} messages)"
-        self.border_subtitle = "↑↓ PgUp PgDn scroll · tab: next pane"
-
-    def on_mount(self) -> None:
-        self._load_more()
-        self.watch(self, "scroll_y", self._on_scroll, init=False)
-
-    def _on_scroll(self, _old: float, new: float) -> None:
-        if new >= self.max_scroll_y - self.size.height:
-            self._load_more()
-
-    def _fetch(self) -> None:
-        stop = min(self.next_message + PAGE_MESSAGES, self.total)
-        if self.inline is not None:
-            msgs = self.inline[self.next_message:stop]
+        self.title = title
+        self.query_text = ""
+        self._sizes_cache: OrderedDict[str, list[tuple[str, int]]] = OrderedDict()
+        self._content: OrderedDict[tuple[str | None, int], str] = OrderedDict()
+        self._content_chars = 0
+        self._layout: OrderedDict[int, list[Strip]] = OrderedDict()
+        self._layout_width = 0
+        self._stick_end = False
+        self._busy = False
+        self.match: tuple[int, int, int] | None = None  # (message, start, stop) of the last search hit
+        self.layouts_done = 0  # blocks laid out since mounted (for tests and benchmarks)
+        self.border_subtitle = "↑↓ PgUp PgDn Home End scroll · / find · tab: next pane"
+        if messages is not None:
+            self._set_source(None, None, messages)
         else:
-            msgs = self.store.context_messages(self.context_id, self.next_message, stop)
-        for i, m in enumerate(msgs):
-            self.pending.extend(message_blocks(m, self.next_message + i))
-        self.next_message = stop
+            self._set_source(context_id, end, None)
 
-    def _load_more(self) -> None:
-        """Mount up to PAGE_BLOCKS more blocks, reading further messages when needed."""
-        while len(self.pending) < PAGE_BLOCKS and self.next_message < self.total:
-            self._fetch()
-        if not self.pending:
+    # ---- the conversation shown ------------------------------------------------------------------------
+    def _sizes(self, context_id: str, end: int | None) -> list[tuple[str, int]]:
+        sizes = self._sizes_cache.get(context_id)
+        if sizes is None:
+            sizes = self.store.context_sizes(context_id) if self.store is not None else []
+            self._sizes_cache[context_id] = sizes
+            while len(self._sizes_cache) > 4:
+                self._sizes_cache.popitem(last=False)
+        self._sizes_cache.move_to_end(context_id)
+        return sizes if end is None else sizes[:max(0, end)]
+
+    def _set_source(self, context_id: str | None, end: int | None, messages: list[Message] | None) -> None:
+        same = messages is None and context_id is not None and context_id == getattr(self, "context_id", None)
+        if messages is not None:
+            self.context_id, self.end, self.inline = None, None, messages
+            sizes = [(m.role, len(m.content)) for m in messages]
+            self._content.clear()
+            self._content_chars = 0
+        else:
+            if context_id != getattr(self, "context_id", None):
+                self._content.clear()
+                self._content_chars = 0
+            self.context_id, self.end, self.inline = context_id, end, None
+            sizes = self._sizes(context_id, end) if context_id is not None else []
+        self.roles = [r for r, _ in sizes]
+        self.lengths = [n for _, n in sizes]
+        self.blocks: list[Block] = []
+        self.first_block: list[int] = []
+        for m, length in enumerate(self.lengths):
+            k = n_blocks(length)
+            self.first_block.append(len(self.blocks))
+            for p in range(k):
+                nominal = min(BLOCK_CHARS, length - p * BLOCK_CHARS) if length else 0
+                self.blocks.append(Block(m, p, p == 0, p == k - 1, nominal))
+        self.total = len(self.lengths)
+        self.border_title = f"{self.title} ({self.total} messages)"
+        self._tops: list[int] | None = None
+        old_match, self.match = getattr(self, "match", None), None
+        if same and self._layout_width:
+            # the same stored conversation up to another message: its blocks are a prefix of the same list, so
+            # what is laid out stays valid (but for the blocks of an old search hit)
+            n = len(self.blocks)
+            for i in [i for i in self._layout if i >= n or (old_match and self.blocks[i].message == old_match[0])]:
+                del self._layout[i]
+                if i < n:
+                    self._exact[i] = 0
+            self._heights = [self._heights[i] if i < len(self._heights) and self._exact[i]
+                             else self._estimate(self.blocks[i], self._layout_width) for i in range(n)]
+            self._exact = bytearray(self._exact[i] if i < len(self._exact) else 0 for i in range(n))
+        else:
+            self._layout.clear()
+            self._heights: list[int] = []
+            self._exact = bytearray(len(self.blocks))
+            self._layout_width = 0  # estimates are made at the first draw, when the width is known
+
+    def show(self, context_id: str, end: int | None) -> None:
+        """Show context[:end] of another stored conversation (or the same one up to another message), from the
+        top. Lengths already read for that context are reused."""
+        self._set_source(context_id, end, None)
+        self._reset_view()
+
+    def show_messages(self, messages: list[Message]) -> None:
+        """Show inline messages instead, from the top."""
+        self._set_source(None, None, messages)
+        self._reset_view()
+
+    def _reset_view(self) -> None:
+        self._stick_end = False
+        if self.is_mounted:
+            self._set_y(0)
+            self._ensure_layout()
+            self.refresh()
+
+    # ---- message text ----------------------------------------------------------------------------------
+    def message_text(self, m: int) -> str:
+        """The full text of message m (0-based), read from the store in pages and kept in a bounded cache."""
+        if self.inline is not None:
+            return self.inline[m].content
+        key = (self.context_id, m)
+        text = self._content.get(key)
+        if text is not None:
+            self._content.move_to_end(key)
+            return text
+        stop = min(m + FETCH_MESSAGES, self.total)
+        for i, msg in enumerate(self.store.context_messages(self.context_id, m, stop)):
+            k = (self.context_id, m + i)
+            if k not in self._content:
+                self._content[k] = msg.content
+                self._content_chars += len(msg.content)
+        while self._content_chars > CONTENT_CACHE_CHARS and len(self._content) > 1:
+            (_, old) = self._content.popitem(last=False)
+            self._content_chars -= len(old)
+        self._content.move_to_end(key)
+        return self._content[key]
+
+    # ---- heights ---------------------------------------------------------------------------------------
+    def _width(self) -> int:
+        return max(10, self.scrollable_content_region.width)
+
+    def _estimate(self, block: Block, width: int) -> int:
+        lines = max(1, math.ceil(block.length * 1.08 / width)) + (1 if block.first else 0)
+        return lines + (1 if block.last else 0)
+
+    def _reset_heights(self, width: int) -> None:
+        self._layout.clear()
+        self._layout_width = width
+        self._heights = [self._estimate(b, width) for b in self.blocks]
+        self._exact = bytearray(len(self.blocks))
+        self._tops = None
+
+    def _top_list(self) -> list[int]:
+        if self._tops is None:
+            self._tops = [0, *accumulate(self._heights)]
+        return self._tops
+
+    def _block_at(self, y: int) -> int:
+        """Index of the block that holds virtual line y (clamped to the blocks there are)."""
+        tops = self._top_list()
+        return max(0, min(len(self.blocks) - 1, bisect.bisect_right(tops, y) - 1))
+
+    def _lay_out(self, i: int) -> list[Strip]:
+        """Word-wrap block i at the current width (cached); corrects its height if it was an estimate."""
+        strips = self._layout.get(i)
+        if strips is not None:
+            self._layout.move_to_end(i)
+            return strips
+        block = self.blocks[i]
+        content = self.message_text(block.message)
+        starts = block_starts(content) if len(content) > BLOCK_CHARS else [0]
+        lo = starts[block.part] if block.part < len(starts) else len(content)
+        hi = starts[block.part + 1] if block.part + 1 < len(starts) else len(content)
+        body = content[lo:hi].rstrip("\n") if not block.last else content[lo:hi].rstrip()
+        width = self._layout_width
+        hit = None
+        if self.match is not None and self.match[0] == block.message:
+            a, b = max(self.match[1], lo) - lo, min(self.match[2], hi) - lo
+            hit = (a, b) if a < b else None
+        if hit is None and body.isascii() and _PLAIN.fullmatch(body):
+            strips = [Strip([Segment(line)], len(line)) for line in wrap_plain(body, width)]
+            if block.first:
+                role = self.roles[block.message]
+                head = f"{block.message + 1}. {role}"
+                strips.insert(0, Strip([Segment(head, Style.parse(ROLE_STYLE.get(role, "bold")))], len(head)))
+        else:
+            text = Text(no_wrap=False, overflow="fold")
+            if block.first:
+                role = self.roles[block.message]
+                text.append(f"{block.message + 1}. {role}\n", style=ROLE_STYLE.get(role, "bold"))
+            offset = len(text)
+            text.append(body)  # plain text: never markup; Rich drops control codes
+            if hit is not None:
+                text.stylize(MATCH_STYLE, offset + hit[0], offset + hit[1])
+            console = self.app.console
+            strips = [Strip(list(line.render(console)), line.cell_len) for line in text.wrap(console, width)]
+        if block.last:
+            strips.append(Strip.blank(0))
+        self._layout[i] = strips
+        self.layouts_done += 1
+        while len(self._layout) > LAYOUT_CACHE:
+            self._layout.popitem(last=False)
+        if self._heights[i] != len(strips) or not self._exact[i]:
+            if self._heights[i] != len(strips):
+                self._heights[i] = len(strips)
+                self._tops = None
+            self._exact[i] = 1
+        return strips
+
+    def _ensure_layout(self) -> None:
+        """Lay out the blocks in and around the viewport; keep the top block in place (or stay at the end)."""
+        if self._busy or not self.blocks:
+            if not self.blocks:
+                self._set_virtual_size(Size(self._width(), 0))
             return
-        batch, self.pending = self.pending[:PAGE_BLOCKS], self.pending[PAGE_BLOCKS:]
-        for old in self.query(".ctx-more"):
-            old.remove()
-        widgets = [Static(t, classes="ctx-block") for t in batch]
-        if self.pending or self.next_message < self.total:
-            widgets.append(Static(f"… scroll for more ({self.total - self.next_message} messages not loaded)",
-                                  classes="ctx-more"))
-        self.mount_all(widgets)
+        self._busy = True
+        try:
+            width, height = self._width(), max(1, self.scrollable_content_region.height)
+            if width != self._layout_width:
+                anchor_fraction = (self.scroll_y / self.virtual_size.height) if self.virtual_size.height else 0
+                self._reset_heights(width)
+                y = int(anchor_fraction * self._top_list()[-1])
+            else:
+                y = round(self.scroll_y)
+            tops = self._top_list()
+            anchor = self._block_at(y)
+            offset = y - tops[anchor]
+            # laid-out heights are exact, so one pass fills the screen from the anchor block down, and half a screen
+            # above it (scrolling up then shows exact lines)
+            above, i = 0, anchor - 1
+            while i >= 0 and above < height // 2:
+                above += len(self._lay_out(i))
+                i -= 1
+            below, i = -offset, anchor
+            while i < len(self.blocks) and below < height:
+                below += len(self._lay_out(i))
+                i += 1
+            if self._stick_end:  # at the end: the last screenful must be exact
+                seen, i = 0, len(self.blocks) - 1
+                while i >= 0 and seen < height:
+                    seen += len(self._lay_out(i))
+                    i -= 1
+            tops = self._top_list()
+            total = tops[-1]
+            if self._stick_end:
+                new_y = total - height
+            else:
+                new_y = tops[anchor] + min(offset, self._heights[anchor] - 1)
+            new_y = max(0, min(new_y, total - height))
+            self._set_virtual_size(Size(width, total))
+            self._set_y(new_y)
+        finally:
+            self._busy = False
 
+    def _set_virtual_size(self, size: Size) -> None:
+        """The scrollable size, without a relayout of the screen (the pane's own size never depends on it)."""
+        if self.virtual_size != size:
+            busy, self._busy = self._busy, True
+            try:
+                self.set_reactive(Widget.virtual_size, size)
+                self._scroll_update(size)
+            finally:
+                self._busy = busy
+
+    def _set_y(self, y: int) -> None:
+        """Move to virtual line y without animation and without touching the stick-to-end state."""
+        busy, self._busy = self._busy, True
+        try:
+            if self.scroll_target_y != y:
+                self.scroll_target_y = y
+            if round(self.scroll_y) != y:
+                self.scroll_y = y
+        finally:
+            self._busy = busy
+
+    # ---- drawing ---------------------------------------------------------------------------------------
+    def on_resize(self) -> None:
+        self._ensure_layout()
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._ensure_layout()
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        style = self.rich_style
+        if not self.blocks or self._layout_width == 0:
+            return Strip.blank(width, style)
+        line = round(self.scroll_y) + y
+        tops = self._top_list()
+        if line >= tops[-1]:
+            return Strip.blank(width, style)
+        i = self._block_at(line)
+        strips = self._lay_out(i)
+        k = line - tops[i]
+        strip = strips[k] if 0 <= k < len(strips) else Strip.blank(0)
+        return strip.extend_cell_length(width).crop(0, width).apply_style(style)
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        if not self._busy:
+            self._stick_end = self.max_scroll_y > 0 and new >= self.max_scroll_y
+        super().watch_scroll_y(old, new)
+
+    # ---- keys ------------------------------------------------------------------------------------------
+    def action_jump_home(self) -> None:
+        """To the first line, at once."""
+        self._stick_end = False
+        self._set_y(0)
+        self.refresh()
+
+    def action_page(self, direction: int) -> None:
+        """A screenful up (-1) or down (1), at once (no animation: nothing between is laid out)."""
+        self.action_line(direction * max(1, self.scrollable_content_region.height - 1))
+
+    def action_line(self, lines: int) -> None:
+        """`lines` lines down (negative: up), at once."""
+        y = max(0, min(round(self.scroll_y) + lines, self.max_scroll_y))
+        self._stick_end = self.max_scroll_y > 0 and y >= self.max_scroll_y
+        self._set_y(y)
+
+    def action_jump_end(self) -> None:
+        """To the last line, at once (only the last screenful is laid out)."""
+        self._stick_end = True
+        self._set_y(self.max_scroll_y)
+        self._ensure_layout()
+        self.refresh()
+
+    def action_find(self) -> None:
+        """Ask for a text and go to its next occurrence."""
+        self.app.push_screen(SearchPrompt(self.query_text), self._found)
+
+    def _found(self, text: str | None) -> None:
+        if text:
+            hit = self.find(text)
+            if hit is None:
+                self.notify(f"not found in this conversation: {text}", timeout=3)
+
+    def find(self, text: str) -> tuple[int, int] | None:
+        """Go to the next occurrence of `text` (case-insensitive) after the last hit or the top line, wrapping
+        around at the end. Returns (message, character offset), both 0-based, or None when there is none.
+        Reads the conversation from the store in pages; nothing is laid out but the block that holds the hit."""
+        needle = text.lower()
+        self.query_text = text
+        if not needle or not self.total:
+            return None
+        if self.match is not None:
+            start_m, start_c = self.match[0], self.match[1] + 1
+        else:
+            start_m = self.blocks[self._block_at(round(self.scroll_y))].message if self._heights else 0
+            start_c = 0
+        for n in range(self.total + 1):
+            m = (start_m + n) % self.total
+            body = self.message_text(m).lower()
+            if n == 0:
+                pos = body.find(needle, start_c)
+            else:
+                pos = body.find(needle)
+                if n == self.total and pos >= start_c:  # wrapped round to where the search began
+                    pos = -1
+            if pos >= 0:
+                self._go_to(m, pos, pos + len(needle))
+                return m, pos
+        return None
+
+    def _go_to(self, m: int, start: int, stop: int) -> None:
+        old = self.match
+        self.match = (m, start, stop)
+        for i in list(self._layout):  # redraw the blocks of the old and the new hit with the highlight moved
+            if self.blocks[i].message in {m, old[0] if old else m}:
+                del self._layout[i]
+        if not self._layout_width:
+            self._reset_heights(self._width())
+        content = self.message_text(m)
+        starts = block_starts(content) if len(content) > BLOCK_CHARS else [0]
+        part = bisect.bisect_right(starts, start) - 1
+        i = self.first_block[m] + part
+        strips = self._lay_out(i)
+        # the line of the hit: characters before it, over the block's wrapped line lengths (close enough)
+        before = start - starts[part] + (len(f"{m + 1}. {self.roles[m]}\n") if part == 0 else 0)
+        line, seen = 0, 0
+        for k, s in enumerate(strips):
+            seen += s.cell_length + 1
+            if seen > before:
+                line = k
+                break
+        self._stick_end = False
+        y = self._top_list()[i] + line
+        self._set_virtual_size(Size(self._layout_width, self._top_list()[-1]))
+        self._set_y(max(0, y - 2))
+        self._ensure_layout()
+        self.refresh()
+
+    # ---- for tests and benchmarks ---------------------------------------------------------------------
     @property
-    def blocks_mounted(self) -> int:
-        """How many text blocks are on screen so far (for tests and benchmarks)."""
-        return len(self.query(".ctx-block"))
+    def blocks_laid_out(self) -> int:
+        """How many blocks are laid out and cached right now (bounded by LAYOUT_CACHE)."""
+        return len(self._layout)
+
+    def visible_text(self) -> str:
+        """The plain text of the lines in the viewport (what the annotator reads now)."""
+        self._ensure_layout()
+        return "\n".join(self.render_line(y).text.rstrip() for y in range(self.scrollable_content_region.height))

@@ -64,12 +64,19 @@ class McqView(Vertical):
     def update_from(self, new: "McqView") -> bool:
         """Show `new`'s item in this mounted view without remounting (a decision redraws in a few ms).
 
-        Returns False when that is not possible (another context or snippet, another number of options or
-        another label) and the caller must mount `new` instead.
+        The conversation pane, if any, is kept and shows the new item's context (a stored context or an inline
+        snippet) from the top. Returns False when that is not possible (a pane to add or remove, another number
+        of options, another label) and the caller must mount `new` instead.
         """
-        if (new.context != self.context or new.snippet != self.snippet or len(new.options) != len(self.options)
-                or new.question_label != self.question_label or new.keys != self.keys or not self.is_mounted):
+        if ((new.context is None) != (self.context is None) or (new.snippet is None) != (self.snippet is None)
+                or len(new.options) != len(self.options) or new.question_label != self.question_label
+                or new.keys != self.keys or not self.is_mounted):
             return False
+        if new.context != self.context:  # the conversation pane is kept: only the new item's lines get laid out
+            self.query_one("#context", ContextView).show(*new.context)
+        elif new.snippet != self.snippet:
+            self.query_one("#context", ContextView).show_messages(new.snippet)
+        self.context, self.snippet = new.context, new.snippet
         self.question, self.options, self.chosen, self.tf = new.question, new.options, new.chosen, new.tf
         self.query_one(".question", Static).update(escape(self.question))
         for i, text in enumerate(self.options):

@@ -1,0 +1,168 @@
+"""The conversation pane on long contexts (issue 12 "Long conversations", issue 13): End and Home jump at once, only
+what is visible is laid out (so memory stays bounded), `/` finds text, and consecutive items of one context reuse
+the pane. Pilot tests that press keys; expected lines are written out by hand."""
+from __future__ import annotations
+
+from textual.app import App
+
+from annotator.app import AnnotateApp
+from annotator.study_setup import create_study
+from annotator.tasks.base import StudySpec
+from annotator.widgets.context import BLOCK_CHARS, LAYOUT_CACHE, ContextView, block_starts, n_blocks, wrap_plain
+from storage.models import ContextIn, ItemIn, Message
+from storage.payloads import McqPayload
+from storage.store import Store
+
+N_LONG = 8001
+
+
+def long_messages() -> list[Message]:
+    """8,001 short messages "line k of the talk" (k = 1..8001) with one word "zebra" hidden in message 7,000."""
+    out = [Message(role="user" if k % 2 else "assistant", content=f"line {k} of the talk") for k in range(1, N_LONG + 1)]
+    out[6999] = Message(role="user", content="line 7000 mentions a zebra once")
+    return out
+
+
+class Holder(App):
+    def __init__(self, view: ContextView) -> None:
+        super().__init__()
+        self.view = view
+
+    def compose(self):
+        yield self.view
+
+    def on_mount(self) -> None:
+        self.view.focus()
+
+
+def stored_context(tmp_path, messages: list[Message]) -> tuple[Store, str]:
+    store = Store.open(tmp_path / "ctx.db")
+    store.import_items("d", "jsonl", [ItemIn(external_id="q", kind="mcq", context_external_id="c",
+                                             payload=McqPayload(question="?", options=["a", "b"]).model_dump(
+                                                 exclude_none=True))],
+                       contexts=[ContextIn(external_id="c", messages=messages)])
+    item = store.items("d")[0]
+    return store, item.context_id
+
+
+async def test_end_and_home_jump_at_once_in_8001_messages(tmp_path):
+    store, cid = stored_context(tmp_path, long_messages())
+    view = ContextView(store, cid, None)
+    app = Holder(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert view.border_title == "Conversation (8001 messages)"
+        assert view.visible_text().splitlines()[:2] == ["1. user", "line 1 of the talk"]
+        await pilot.press("end")
+        await pilot.pause()
+        lines = [x for x in view.visible_text().splitlines() if x]
+        assert lines[-2:] == ["8001. user", "line 8001 of the talk"]  # one press, the last message
+        assert view.scroll_y == view.max_scroll_y > 0
+        await pilot.press("home")
+        await pilot.pause()
+        assert view.scroll_y == 0
+        assert view.visible_text().splitlines()[:2] == ["1. user", "line 1 of the talk"]
+        # only what was on screen (and a margin) was ever laid out: three screenfuls at each end, 3 lines a message
+        assert view.layouts_done < 4 * 24
+    store.close()
+
+
+async def test_scrolling_end_to_end_by_keys_keeps_the_laid_out_blocks_bounded(tmp_path):
+    msgs = [Message(role="user", content=f"message {k} " + "word " * 300) for k in range(60)]  # ~90k characters
+    view = ContextView(None, None, None, messages=msgs)
+    app = Holder(view)
+    async with app.run_test(size=(80, 60)) as pilot:
+        await pilot.pause()
+        peak = 0
+        while view.scroll_y < view.max_scroll_y:
+            await pilot.press("pagedown")
+            peak = max(peak, view.blocks_laid_out)
+        await pilot.pause()
+        assert view.layouts_done >= 60  # every message did come on screen
+        assert [x for x in view.visible_text().splitlines() if x][-1].split()[-1] == "word"
+        assert 0 < peak <= LAYOUT_CACHE  # but never more than the cache bound at once
+
+
+async def test_a_one_megabyte_message_ends_with_one_press_of_end():
+    body = "".join(f"sentence {k} of a very long message. " for k in range(28_000))
+    assert len(body) > 1_000_000
+    view = ContextView(None, None, None, messages=[Message(role="assistant", content=body)])
+    app = Holder(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("end")
+        await pilot.pause()
+        text = " ".join(view.visible_text().split())
+        assert text.endswith("sentence 27999 of a very long message.")
+        assert view.layouts_done < 40  # the message was cut into blocks; only the last ones were laid out
+
+
+async def test_slash_finds_text_far_down_and_wraps_around(tmp_path):
+    store, cid = stored_context(tmp_path, long_messages())
+    view = ContextView(store, cid, None)
+    app = Holder(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("slash", *"ZEBRA", "enter")
+        await pilot.pause()
+        assert view.match == (6999, 21, 26)
+        assert "line 7000 mentions a zebra once" in view.visible_text()
+        assert view.scroll_y > 0
+        # again: the only occurrence, found again after wrapping around the end
+        await pilot.press("slash", "enter")
+        await pilot.pause()
+        assert view.match == (6999, 21, 26)
+        assert view.find("no such words") is None
+    store.close()
+
+
+def test_block_boundaries_follow_spaces_and_newlines():
+    text = "a" * (BLOCK_CHARS + 10) + " tail"
+    assert n_blocks(len(text)) == 2 and block_starts(text) == [0, BLOCK_CHARS + 11]
+    para = "b" * (BLOCK_CHARS - 5) + "\n" + "c c " * 400
+    # the newline is 5 characters before the nominal boundary: the first space after it is used
+    assert block_starts(para) == [0, BLOCK_CHARS + 2]
+    assert block_starts("x" * (3 * BLOCK_CHARS)) == [0, BLOCK_CHARS, 2 * BLOCK_CHARS]  # no space: cut there
+    assert n_blocks(0) == 1 and n_blocks(BLOCK_CHARS) == 1 and n_blocks(BLOCK_CHARS + 1) == 2
+
+
+async def test_consecutive_items_of_one_context_reuse_the_pane(tmp_path):
+    """Three questions on one stored conversation (seeing 10, 20 and 30 messages), answered by keys: the pane is
+    the same widget throughout and shows each item's own number of messages."""
+    msgs = [Message(role="user", content=f"turn {k}") for k in range(30)]
+    items = [ItemIn(external_id=f"q{e}", kind="mcq", context_external_id="c", context_end=e,
+                    payload=McqPayload(question=f"question {e}?", options=["w", "x", "y", "z"],
+                                       correct_index=0).model_dump(exclude_none=True)) for e in (10, 20, 30)]
+    db = str(tmp_path / "p.db")
+    with Store.open(db) as s:
+        s.import_items("d", "jsonl", items, contexts=[ContextIn(external_id="c", messages=msgs)])
+        create_study(s, StudySpec(name="st", task="mcq", datasets=["d"], seed=3, annotators_per_item=1))
+    app = AnnotateApp(db, "st", "ana", show_timer=False)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.pause()
+        pane = app.screen.query_one(ContextView)
+        titles = []
+        for _ in range(3):
+            titles.append(pane.border_title)
+            await pilot.press("end")
+            await pilot.pause()
+            last = [x for x in pane.visible_text().splitlines() if x][-1]
+            n = int(pane.border_title.split("(")[1].split()[0])
+            assert last == f"turn {n - 1}"  # the item's own end, not the whole conversation
+            assert app.screen.query_one(ContextView) is pane
+            await pilot.press("a")
+            await pilot.pause()
+        assert sorted(titles) == ["Conversation (10 messages)", "Conversation (20 messages)",
+                                  "Conversation (30 messages)"]
+    with Store.open(db) as s:
+        st = s.get_study("st")
+        assert len(s.current_annotations(st.id)) == 3
+
+
+
+def test_plain_wrapping_by_hand():
+    assert wrap_plain("aaa bbb ccc", 7) == ["aaa bbb", "ccc"]
+    assert wrap_plain("aaa bbb ccc", 6) == ["aaa", "bbb", "ccc"]
+    assert wrap_plain("abcdefghij k", 4) == ["abcd", "efgh", "ij k"]  # a word longer than the line is cut
+    assert wrap_plain("one\n\ntwo", 10) == ["one", "", "two"]
+    assert wrap_plain("", 5) == [""]
