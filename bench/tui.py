@@ -200,7 +200,7 @@ def child(repo: Path, mode: str, *args: str) -> dict[str, float]:
     return vals
 
 
-async def decision_latencies(db: str, study: str, n: int) -> list[float]:
+async def decision_latencies(db: str, study: str, n: int, who: str = "latency") -> list[float]:
     """Post a decision key n times; time from the key event until the answer is committed, the next item is drawn
     in the panel, and a screen refresh has run after that. Pilot's settling delays between keys are not part of
     the figure."""
@@ -208,12 +208,12 @@ async def decision_latencies(db: str, study: str, n: int) -> list[float]:
 
     from annotator.app import AnnotateApp
 
-    app = AnnotateApp(db, study, "latency", show_timer=False)
+    app = AnnotateApp(db, study, who, show_timer=False)
     lat = []
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         for i in range(n):
-            if app.session.finished:
+            if app.session.finished or not hasattr(app.screen, "items_drawn"):
                 break
             before = app.session.index
             drawn = app.screen.items_drawn
