@@ -90,6 +90,15 @@ def test_personamem_three_options(db, tmp_path, capsys):
     assert "got 3" in line
 
 
+def test_personamem_five_options(db, tmp_path, capsys):
+    """One option too many is refused like one too few (a 5-option row must never be imported silently)."""
+    header, rows = _pm_rows()
+    rows[3][header.index("all_options")] = "['(a) one', '(b) two', '(c) three', '(d) four', '(e) five']"
+    bad = _write_csv(tmp_path / "q_five.csv", header, rows)
+    line = _fails(db, capsys, ["import", "personamem", str(bad)], "q_five.csv", "row 5", "all_options")
+    assert "got 5" in line
+
+
 # ---- truncated JSON ----------------------------------------------------------------------------------------
 def test_cimemories_truncated_json(db, tmp_path, capsys):
     text = (S / "cimemories/sample_profiles.json").read_text(encoding="utf-8")
