@@ -128,6 +128,39 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
     return released, sheet
 
 
+#: dataset formats whose items can be written back in RealPref's published layout
+REALPREF_FORMATS = ("realpref", "generator")
+
+
+def realpref_release(store: Store, dataset: str, rows: list[dict[str, Any]]) -> tuple[list[dict], list[str]] | None:
+    """The released items of a RealPref-shaped dataset (imported with `import realpref`, or generated) as
+    RealPref records (storage.importers.realpref.records_from_items), and the external ids left out because a
+    query is released only whole (its MCQ and both T/F variants). None when the dataset is of another format or its
+    items have no RealPref form."""
+    from storage.errors import InputError
+    from storage.importers.realpref import records_from_items
+    from storage.models import Item
+
+    fmt = next((d.format for d in store.datasets() if d.name == dataset), None)
+    if fmt not in REALPREF_FORMATS:
+        return None
+    released = {r["external_id"] for r in rows}
+    parts: dict[str, set[str]] = {}
+    for r in rows:
+        meta = r["payload"].get("metadata") or {}
+        if r["kind"] == "mcq" and meta.get("query_id"):
+            parts.setdefault(meta["query_id"], set()).add(meta.get("variant"))
+    whole = {q for q, v in parts.items() if {"mcq", "t", "f"} <= v and f"{q}:mcq" in released}
+    dropped = sorted(r["external_id"] for r in rows if r["kind"] == "mcq"
+                     and (r["payload"].get("metadata") or {}).get("query_id") not in whole)
+    items = [Item(id="", dataset_id="", external_id=r["external_id"], kind=r["kind"], payload=r["payload"],
+                  content_hash="") for r in rows if r["external_id"] not in dropped]
+    try:
+        return records_from_items(items), dropped
+    except InputError:
+        return None
+
+
 def write_release(store: Store, study_names: list[str], out_dir: str, force: bool = False,
                   with_names: bool = False) -> dict[str, Any]:
     """Write the release into out_dir (built in a temporary folder beside it, then renamed into place) and
@@ -156,6 +189,15 @@ def write_release(store: Store, study_names: list[str], out_dir: str, force: boo
             with open(tmp / f"{safe}.jsonl", "w", encoding="utf-8", newline="\n") as fh:
                 for r in rows:
                     fh.write(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n")
+            original = realpref_release(store, dataset, rows)
+            if original is not None:
+                records, dropped = original
+                with open(tmp / f"{safe}.realpref.jsonl", "w", encoding="utf-8", newline="\n") as fh:
+                    for r in records:
+                        fh.write(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n")
+                sheet["release"].setdefault("original_format", {})[dataset] = {
+                    "file": f"{safe}.realpref.jsonl", "format": "realpref", "records": len(records),
+                    "left_out_incomplete_queries": dropped}
         (tmp / "datasheet.json").write_text(json.dumps(sheet, ensure_ascii=False, sort_keys=True, indent=2) + "\n",
                                             encoding="utf-8")
         (tmp / "DATASHEET.md").write_text(render_datasheet_md(sheet), encoding="utf-8")

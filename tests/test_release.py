@@ -112,3 +112,38 @@ def test_release_twice_is_byte_identical_and_refuses_to_overwrite(curated, tmp_p
     assert "| passed gold | 8 |" in md and "| items in the studies | 11 |" in md
     sheet = json.loads((out2 / "datasheet.json").read_text())
     assert sheet["release"]["by_dataset"] == {"cands": 4, "personas": 4}
+
+
+def test_realpref_items_are_also_released_in_realpref_layout_whole_queries_only(db_file, tmp_path):
+    from pathlib import Path as _P
+
+
+    sample = _P(__file__).resolve().parents[1] / "sample_data" / "realpref"
+    files = sorted(str(p) for p in sample.iterdir() if p.suffix in (".json", ".jsonl"))
+    assert main(["import", "realpref", *files, "--dataset", "rp", "--db", db_file]) == 0
+    with Store.open(db_file) as s:
+        mcqs = [it for it in s.items("rp") if it.kind == "mcq"]
+        queries = sorted({it.payload["metadata"]["query_id"] for it in mcqs})
+        create_study(s, StudySpec(name="all", task="mcq", datasets=["rp"], seed=1, annotators=["ana"],
+                                  annotators_per_item=1))
+        # answer everything but the T variant of the first query: that query is not released whole
+        skip = f"{queries[0]}:t"
+        _answer(s, "all", "ana", {it.external_id: {"choice": 0, "letter": "A", "shown": "A", "cant_tell": False}
+                                  for it in mcqs if it.external_id != skip})
+    out = tmp_path / "rel"
+    assert main(["release", "all", "--out", str(out), "--db", db_file]) == 0
+    sheet = json.loads((out / "datasheet.json").read_text())
+    orig = sheet["release"]["original_format"]["rp"]
+    assert orig["left_out_incomplete_queries"] == sorted([f"{queries[0]}:mcq", f"{queries[0]}:f"])
+    lines = (out / orig["file"]).read_text().splitlines()
+    query_records = [json.loads(x) for x in lines if "query_id" in json.loads(x) and "Query" in json.loads(x)]
+    assert sorted(r["query_id"] for r in query_records) == queries[1:]
+    # the RealPref file imports again, giving the released queries' items
+    db2 = str(tmp_path / "again.db")
+    assert main(["import", "realpref", str(out / orig["file"]), "--dataset", "rp2", "--db", db2]) == 0
+    with Store.open(db2) as s2:
+        again = {it.external_id: it.payload for it in s2.items("rp2") if it.kind == "mcq"}
+    with Store.open(db_file) as s:
+        first = {it.external_id: it.payload for it in s.items("rp") if it.kind == "mcq"}
+    assert set(again) == {e for e, p in first.items() if p["metadata"]["query_id"] in queries[1:]}
+    assert all(again[e] == first[e] for e in again)
