@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "annotator.commands.release",
     "annotator.commands.adjudicate",
     "annotator.commands.generate",
+    "annotator.commands.evaluate",
 ]
 
 DEFAULT_DB = "prefval.db"

@@ -34,10 +34,12 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
                   alt_test_min_items: int = 30) -> list:
     """One reports.render.StudyReport per study name, in the order given. A study with human and LLM-judge
     answers on the same units gets the judge-validation section (reports.judge_vs_human) after its task's
-    figures; epsilon and alt_test_min_items go to its alternative annotator test. Raises PrefvalError for an
-    unknown study (before anything is rendered) and for epsilon outside [0, 1)."""
+    figures, and a study with model answers or judge runs the section of reports.llm_answers; epsilon and
+    alt_test_min_items go to the alternative annotator test. Raises PrefvalError for an unknown study (before
+    anything is rendered) and for epsilon outside [0, 1)."""
     from annotator.tasks import get_task
     from reports.judge_vs_human import judge_validation_section
+    from reports.llm_answers import llm_answers_section
     from reports.per_annotator import per_annotator_table
     from reports.render import StudyReport
     from reports.study_data import load_study_data
@@ -62,11 +64,12 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
         if adjudicated is not None:
             figures.tables.append(adjudicated)
             header["adjudicated"] = len(adjudicated.rows)
-        judge = judge_validation_section(data, epsilon=epsilon, min_instances=alt_test_min_items)
-        if judge is not None:
-            figures.figures += judge.figures
-            figures.tables += judge.tables
-            figures.plots += judge.plots
+        for section in (judge_validation_section(data, epsilon=epsilon, min_instances=alt_test_min_items),
+                        llm_answers_section(data)):
+            if section is not None:
+                figures.figures += section.figures
+                figures.tables += section.tables
+                figures.plots += section.plots
         out.append(StudyReport(figures=figures, per_annotator=table, header=header))
     return out
 

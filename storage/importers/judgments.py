@@ -224,6 +224,20 @@ def import_judgments(store: Store, path: str | Path, study_name: str, judge: str
     without judgment mapping, an empty file or a judge name taken by a human; the database is then unchanged.
     """
     (p,) = check_paths([path])
+    return _add_judgments(store, list(_records(p)), study_name, judge, model, str(p))
+
+
+def add_judgment_records(store: Store, records: list[dict], study_name: str, judge: str, model: str | None = None,
+                         source: str = "evaluate") -> JudgmentImport:
+    """Add judgments given as records (the same fields as a JSONL file's lines: `item`, `item_b`, the task's
+    answer fields) in one transaction, exactly as import_judgments does; `source` names them in errors ("record
+    N") and in the event log. Used by `prefval evaluate`. Raises InputError / PrefvalError as import_judgments."""
+    recs = [_Rec(Path(source), f"record {i}", r, False) for i, r in enumerate(records, start=1)]
+    return _add_judgments(store, recs, study_name, judge, model, source)
+
+
+def _add_judgments(store: Store, records: list[_Rec], study_name: str, judge: str, model: str | None,
+                   source: str) -> JudgmentImport:
     study = store.get_study(study_name)
     build = ANSWER_MAPS.get(study.task_type)
     if build is None:
@@ -238,7 +252,7 @@ def import_judgments(store: Store, path: str | Path, study_name: str, judge: str
               for u in units}
     pairwise = any(u.item_b_id for u in units)
     todo, seen = [], {}
-    for rec in _records(p):
+    for rec in records:
         ext = rec.get("item")
         if ext is None:
             raise rec.error("item", "missing (the external id of the judged item)")
@@ -258,7 +272,7 @@ def import_judgments(store: Store, path: str | Path, study_name: str, judge: str
                        study.settings)
         todo.append((unit, answer))
     if not todo:
-        raise PrefvalError(f"{p}: no records found")
+        raise PrefvalError(f"{source}: no records found")
     added = present = 0
     with write_transaction(store.db):
         ann = store.ensure_annotator(judge, kind="llm", model=model)
@@ -276,7 +290,7 @@ def import_judgments(store: Store, path: str | Path, study_name: str, judge: str
                 assignment_id=assignment[unit.id], status="answered", answer=answer, source="llm"),
                 annotation_id=aid)
             added += 1
-        store.log_event("judgments_imported", study.id, ann.id, file=str(p), added=added, present=present)
+        store.log_event("judgments_imported", study.id, ann.id, file=source, added=added, present=present)
     return JudgmentImport(study.name, judge, added, present, n_assigned)
 
 

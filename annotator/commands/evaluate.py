@@ -1,0 +1,260 @@
+"""`prefval evaluate KIND ...`: models answer items, LLM judges score them, and a blind multi-model consensus
+filter, through the one LLM client (generator.client). Runs are resumable through its call cache; each run is
+recorded in the runs table (kind "evaluate") with its settings and totals. See generator/evaluate/runs.py.
+
+Common options: --model (litellm model string), --name (the annotator the results are stored under; default the
+model), --api-base (a local OpenAI-compatible server), --temperature, --max-tokens, --concurrency (requests in
+flight per model), --budget USD (stops cleanly once spent), --dry-run (calls, prompt tokens and a cost bound; nothing
+is sent or written).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any, Callable
+
+from storage.errors import PrefvalError
+
+KINDS = ("answer", "judge-rubric", "judge-pairwise", "judge-reflection", "consensus")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from annotator.cli import add_db_option
+
+    p = sub.add_parser("evaluate", help="run LLMs on the items: answers, LLM judges, a blind consensus filter",
+                       description="Models answer items and LLM judges score them; results are stored as answers "
+                                   "of annotators of kind llm beside the human ones (or as new datasets). Every "
+                                   "call is cached: re-running a run sends only the calls not yet answered.")
+    kinds = p.add_subparsers(dest="kind", metavar="KIND", required=True)
+
+    def common(q: argparse.ArgumentParser, model_required: bool = True) -> None:
+        q.add_argument("--model", required=model_required, help="litellm model string, e.g. openai/gpt-4o-mini")
+        q.add_argument("--name", help="annotator name to store the results under (default: the model)")
+        q.add_argument("--api-base", help="base URL of an OpenAI-compatible server (local models)")
+        q.add_argument("--temperature", type=float, default=0.0)
+        q.add_argument("--max-tokens", type=int, default=512, help="completion tokens per call (default 512)")
+        q.add_argument("--concurrency", type=int, default=8, help="requests in flight per model (default 8)")
+        q.add_argument("--budget", type=float, metavar="USD", help="stop sending new calls once this is spent")
+        q.add_argument("--dry-run", action="store_true", help="count calls, tokens and a cost bound; send nothing")
+        add_db_option(q)
+        q.set_defaults(func=run)
+
+    q = kinds.add_parser("answer", help="a model answers the MCQ/T-F items of a study, or open queries")
+    q.add_argument("--study", help="an mcq, easy_test or blind_test study")
+    q.add_argument("--blind", action="store_true", help="question and options only, no conversation")
+    q.add_argument("--rotate-options", action="store_true",
+                   help="ask once per rotation of the options (position bias measured and averaged out)")
+    q.add_argument("--dataset", help="open queries: a dataset of rubric_item items whose queries the model answers")
+    q.add_argument("--out-dataset", help="open queries: the dataset the answers are written to")
+    common(q)
+    q = kinds.add_parser("judge-rubric", help="an LLM judge scores a rubric study's open answers 1-5 per dimension")
+    q.add_argument("--study", required=True, help="a rubric study (its rubric is the judge's rubric)")
+    common(q)
+    q = kinds.add_parser("judge-pairwise", help="an LLM judge picks the better record of each pair, in both orders")
+    q.add_argument("--study", required=True, help="a pairwise study")
+    common(q)
+    q = kinds.add_parser("judge-reflection",
+                         help="a model writes responses from profile memory; a judge says which preferences they "
+                              "reflect (MR, AAR)")
+    q.add_argument("--dataset", required=True, help="gold_candidate items (profile, recipient, task, attribute)")
+    q.add_argument("--responder", required=True, help="the model that writes the responses")
+    q.add_argument("--samples", type=int, default=3, help="responses per (profile, context) (default 3)")
+    q.add_argument("--out", required=True, help="name of the new dataset and judge_validation study")
+    common(q)
+    q = kinds.add_parser("consensus", help="k validator models answer each item blind; keep the items at least m "
+                                           "of them get wrong (HorizonBench 5.1)")
+    q.add_argument("--study", required=True, help="an mcq, easy_test or blind_test study of candidate items")
+    q.add_argument("--models", required=True, help="comma-separated validator models")
+    q.add_argument("--rule", default=None, help="M/K: pass when at least M of the K validators answer wrongly "
+                                                "(default K/K, strict)")
+    q.add_argument("--out-dataset", required=True, help="the dataset the passing items are written to")
+    common(q, model_required=False)
+
+
+def _params(args) -> dict[str, Any]:
+    return {"temperature": args.temperature, "max_tokens": args.max_tokens}
+
+
+def _dry_run(store, jobs) -> str:
+    from generator.client import dry_run_estimate
+
+    est = dry_run_estimate([j.request for j in jobs], cached_keys=store.llm_call_keys())
+    cost = "unknown (a model without a known price)" if est.cost_upper_usd is None else \
+        f"at most {est.cost_upper_usd:.4f} USD"
+    return (f"dry run: {est.calls} calls to send ({est.cached} already cached), {est.prompt_tokens:,} prompt tokens, "
+            f"at most {est.max_completion_tokens or 0:,} completion tokens, cost {cost}; nothing sent")
+
+
+async def _send(store, run_id: str, jobs, args, models: list[str], description: str):
+    from generator.client import LLMClient, ModelLimits
+    from generator.evaluate.runs import run_jobs
+    from generator.progress import RunProgress
+
+    limits = {m: ModelLimits(max_in_flight=args.concurrency) for m in models}
+    async with LLMClient(store, run_id=run_id, limits=limits, budget_usd=args.budget) as client:
+        with RunProgress(total=len(jobs), description=description) as progress:
+            progress.attach(client)
+            result = await run_jobs(client, jobs)
+        print(progress.summary())
+    return result
+
+
+def _run_stage(store, args, jobs, config: dict, description: str, models: list[str]):
+    """Send jobs as one recorded run; returns (run id, RunResult)."""
+    run_id = store.start_run("evaluate", config, name=description)
+    try:
+        result = asyncio.run(_send(store, run_id, jobs, args, models, description))
+    except BaseException:
+        store.finish_run(run_id, "interrupted")
+        raise
+    store.finish_run(run_id, "budget" if result.budget_stopped else "done", result.totals())
+    if result.failed:
+        first = next(iter(result.failed.values()))
+        print(f"{len(result.failed)} calls failed (first: {first}); re-run to retry them", file=sys.stderr)
+    if result.budget_stopped:
+        print(f"budget of {args.budget} USD spent: the run stopped; finished calls are kept, re-run with a larger "
+              "--budget to go on", file=sys.stderr)
+    return run_id, result
+
+
+def run(args: argparse.Namespace) -> int:
+    from annotator.cli import db_path
+    from storage.store import Store
+
+    handler: Callable = {"answer": _answer, "judge-rubric": _judge_study, "judge-pairwise": _judge_study,
+                         "judge-reflection": _judge_reflection, "consensus": _consensus}[args.kind]
+    if args.concurrency < 1:
+        raise PrefvalError("--concurrency must be at least 1")
+    if args.budget is not None and args.budget <= 0:
+        raise PrefvalError("--budget must be positive")
+    with Store.open(db_path(args, must_exist=True)) as store:
+        return handler(store, args)
+
+
+def _config(args, **extra) -> dict[str, Any]:
+    return {"kind": args.kind, "model": args.model, "name": args.name or args.model, "api_base": args.api_base,
+            "params": _params(args), "budget_usd": args.budget, **extra}
+
+
+def _answer(store, args) -> int:
+    from generator.evaluate import runs
+
+    if args.dataset or args.out_dataset:
+        if not (args.dataset and args.out_dataset) or args.study:
+            raise PrefvalError("open queries need --dataset and --out-dataset (and no --study)")
+        jobs = runs.open_answer_jobs(store, args.dataset, args.model, params=_params(args), api_base=args.api_base)
+        if args.dry_run:
+            print(_dry_run(store, jobs))
+            return 0
+        _, result = _run_stage(store, args, jobs, _config(args, dataset=args.dataset, out=args.out_dataset),
+                               "answer (open)", [args.model])
+        n = runs.write_open_answers(store, args.dataset, args.out_dataset, args.model, result)
+        print(f"dataset {args.out_dataset}: {n} answers added")
+        return 0
+    if not args.study:
+        raise PrefvalError("answer needs --study (MCQ/T-F items) or --dataset and --out-dataset (open queries)")
+    jobs = runs.mcq_jobs(store, args.study, args.model, blind=args.blind, rotate=args.rotate_options,
+                         params=_params(args), api_base=args.api_base)
+    if args.dry_run:
+        print(_dry_run(store, jobs))
+        return 0
+    name = args.name or args.model
+    _, result = _run_stage(store, args, jobs, _config(args, study=args.study, blind=args.blind,
+                                                      rotate_options=args.rotate_options), "answer", [args.model])
+    added = runs.write_mcq_answers(store, args.study, name, args.model, result, rotate=args.rotate_options)
+    for who, n in added.items():
+        print(f"study {args.study}: {n} answers of {who} added")
+    return 0
+
+
+def _judge_study(store, args) -> int:
+    """judge-rubric and judge-pairwise: plan the study's calls, send them, store the verdicts."""
+    from generator.evaluate import runs
+
+    plan, write = {"judge-rubric": (runs.rubric_jobs, runs.write_rubric_scores),
+                   "judge-pairwise": (runs.pairwise_jobs, runs.write_pairwise)}[args.kind]
+    jobs = plan(store, args.study, args.model, params=_params(args), api_base=args.api_base)
+    if args.dry_run:
+        print(_dry_run(store, jobs))
+        return 0
+    _, result = _run_stage(store, args, jobs, _config(args, study=args.study), args.kind, [args.model])
+    for who, n in write(store, args.study, args.name or args.model, args.model, result).items():
+        print(f"study {args.study}: {n} verdicts of {who} added")
+    return 0
+
+
+def _judge_reflection(store, args) -> int:
+    from annotator.study_setup import create_study
+    from annotator.tasks.base import StudySpec
+    from generator.evaluate import runs
+
+    if args.samples < 1:
+        raise PrefvalError("--samples must be at least 1")
+    params = {"temperature": args.temperature if args.temperature else 0.7, "max_tokens": args.max_tokens}
+    jobs = runs.response_jobs(store, args.dataset, args.responder, args.samples, params=params,
+                              api_base=args.api_base)
+    if args.dry_run:
+        print(_dry_run(store, jobs) + " (responses only; the judge's calls depend on them)")
+        return 0
+    config = _config(args, dataset=args.dataset, responder=args.responder, samples=args.samples, out=args.out)
+    _, result = _run_stage(store, args, jobs, config, "responses", [args.responder])
+    responses = {k: r.text for k, r in result.replies.items()}
+    n_items = runs.write_reflection_dataset(store, args.dataset, args.out, args.responder, responses)
+    if not any(s.name == args.out for s in store.studies()):
+        create_study(store, StudySpec(name=args.out, task="judge_validation", datasets=[args.out]))
+    jobs = runs.reflection_judge_jobs(store, args.dataset, args.model, responses, params=_params(args),
+                                      api_base=args.api_base)
+    _, verdicts = _run_stage(store, args, jobs, config, "judge-reflection", [args.model])
+    name = args.name or args.model
+    n = runs.write_reflection_verdicts(store, args.dataset, args.out, name, args.model, verdicts)
+    print(f"dataset and study {args.out}: {n_items} responses x attributes added, {n} verdicts of {name} added")
+    from reports.llm_answers import RATES, mean_sd, reflection_rates
+    from reports.study_data import load_study_data
+
+    rates = reflection_rates(load_study_data(store, args.out), name)
+    for r in rates:
+        print(f"  sample {r['sample']}: MR {_num(r['mr'])}, AAR {_num(r['aar'])}, AAR - MR {_num(r['diff'])} "
+              f"(n={r['n']})")
+    for key, label in RATES:
+        mean, sd = mean_sd([r[key] for r in rates if r[key] is not None])
+        if mean is not None:
+            print(f"  {label}: mean {mean:.3f}, sd {_num(sd)} over {len(rates)} samples")
+    return 0
+
+
+def _num(v) -> str:
+    return "undefined" if v is None else f"{v:.3f}"
+
+
+def _consensus(store, args) -> int:
+    from generator.evaluate import runs
+
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    if len(models) < 1 or len(set(models)) != len(models):
+        raise PrefvalError("--models: give distinct validator models, comma-separated")
+    m = runs.parse_rule(args.rule or f"{len(models)}/{len(models)}", len(models))
+    jobs = []
+    for model in models:
+        jobs += runs.mcq_jobs(store, args.study, model, blind=True, rotate=False, params=_params(args),
+                              api_base=args.api_base, tag=model)
+    if args.dry_run:
+        print(_dry_run(store, jobs))
+        return 0
+    config = {"kind": "consensus", "models": models, "rule": f"{m}/{len(models)}", "study": args.study,
+              "out": args.out_dataset, "params": _params(args), "api_base": args.api_base, "budget_usd": args.budget}
+    _, result = _run_stage(store, args, jobs, config, "consensus", models)
+    for model in models:
+        sub = runs.RunResult({k: v for k, v in result.replies.items() if k[0] == model})
+        runs.write_mcq_answers(store, args.study, runs.validator_name(model), model, sub, rotate=False, tag=model)
+    verdict = runs.consensus_verdicts(store, args.study, models, m)
+    funnel = {"candidates": verdict["units"], "with a key": verdict["keyed"],
+              "answered by all validators": verdict["answered_by_all"], "passed": len(verdict["passed"])}
+    settings = {"consensus": {"study": args.study, "validators": models, "rule": f"{m}/{len(models)}",
+                              "funnel": funnel}}
+    n = runs.write_consensus_dataset(store, args.study, args.out_dataset, verdict, settings)
+    rate = len(verdict["passed"]) / verdict["keyed"] if verdict["keyed"] else None
+    print(" -> ".join(f"{k} {v}" for k, v in funnel.items())
+          + (f"; pass rate {rate:.3f}" if rate is not None else ""))
+    print(f"dataset {args.out_dataset}: {n} items added (rule {m}/{len(models)})")
+    return 0
