@@ -465,9 +465,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--error-rate", type=float, default=0.0, help="share of requests answered 500")
     parser.add_argument("--rate-limit-rate", type=float, default=0.0,
                         help="share of requests answered 429 with Retry-After: 1")
+    parser.add_argument("--generator-replies", action="store_true",
+                        help="answer the generator's stage schemas with replies that pass its checks "
+                             "(generator/fake_replies.py), so `prefval generate` runs end to end")
     args = parser.parse_args(argv)
     server = FakeLLMServer(args.host, args.port, latency=args.latency, seed=args.seed,
                            error_rate=args.error_rate, rate_limit_rate=args.rate_limit_rate)
+    if args.generator_replies:
+        from generator.fake_replies import register_all
+
+        register_all(server)
     try:
         asyncio.run(server.serve())
     except KeyboardInterrupt:

@@ -1,70 +1,44 @@
 """Dry runs: what a pipeline would send, before anything is spent.
 
-:class:`DryRunClient` stands in for the LLM client: for each request it counts the prompt tokens offline, takes the
-request's ``max_tokens`` as the most the reply can cost, and answers with a stand-in reply
-(``generator.fake_replies``) so that later stages can be planned from it. Nothing is sent and nothing is written.
+:class:`DryRunClient` stands in for the LLM client: it keeps every request and answers with a stand-in reply
+(``generator.fake_replies``) so that later stages can be planned from it. Nothing is sent and nothing is written;
+``estimate()`` then prices the requests with the client's ``dry_run_estimate`` (prompt tokens counted offline,
+max_tokens as the most a reply can cost, requests already in the call cache free).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from generator.fake_replies import make_reply
 from generator.llm_types import LLMReply, LLMRequest, canonical_json
 
-#: max_tokens assumed for a request that sets none (tokens).
-DEFAULT_MAX_TOKENS = 4096
-
-
-def price_per_token(model: str, prices: dict[str, Any]) -> tuple[float, float] | None:
-    """(input, output) USD per token for ``model``: the config's ``prices`` (USD per million tokens) first, else
-    litellm's bundled price map (``model_cost``, offline); None when neither knows the model."""
-    if model in prices:
-        p = prices[model]
-        return p.input / 1e6, p.output / 1e6
-    from generator.tokens import litellm_module
-
-    cost = litellm_module().model_cost
-    for name in (model, model.split("/", 1)[-1]):
-        info = cost.get(name)
-        if info and "input_cost_per_token" in info:
-            return float(info["input_cost_per_token"]), float(info.get("output_cost_per_token", 0.0))
-    return None
-
-
-@dataclass
-class DryRunTotals:
-    """Per model: requests, prompt tokens, most completion tokens, and the USD bound (None: unknown price)."""
-
-    calls: int = 0
-    prompt_tokens: int = 0
-    max_completion_tokens: int = 0
-    cost_usd: float | None = 0.0
-
 
 @dataclass
 class DryRunClient:
-    """``complete(request, output_model)`` without sending anything (see module docstring).
+    """``complete(request, output_model)`` without sending anything; ``requests`` holds what was asked, as
+    (stage, request) with the stage set by ``set_stage`` (the pipeline's ``on_stage`` hook)."""
 
-    token_counter: ``f(model, messages) -> int``; prices: the config's prices. Totals per model in ``totals``.
-    """
+    requests: list[tuple[str, LLMRequest]] = field(default_factory=list)
+    stage: str = ""
 
-    token_counter: Callable[[str, list[dict]], int]
-    prices: dict[str, Any] = field(default_factory=dict)
-    totals: dict[str, DryRunTotals] = field(default_factory=dict)
+    def set_stage(self, stage: str, n_rows: int = 0) -> None:
+        self.stage = stage
 
     async def complete(self, request: LLMRequest, output_model: Any = None) -> LLMReply:
-        prompt = int(self.token_counter(request.model, list(request.messages)))
-        most = int(request.params.get("max_tokens") or DEFAULT_MAX_TOKENS)
-        t = self.totals.setdefault(request.model, DryRunTotals())
-        price = price_per_token(request.model, self.prices)
-        cost = None if price is None else prompt * price[0] + most * price[1]
-        t.calls += 1
-        t.prompt_tokens += prompt
-        t.max_completion_tokens += most
-        t.cost_usd = None if cost is None or t.cost_usd is None else t.cost_usd + cost
+        self.requests.append((self.stage, request))
         data = make_reply(request.schema_name, list(request.messages))
         value = output_model.model_validate(data) if output_model is not None else None
-        return LLMReply(value=value, text=canonical_json(data), prompt_tokens=prompt, completion_tokens=most,
-                        cost_usd=cost, seconds=0.0, attempts=1, cached=False, finish_reason="stop",
+        return LLMReply(value=value, text=canonical_json(data), prompt_tokens=None, completion_tokens=None,
+                        cost_usd=None, seconds=0.0, attempts=0, cached=False, finish_reason="stop",
                         cache_key=request.cache_key(), model=request.model)
+
+    def estimate(self, prices: dict | None = None, cached_keys: set[str] | None = None, by_stage: bool = True):
+        """{stage: DryRunEstimate} of the requests seen (one group "all" when not by_stage).
+        prices: model -> generator.client.Price; cached_keys: keys already in the call cache."""
+        from generator.client import dry_run_estimate
+
+        groups: dict[str, list[LLMRequest]] = {}
+        for stage, r in self.requests:
+            groups.setdefault(stage if by_stage else "all", []).append(r)
+        return {k: dry_run_estimate(v, prices=prices, cached_keys=cached_keys) for k, v in groups.items()}

@@ -146,3 +146,10 @@ def make_reply(schema_name: str, messages: list[dict]) -> dict:
     """A reply for the stage whose reply schema is ``schema_name`` (see ``generator.schemas.REPLY_MODELS``).
     Raises KeyError for an unknown schema name."""
     return MAKERS[schema_name](stage_input(messages), _h(messages))
+
+
+def register_all(server) -> None:
+    """Install a maker for every stage's schema name on a ``bench.fake_llm_server.FakeLLMServer`` (its makers get
+    the request body and an rng; the reply depends on the messages only)."""
+    for name in MAKERS:
+        server.register(name, lambda body, rng, name=name: make_reply(name, body.get("messages") or []))

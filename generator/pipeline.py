@@ -84,16 +84,19 @@ class Pipeline:
     client: anything with ``async complete(request, output_model) -> LLMReply`` (``generator.client.LLMClient``,
     or a fake in tests). token_counter: counts context tokens (default: litellm's ``token_counter``, offline).
     dry_run: nothing is written; rows live in memory only (the client is expected to send nothing either).
-    on_progress: called as ``on_progress(stage, report)`` after every row.
+    on_progress: called as ``on_progress(stage, report)`` after every row; on_stage as ``on_stage(stage, n)``
+    before a stage starts its n rows still to make.
     """
 
     def __init__(self, store, config: PipelineConfig, client: Any, *, run_id: str | None = None,
                  token_counter: TokenCounter | None = None, dry_run: bool = False,
-                 on_progress: Callable[[str, StageReport], None] | None = None):
+                 on_progress: Callable[[str, StageReport], None] | None = None,
+                 on_stage: Callable[[str, int], None] | None = None):
         self.store, self.config, self.client = store, config, client
         self.run_id = run_id or new_id()
         self.dry_run = dry_run
         self.on_progress = on_progress
+        self.on_stage = on_stage
         self._count = token_counter
         self.rows: dict[str, dict[str, GenRow]] = {s: {} for s in STAGES}
         for r in store.gen_rows(config.name, status="done"):
@@ -128,6 +131,8 @@ class Pipeline:
         rep.total = len(jobs)
         rep.skipped = sum(1 for j in jobs if j.key in have)
         todo = [j for j in jobs if j.key not in have]
+        if self.on_stage:
+            self.on_stage(stage, len(todo))
         model = self.config.model_for(stage) if stage in ("profiles", "events", "preferences", "generalized",
                                                           "conversations", "queries", "evolution") else None
         sem = asyncio.Semaphore(self.config.concurrency)

@@ -49,11 +49,13 @@ class RowLLM:
 
     def request(self, template: str, inp: Any, sample_index: int = 0, **fields: Any) -> LLMRequest:
         """The LLMRequest for template ``template`` on ``inp`` (no call made)."""
+        from generator.client import json_schema_for
+
         t = load_template(template, self.template_dir)
         model = REPLY_MODELS[t.reply]
         return LLMRequest(
             model=self.model, messages=t.render(inp, **fields), template=t.ref,
-            schema=model.model_json_schema(), schema_name=t.reply, params={**t.params, **self.params},
+            schema=json_schema_for(model), schema_name=t.reply, params={**t.params, **self.params},
             sample_index=sample_index, api_base=self.api_base)
 
     async def ask(self, template: str, inp: Any, sample_index: int = 0, **fields: Any) -> Any:

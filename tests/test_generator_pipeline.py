@@ -176,14 +176,23 @@ def test_budget_stop_then_resume_repeats_no_call_and_ends_like_an_uninterrupted_
 
 
 def test_dry_run_writes_nothing_and_counts_calls(tmp_path, capsys):
+    import re
+
     db = tmp_path / "p.db"
     assert main(["generate", str(CONFIG), "--dry-run", "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert not db.exists()
-    line = next(x for x in out.splitlines() if x.strip().startswith("model openai/fake-model"))
-    # profiles 3 + events 3 + preferences 3 + generalized 3 + conversations 72 + queries 9 + evolved
     n_evolved = len(evolving([f"u00{u}:p0{p}" for u in (1, 2, 3) for p in (1, 2, 3)]))
-    assert f"{93 + n_evolved} calls" in line
+    m = re.search(r"total: (\d+) calls, (\d+) prompt tokens, at most (\d+) completion tokens, at most \$([0-9.]+)",
+                  out)
+    calls, prompt, most, usd = int(m[1]), int(m[2]), int(m[3]), float(m[4])
+    # profiles 3 + events 3 + preferences 3 + generalized 3 + conversations 72 + queries 9 + evolved
+    assert calls == 93 + n_evolved
+    # max_tokens of the templates: profile 700, events 1200, preferences 1600, generalized 900, random and event
+    # sessions 900, preference sessions 1800, query 900, evolution 1200
+    assert most == 3 * 700 + 3 * 1200 + 3 * 1600 + 3 * 900 + (24 + 12) * 900 + 36 * 1800 + 9 * 900 + n_evolved * 1200
+    # the config's prices: 0.15 and 0.60 USD per million tokens
+    assert usd == pytest.approx(round(prompt * 0.15e-6 + most * 0.60e-6, 4))
 
 
 @pytest.mark.parametrize("text, message", [

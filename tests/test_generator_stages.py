@@ -43,7 +43,8 @@ def test_request_carries_template_version_schema_and_params():
     r = llm()
     req = r.request("query", QueryIn(user_id="u1", pref_id="p01", preference="p", type="t", topic="Food: Diet"))
     assert req.template == "query@1" and req.schema_name == "query"
-    assert req.schema == QueryReply.model_json_schema() and req.params["max_tokens"] == 900
+    assert req.schema["properties"].keys() == QueryReply.model_json_schema()["properties"].keys()
+    assert req.schema["additionalProperties"] is False and req.params["max_tokens"] == 900
     r2 = st.RowLLM(client=FakeClient(), model="openai/fake", params={"temperature": 0.0})
     assert r2.request("query", QueryIn(user_id="u1", pref_id="p01", preference="p", type="t",
                                        topic="Food: Diet")).params["temperature"] == 0.0

@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("config", help="pipeline config file (.yaml or .json)")
     p.add_argument("--stage", help="run only this stage (the stages before it must have run)")
     p.add_argument("--model", help="model for every stage (any litellm model string)")
-    p.add_argument("--api-base", help="base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
+    p.add_argument("--api-base", help="base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 "
+                                      "('' for the provider's own endpoint)")
     p.add_argument("--concurrency", type=int, help="rows in flight at once")
     p.add_argument("--budget", type=float, metavar="USD", help="stop cleanly once this much is spent")
     p.add_argument("--dry-run", action="store_true",
@@ -33,8 +34,7 @@ def _overrides(args: argparse.Namespace) -> dict:
         raise PrefvalError("--concurrency must be at least 1")
     if args.budget is not None and args.budget <= 0:
         raise PrefvalError("--budget must be above 0")
-    out = {"api_base": args.api_base, "concurrency": args.concurrency, "budget_usd": args.budget}
-    return out
+    return {"api_base": args.api_base or None, "concurrency": args.concurrency, "budget_usd": args.budget}
 
 
 def _apply_model(config, model: str | None):
@@ -53,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     from storage.store import Store
 
     config = _apply_model(load_config(args.config, _overrides(args)), args.model)
+    if args.api_base == "":  # --api-base '': the provider's own endpoint
+        config.api_base = None
     if args.dry_run:
         path = db_path(args)
         with Store.open(path if os.path.exists(path) else ":memory:") as store:
@@ -62,78 +64,94 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _dry_run(store, config, stage: str | None) -> int:
+    import asyncio
+
     from generator.dryrun import DryRunClient
     from generator.pipeline import Pipeline
     from generator.tokens import count_tokens
-    import asyncio
 
-    client = DryRunClient(token_counter=count_tokens, prices=config.prices)
-    reports = asyncio.run(Pipeline(store, config, client, dry_run=True, token_counter=count_tokens).run(stage))
+    client = DryRunClient()
+    reports = asyncio.run(Pipeline(store, config, client, dry_run=True, token_counter=count_tokens,
+                                   on_stage=client.set_stage).run(stage))
+    cached = store.llm_call_keys()
+    est = client.estimate(_prices(config), cached)
     print(f"dry run of pipeline {config.name} (nothing sent, nothing written):")
-    print(f"  {'stage':<14} {'rows':>6} {'done':>6} {'calls':>6} {'prompt tok':>11} {'max out tok':>12}  USD bound")
-    total_cost: float | None = 0.0
+    print(f"  {'stage':<14} {'rows':>6} {'done':>6} {'calls':>6} {'cached':>6} {'prompt tok':>11} "
+          f"{'max out tok':>12}  USD at most")
     for r in reports:
-        cost = None if r.calls and r.cost_usd is None else r.cost_usd
-        print(f"  {r.stage:<14} {r.total:>6} {r.skipped:>6} {r.calls:>6} {r.prompt_tokens:>11} "
-              f"{r.completion_tokens:>12}  {'-' if not r.calls else _usd(cost)}")
-    for model, t in client.totals.items():
-        total_cost = None if t.cost_usd is None or total_cost is None else total_cost + t.cost_usd
-        print(f"  model {model}: {t.calls} calls, {t.prompt_tokens} prompt tokens, at most "
-              f"{t.max_completion_tokens} completion tokens, at most {_usd(t.cost_usd)}"
-              + ("" if t.cost_usd is not None else " (price unknown: add it under prices: in the config)"))
-    print(f"  total: at most {_usd(total_cost)} if every reply is valid at its first attempt; repair attempts of "
-          "invalid replies add to this")
+        e = est.get(r.stage)
+        if e is None:
+            print(f"  {r.stage:<14} {r.total:>6} {r.skipped:>6} {0:>6} {0:>6} {0:>11} {0:>12}  -")
+            continue
+        print(f"  {r.stage:<14} {r.total:>6} {r.skipped:>6} {e.calls:>6} {e.cached:>6} {e.prompt_tokens:>11} "
+              f"{_n(e.max_completion_tokens):>12}  {_usd(e.cost_upper_usd)}")
+    total = client.estimate(_prices(config), cached, by_stage=False)
+    t = total.get("all")
+    if t is not None:
+        print(f"  total: {t.calls} calls, {t.prompt_tokens} prompt tokens, at most {_n(t.max_completion_tokens)} "
+              f"completion tokens, at most {_usd(t.cost_upper_usd)} if every reply is valid at its first attempt "
+              "(repairs of invalid replies add to it)")
+        if t.unpriced_models:
+            print(f"  no price for {', '.join(sorted(t.unpriced_models))}: add it under prices: in the config")
     print("  (later stages are planned from stand-in replies: their counts and prompts are estimates)")
     return 0
+
+
+def _n(v) -> str:
+    return "unbounded" if v is None else str(v)
 
 
 def _usd(v: float | None) -> str:
     return "unknown" if v is None else f"${v:.4f}"
 
 
+def _prices(config) -> dict:
+    from generator.client import Price
+
+    return {m: Price(input_per_million=p.input, output_per_million=p.output) for m, p in config.prices.items()}
+
+
 def _run(store, config, stage: str | None) -> int:
     import asyncio
 
+    from generator.client import LLMClient, ModelLimits
+    from generator.config import LLM_STAGES
     from generator.pipeline import BudgetStop, Pipeline
+    from generator.progress import RunProgress
 
-    client = _make_client(store, config)
-    pipe = Pipeline(store, config, client, on_progress=_Progress().update)
+    run_id = store.start_run("generate", config.model_dump(mode="json"), name=config.name)
+    status, code, reports = "failed", 1, []
+    progress = RunProgress(total=0, description=f"generate {config.name}")
+
+    async def go():
+        async with LLMClient(store, run_id=run_id, budget_usd=config.budget_usd, prices=_prices(config),
+                             default_limits=ModelLimits(max_in_flight=config.concurrency)) as client:
+            progress.attach(client)
+            pipe = Pipeline(store, config, client, run_id=run_id,
+                            on_stage=lambda s, n: progress.add_total(n) if s in LLM_STAGES else None)
+            try:
+                return await pipe.run(stage), client.stats.as_dict()
+            finally:
+                totals.update(client.stats.as_dict())
+
+    totals: dict = {}
     try:
-        reports = asyncio.run(pipe.run(stage))
+        with progress:
+            reports, _ = asyncio.run(go())
+        status, code = "done", 0
     except BudgetStop as exc:
+        status, code = "budget", 3
         print(f"prefval: {exc}", file=sys.stderr)
-        return 3
-    failed = 0
+    except KeyboardInterrupt:
+        status, code = "interrupted", 130
+        raise
+    finally:
+        store.finish_run(run_id, status, totals)
+    print(progress.summary())
     for r in reports:
-        failed += r.failed
-        print(f"{r.stage:<14} {r.done} made, {r.skipped} already done, {r.failed} failed, {r.calls} calls, "
+        print(f"{r.stage:<14} {r.done} made, {r.skipped} already done, {r.failed} failed, {r.calls} requests, "
               f"{r.prompt_tokens}+{r.completion_tokens} tokens, ${r.cost_usd:.4f} -> dataset "
               f"{config.dataset_for(r.stage)}")
         for reason in r.reasons[:3]:
             print(f"    failed {reason}")
-    return 0
-
-
-class _Progress:
-    """One line per stage on stderr, rewritten as rows finish: done / failed / total, tokens, USD."""
-
-    def __init__(self):
-        self.stage = None
-
-    def update(self, stage, rep) -> None:
-        if not sys.stderr.isatty():
-            return
-        sys.stderr.write(f"\r{stage:<14} {rep.done + rep.skipped}/{rep.total} done, {rep.failed} failed, "
-                         f"{rep.prompt_tokens + rep.completion_tokens} tokens, ${rep.cost_usd:.4f}   ")
-        if rep.done + rep.skipped + rep.failed >= rep.total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
-def _make_client(store, config):
-    try:
-        from generator.client import LLMClient  # noqa: F401
-    except ImportError:
-        raise PrefvalError("the LLM client (generator.client) is not installed in this prefval yet; "
-                           "use --dry-run") from None
-    raise PrefvalError("the LLM client is not wired to the pipeline yet")
+    return code

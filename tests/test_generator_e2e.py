@@ -1,0 +1,197 @@
+"""End to end against the fake OpenAI-compatible server (bench/fake_llm_server.py with the generator's reply
+makers), through the real client and litellm: the sample pipeline runs from the CLI; its datasets go into a
+persona_filter study and a blind_test study answered with Pilot key presses; an mcq study on the evolved items
+counts the pre-evolution distractor; the RealPref export re-imports to the same items; a run killed with SIGKILL
+and run again sends no answered request twice and ends with the items of an uninterrupted run."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from annotator.app import AnnotateApp
+from annotator.cli import main
+from annotator.commands.export import export_rows
+from annotator.tasks import get_task
+from bench.fake_llm_server import FakeLLMServer
+from generator.fake_replies import register_all
+from reports.study_data import load_study_data
+from storage.store import Store
+from tests.conftest import REPO, SAMPLE_DATA
+from tests.llm_fixtures import FAKE_KEY
+from tests.test_generator_pipeline import snapshot
+from tests.test_task_mcq import SIZE, answer_all
+
+CONFIG = SAMPLE_DATA / "generator" / "pipeline.yaml"
+
+
+@pytest.fixture(scope="module")
+def server():
+    srv = FakeLLMServer(host="127.0.0.1", port=0).start()
+    register_all(srv)
+    old = os.environ.get("OPENAI_API_KEY")
+    os.environ["OPENAI_API_KEY"] = FAKE_KEY
+    yield srv
+    srv.stop()
+    if old is None:
+        os.environ.pop("OPENAI_API_KEY", None)
+    else:
+        os.environ["OPENAI_API_KEY"] = old
+
+
+@pytest.fixture(scope="module")
+def gen_db(server, tmp_path_factory):
+    db = str(tmp_path_factory.mktemp("gen") / "gen.db")
+    assert main(["generate", str(CONFIG), "--api-base", server.url, "--db", db]) == 0
+    return db
+
+
+def test_the_sample_pipeline_runs_through_the_client(gen_db, server, capsys):
+    with Store.open(gen_db) as s:
+        rows = s.gen_rows("sample")
+        calls = s.llm_calls()
+        runs = s.runs("generate")
+        sizes = {d.name: d.n_items for d in s.datasets()}
+    assert not [r for r in rows if r.status == "failed"]
+    llm_rows = [r for r in rows if r.stage not in ("personas", "contexts")]
+    # one cached call per LLM row, each sent once, and nothing else sent
+    assert len(calls) == len(llm_rows) == sum(r.calls for r in llm_rows)
+    assert server.log.count() == len(calls) and max(server.log.per_hash().values()) == 1
+    assert {r.run_id for r in rows} == {runs[0].id} and runs[0].status == "done"
+    assert sizes["sample-queries"] == 9 * 4 * 3 and sizes["sample-contexts"] == 9 * 4 * 2
+    assert main(["status", "--db", gen_db]) == 0
+    out = capsys.readouterr().out
+    assert "sample-queries" in out and "sample / conversations" in out
+    assert FAKE_KEY not in open(gen_db, "rb").read().decode("utf-8", "replace")
+
+
+async def test_persona_filter_on_generated_profiles(gen_db, tmp_path):
+    db = tmp_path / "pf.db"
+    db.write_bytes(open(gen_db, "rb").read())
+    assert main(["study", "create", "gen-pf", "--task", "persona_filter", "--dataset", "sample-profiles",
+                 "--annotators", "ana", "--db", str(db)]) == 0
+    decided = {}
+    app = AnnotateApp(str(db), "gen-pf", "ana", show_timer=False)
+    async with app.run_test(size=SIZE) as pilot:
+        while not app.session.finished:
+            it = app.session.view().item
+            key = "k" if it.payload["record_type"] == "persona" else "1"
+            decided[it.external_id] = key
+            await pilot.press(key)
+    assert sorted(decided) == sorted(f"u00{u}:{r}" for u in (1, 2, 3) for r in ("persona", "profile"))
+    with Store.open(str(db)) as s:
+        rows = {r["item"]: r for r in export_rows(s, "gen-pf")}
+        fs = get_task("persona_filter").figures(load_study_data(s, "gen-pf"))
+    assert {e: r["decision"] for e, r in rows.items()} == {
+        e: "keep" if k == "k" else "drop" for e, k in decided.items()}
+    assert fs.figure("kept").value == 3 and fs.figure("keep_rate").value == pytest.approx(0.5)
+
+
+async def test_blind_test_on_generated_queries(gen_db, tmp_path):
+    db = tmp_path / "bt.db"
+    db.write_bytes(open(gen_db, "rb").read())
+    assert main(["study", "create", "gen-bt", "--task", "blind_test", "--dataset", "sample-queries",
+                 "--sample", "6", "--seed", "2", "--annotators", "ana", "--annotators-per-item", "1",
+                 "--db", str(db)]) == 0
+    with Store.open(str(db)) as s:
+        study = s.get_study("gen-bt")
+        items = [s.get_item(u.item_id) for u in s.units(study.id)]
+    # answer the first three right and the rest wrong, by the key in each item
+    plan, right = {}, {}
+    for n, it in enumerate(items):
+        p = it.payload
+        ok = n < 3
+        if p["fmt"] == "tf":
+            truth = "t" if p["correct_index"] == 0 else "f"
+            plan[it.external_id] = truth if ok else ("f" if truth == "t" else "t")
+        else:
+            plan[it.external_id] = p["correct_index"] if ok else (p["correct_index"] + 1) % 4
+        right[it.external_id] = ok
+    await answer_all(str(db), "gen-bt", "ana", plan)
+    with Store.open(str(db)) as s:
+        rows = {r["item"]: r for r in export_rows(s, "gen-bt")}
+        fs = get_task("blind_test").figures(load_study_data(s, "gen-bt"))
+    assert {e: r["is_correct"] for e, r in rows.items()} == right
+    fmt = {it.external_id: it.payload["fmt"] for it in items}
+    accs = {f.key: f.value for f in fs.figures if f.key.startswith("accuracy_vs_chance_")}
+    assert accs
+    for key, value in accs.items():
+        group = [e for e in right if (fmt[e] == "tf") == key.endswith("_tf")]
+        assert value == pytest.approx(sum(right[e] for e in group) / len(group)), key
+
+
+def test_mcq_study_on_evolved_items_counts_the_distractor(gen_db, tmp_path):
+    db = tmp_path / "ev.db"
+    db.write_bytes(open(gen_db, "rb").read())
+    assert main(["study", "create", "gen-ev", "--task", "mcq", "--dataset", "sample-evolution",
+                 "--annotators", "ana", "--annotators-per-item", "1", "--db", str(db)]) == 0
+    from storage.models import AnnotationIn
+
+    with Store.open(str(db)) as s:
+        study = s.get_study("gen-ev")
+        ana = next(a for a in s.annotators() if a.name == "ana")
+        units = s.units(study.id)
+        for u in units:  # every answer picks the pre-evolution option
+            it = s.get_item(u.item_id)
+            s.add_annotation(AnnotationIn(study_id=study.id, unit_id=u.id, item_id=u.item_id, annotator_id=ana.id,
+                                          status="answered", answer={"choice": it.payload["distractor_index"]}))
+        fs = get_task("mcq").figures(load_study_data(s, "gen-ev"))
+    assert len(units) >= 1
+    assert fs.figure("accuracy").value == 0.0
+    assert fs.figure("distractor_share").value == pytest.approx(1.0)
+
+
+def test_realpref_export_round_trip(gen_db, tmp_path):
+    db = tmp_path / "rt.db"
+    db.write_bytes(open(gen_db, "rb").read())
+    out = tmp_path / "queries.jsonl"
+    assert main(["export", "--dataset", "sample-queries", "--format", "realpref", "--out", str(out),
+                 "--db", str(db)]) == 0
+    assert main(["import", "realpref", str(out), "--dataset", "rp-again", "--db", str(db)]) == 0
+    with Store.open(str(db)) as s:
+        assert sorted((i.external_id, i.kind, i.payload) for i in s.items("rp-again")) == \
+            sorted((i.external_id, i.kind, i.payload) for i in s.items("sample-queries"))
+
+
+def _messages(body_or_request: dict) -> str:
+    return json.dumps(body_or_request["messages"], sort_keys=True)
+
+
+def test_sigkill_then_resume_sends_no_answered_request_again(gen_db, server, tmp_path):
+    db = str(tmp_path / "killed.db")
+    server.latency = 0.05
+    try:
+        start = server.log.count()
+        env = {**os.environ, "OPENAI_API_KEY": FAKE_KEY}
+        cmd = [sys.executable, "-m", "annotator.cli", "generate", str(CONFIG), "--api-base", server.url,
+               "--concurrency", "4", "--db", db]
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        t0 = time.monotonic()
+        while server.log.count() - start < 40 and proc.poll() is None and time.monotonic() - t0 < 300:
+            time.sleep(0.02)
+        assert proc.poll() is None, proc.stderr.read().decode()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        first = server.log.requests[start:]
+        with Store.open(db) as s:
+            answered = {_messages(c.request) for c in s.llm_calls()}
+            done_before = len(s.gen_rows("sample", status="done"))
+        assert answered and 0 < done_before
+        mid = server.log.count()
+        rerun = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+        assert rerun.returncode == 0, rerun.stderr
+        second = server.log.requests[mid:]
+    finally:
+        server.latency = 0.0
+    again = {_messages(r.body) for r in second}
+    assert not again & answered                                  # nothing that was answered and saved went out again
+    assert len(again & {_messages(r.body) for r in first}) <= 4  # at most the 4 in flight when it was killed
+    with Store.open(db) as s, Store.open(gen_db) as whole:
+        assert done_before < len(whole.gen_rows("sample", status="done"))  # killed part-way
+        assert snapshot(s) == snapshot(whole)
+        assert len(s.gen_rows("sample", status="done")) == len(whole.gen_rows("sample", status="done"))
