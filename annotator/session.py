@@ -6,6 +6,7 @@ Store.add_annotation, which has committed when it returns, so a decision is on d
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from annotator.study_setup import claim_assignments
@@ -16,11 +17,39 @@ from storage.models import AnnotationIn, Annotation, Assignment
 from storage.store import Store
 
 
+@dataclass
+class PendingDecision:
+    """A decision taken on screen and not yet committed (Session.prepare -> Session.write -> Session.apply).
+
+    index/assignment: where it was taken; row: the annotation to append; shown_id: id of the decision row the
+    screen showed (to detect a change made in another window meanwhile); advance: move on once committed;
+    claim: claim the next batch of units in the same write step (no open item would be left in the queue).
+    row None: nothing to append, only the claim (moving on from an answered item). committed: the row once it is
+    in the file (a retried write never appends it twice); claimed/unclaimed: the claim's outcome.
+    """
+
+    index: int
+    assignment: Assignment
+    row: AnnotationIn | None
+    shown_id: str | None
+    advance: bool
+    claim: bool
+    committed: Annotation | None = None
+    claimed: int = 0
+    unclaimed: int | None = None
+
+
 class Session:
     """An annotator's pass over a study. index: position in their queue (== len(queue) when finished).
 
+    The queue is the annotator's share: the units assigned to them by name at study creation, or claimed by
+    them in batches of CLAIM_BATCH as they work (claim_assignments: the next batch is claimed when no open item
+    is left in the queue, so people who start later share the work). progress() and counts() are over the queue
+    claimed so far; `unclaimed` is how many more units this annotator could still claim (0: the queue is all).
+
     clock: seconds, monotonic (injectable for tests); wall: ISO timestamp source for started_at.
-    Raises PrefvalError when the study is unknown or has nothing for this annotator.
+    Raises PrefvalError when the study is unknown or has nothing for this annotator (every unit already has its
+    quota of annotators); DatabaseBusy when the first claim could not get the write lock.
     """
 
     def __init__(self, store: Store, study_name: str, annotator_name: str,
@@ -33,21 +62,43 @@ class Session:
         self.annotator = store.ensure_annotator(annotator_name)
         self.clock = clock
         self._now_iso = now_iso
-        claim_assignments(store, self.study, self.annotator)
-        self.queue: list[Assignment] = store.assignments(self.study.id, self.annotator.id)
-        if not self.queue:
-            raise PrefvalError(f"study '{study_name}' has no items for annotator '{annotator_name}' "
-                               "(every item already has its annotators)")
-        self.units = {u.id: u for u in store.units(self.study.id)}
         self._items: dict = {}
         self._current: dict[str, Annotation] = {}
         self._answered: set[str] = set()
         self.conflicts = 0
+        self.queue: list[Assignment] = []
+        self.units: dict = {}
+        self.unclaimed = 0
+        self.reload_queue()
         self.sync()
+        if self.resume_index() == len(self.queue):  # nothing open in the queue: claim the next batch
+            self.claim(store)
+            self.reload_queue()
+        if not self.queue:
+            raise PrefvalError(f"study '{study_name}' has no items for annotator '{annotator_name}' "
+                               "(every item already has its annotators)")
+        self.unclaimed = self.count_unclaimed(store)
         self.index = self.resume_index()
         self.shown_at = clock()
         self.started_iso = now_iso()
         store.log_event("session_start", self.study.id, self.annotator.id, index=self.index)
+
+    # ---- the queue (lazy claims) -------------------------------------------------------------------------
+    def claim(self, store: Store) -> int:
+        """Claim the next batch of units for this annotator through `store` (any thread's own Store: the write
+        can run off the screen's event loop). Returns the number claimed; reload_queue() then shows them."""
+        return claim_assignments(store, self.study, self.annotator)
+
+    def count_unclaimed(self, store: Store) -> int:
+        """How many more units this annotator could claim (a read through `store`)."""
+        return store.claimable_count(self.study.id, self.annotator.id)
+
+    def reload_queue(self) -> None:
+        """Re-read this annotator's queue (after a claim) and the units it names."""
+        self.queue = self.store.assignments(self.study.id, self.annotator.id)
+        missing = [a.unit_id for a in self.queue if a.unit_id not in self.units]
+        if missing:
+            self.units.update(self.store.units_by_id(missing))
 
     # ---- state ----------------------------------------------------------------------------------------
     def sync(self) -> None:
@@ -88,7 +139,7 @@ class Session:
         return self.index >= len(self.queue)
 
     def progress(self) -> tuple[int, int]:
-        """(answered, total) for this annotator."""
+        """(answered, total) over this annotator's queue claimed so far (see `unclaimed` for what may follow)."""
         done = sum(1 for a in self.queue if a.unit_id in self._answered)
         return done, len(self.queue)
 
@@ -134,9 +185,19 @@ class Session:
         self.go(self.index - 1)
         return True
 
+    def _open_elsewhere(self) -> bool:
+        """Whether an item other than the current one is neither answered nor skipped."""
+        return any(j != self.index and self.status_of(a.unit_id) not in ("answered", "skipped")
+                   for j, a in enumerate(self.queue))
+
+    def needs_claim(self) -> bool:
+        """Whether moving on from the current item needs the next batch claimed first (no other open item in
+        the queue, and units left to claim)."""
+        return self.unclaimed > 0 and not self._open_elsewhere()
+
     def advance(self) -> None:
         """After a decision: the next item without an answer or skip after this one, else the first such item
-        anywhere, else the end (finished)."""
+        anywhere, else the end (finished). Items claimed meanwhile are at the end of the queue."""
         n = len(self.queue)
         for j in list(range(self.index + 1, n)) + list(range(0, self.index + 1)):
             if self.status_of(self.queue[j].unit_id) not in ("answered", "skipped"):
@@ -152,47 +213,79 @@ class Session:
                 return True
         return False
 
-    # ---- decisions (each commits before returning) ------------------------------------------------------
-    def _append(self, status: str, answer: dict[str, Any] | None = None, note: str | None = None) -> Annotation:
+    # ---- decisions ------------------------------------------------------------------------------------
+    # Every decision is prepared on the screen's thread, written (committed) through a Store that may belong to
+    # another thread, and only then applied: the next item shows after the commit (no data loss), and the screen
+    # can keep answering keys while a busy database makes the write wait.
+    def prepare(self, status: str, answer: dict[str, Any] | None = None, note: str | None = None,
+                advance: bool = False) -> PendingDecision:
+        """Capture a decision on the current item (time on item, the row shown) without writing anything."""
         a = self.queue[self.index]
         unit = self.units[a.unit_id]
-        prev = None
-        if status in ("answered", "skipped", "partial"):
-            # read the latest row fresh: the same annotator may be working in another window
-            prev = self.store.latest_decision(self.study.id, unit.id, self.annotator.id)
-            shown = self._current.get(a.unit_id)
-            if (prev.id if prev else None) != (shown.id if shown else None):
-                self.conflicts += 1
-        row = self.store.add_annotation(AnnotationIn(
+        shown = self._current.get(a.unit_id)
+        row = AnnotationIn(
             study_id=self.study.id, unit_id=unit.id, item_id=unit.item_id, annotator_id=self.annotator.id,
             assignment_id=a.id, status=status, answer=answer, note=note, source="human",
             started_at=self.started_iso,
-            seconds=round(self.seconds_on_item(), 3) if status not in ("flag", "unflag") else None,
-            supersedes=prev.id if prev else None,
-        ))
-        if status in ("answered", "skipped", "partial"):
-            self._current[a.unit_id] = row
-        if status == "answered":
-            self._answered.add(a.unit_id)
-        return row
+            seconds=round(self.seconds_on_item(), 3) if status not in ("flag", "unflag") else None)
+        return PendingDecision(self.index, a, row, shown.id if shown else None, advance,
+                               claim=advance and self.needs_claim())
+
+    def write(self, store: Store, pending: PendingDecision) -> PendingDecision:
+        """Commit a prepared decision through `store` (this thread's own Store), then claim the next batch when
+        pending.claim. A decision row supersedes the annotator's latest decision row on the unit, read in the same
+        write transaction (Store.add_annotation supersede_latest). Safe to retry after DatabaseBusy: a row already
+        committed is not appended again, and a claim already made is not repeated. Returns pending, filled in.
+        Raises DatabaseBusy (retry later) or PrefvalError (not saved)."""
+        if pending.row is not None and pending.committed is None:
+            decision = pending.row.status in ("answered", "skipped", "partial")
+            pending.committed = store.add_annotation(pending.row, supersede_latest=decision)
+        if pending.claim and pending.unclaimed is None:
+            pending.claimed = self.claim(store)
+            pending.unclaimed = self.count_unclaimed(store)
+        return pending
+
+    def apply(self, pending: PendingDecision) -> None:
+        """After write(): record the committed row in the session's state and move on when pending.advance."""
+        row = pending.committed
+        if row is not None and row.status in ("answered", "skipped", "partial"):
+            if row.supersedes != pending.shown_id:  # another window changed this item meanwhile
+                self.conflicts += 1
+            self._current[pending.assignment.unit_id] = row
+        if row is not None and row.status == "answered":
+            self._answered.add(pending.assignment.unit_id)
+        if pending.claimed:
+            self.reload_queue()
+        if pending.unclaimed is not None:
+            self.unclaimed = pending.unclaimed
+        if pending.advance and self.index == pending.index:
+            self.advance()
+
+    def prepare_move_on(self) -> PendingDecision:
+        """`s` on an answered item: nothing to append, only move on (claiming the next batch if needed)."""
+        return PendingDecision(self.index, self.queue[self.index], None, None, advance=True,
+                               claim=self.needs_claim())
+
+    def _append(self, status: str, answer: dict[str, Any] | None = None, note: str | None = None,
+                advance: bool = False) -> Annotation:
+        pending = self.write(self.store, self.prepare(status, answer, note, advance))
+        self.apply(pending)
+        return pending.committed
 
     def decide(self, decision: Decision) -> Annotation:
-        """Store a decision (a new row; an earlier answer is superseded, never changed). A complete decision
-        moves on to the next open item; a partial one stays."""
-        row = self._append("answered" if decision.complete else "partial", decision.answer)
-        if decision.complete:
-            self.advance()
-        return row
+        """Store a decision (a new row; an earlier answer is superseded, never changed) and commit it. A complete
+        decision moves on to the next open item (claiming the next batch when the queue has none); a partial one
+        stays."""
+        return self._append("answered" if decision.complete else "partial", decision.answer,
+                            advance=decision.complete)
 
     def skip(self) -> Annotation | None:
         """Record a skip (its own row) and move on. On an item that already has an answer, `s` only moves on:
         the answer stands (returns None)."""
         if self.queue[self.index].unit_id in self._answered:
-            self.advance()
+            self.apply(self.write(self.store, self.prepare_move_on()))
             return None
-        row = self._append("skipped")
-        self.advance()
-        return row
+        return self._append("skipped", advance=True)
 
     def note(self, text: str) -> Annotation | None:
         """Attach a free-text note to the current item (a "note" row; the answer is untouched)."""

@@ -8,6 +8,7 @@ from annotator.tasks.base import StudySpec, stable_seed
 from storage.errors import PrefvalError
 from storage.models import Annotator, Study, Unit
 from storage.store import Store
+from storage.studies import unit_quota as _unit_quota
 
 
 def create_study(store: Store, spec: StudySpec) -> Study:
@@ -70,8 +71,8 @@ def attention_check_units(store: Store, task, spec: StudySpec, units: list) -> l
 
 def unit_quota(study: Study, unit: Unit) -> int:
     """How many annotators a unit needs: unit.extra["annotators"] when the task set it (e.g. a rubric study's
-    shared subset), else the study's annotators_per_item."""
-    return int(unit.extra.get("annotators", study.settings.get("annotators_per_item", 1)))
+    shared subset), else the study's annotators_per_item (storage.studies.unit_quota)."""
+    return _unit_quota(study.settings, unit.extra)
 
 
 def _queue_seed(study: Study, annotator: Annotator) -> int:
@@ -121,21 +122,27 @@ def assign_named(store: Store, study: Study, names: list[str]) -> dict[str, int]
     return out
 
 
-def claim_assignments(store: Store, study: Study, annotator: Annotator) -> int:
-    """Give an annotator who has no queue yet every unit that still has fewer than `annotators_per_item`
-    annotators, in their own seeded order. Returns the number of units added (0 when they had a queue)."""
-    if store.assignments(study.id, annotator.id):
-        return 0
-    humans = {a.id for a in store.annotators() if a.kind == "human"}  # LLM judges do not fill human quotas
-    counts: dict[str, int] = {}
-    for a in store.assignments(study.id):
-        if a.annotator_id in humans:
-            counts[a.unit_id] = counts.get(a.unit_id, 0) + 1
-    by_id = {u.id: u for u in store.units(study.id)}
-    open_units = [uid for uid, u in by_id.items() if counts.get(uid, 0) < unit_quota(study, u)]
-    ids = _ordered(store, study, annotator, open_units)
-    return store.add_assignments(study.id, [(uid, annotator.id, pos, _assign_seed(study, annotator, by_id[uid]))
-                                            for pos, uid in enumerate(ids)])
+CLAIM_BATCH = 20  # units claimed at a time by an annotator who was not named at creation
+
+
+def claim_assignments(store: Store, study: Study, annotator: Annotator, limit: int = CLAIM_BATCH) -> int:
+    """Claim the next `limit` units for an annotator (lazy claiming: called when the annotator's queue has no
+    open item left, so people who start later share the work). Counting and claiming are one write transaction
+    (Store.claim_units): no unit ever gets more human annotators than its quota, however many claim at once.
+
+    Units come in study order, filling the units others began first; within a batch the annotator sees them in
+    their own seeded order (unless settings.order == "study"), each with its seeded option/side shuffle.
+    Returns the number of units claimed (0 when nothing is left for this annotator). Raises DatabaseBusy when
+    another program held the write lock beyond the busy timeout.
+    """
+    def plan(units: list[Unit], start: int) -> list[tuple[str, int, int]]:
+        units = list(units)
+        if study.settings.get("order", "shuffled") != "study":
+            seed = _queue_seed(study, annotator)  # the first batch: the order a whole-queue claim would give
+            random.Random(seed if start == 0 else stable_seed(seed, start)).shuffle(units)
+        return [(u.id, start + i, _assign_seed(study, annotator, u)) for i, u in enumerate(units)]
+
+    return store.claim_units(study.id, annotator.id, limit, plan)
 
 
 def study_annotator_names(store: Store, study: Study) -> list[str]:

@@ -3,13 +3,22 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from typing import Iterable
 
-from storage.db import now_iso, write_transaction
-from storage.errors import PrefvalError
+from storage.db import BATCH_ROWS, now_iso, write_transaction
+from storage.errors import DatabaseBusy, PrefvalError, is_busy
 from storage.models import Annotation, AnnotationIn, new_id
 
 _COLS = ("id", "study_id", "unit_id", "item_id", "annotator_id", "assignment_id", "status", "answer", "note",
          "source", "started_at", "submitted_at", "seconds", "supersedes")
+
+
+def _after(stamp: str) -> str:
+    """An ISO timestamp one microsecond after stamp (a row that supersedes another must sort after it, even when
+    the clock of this process is behind the other's)."""
+    import datetime as _dt
+
+    return (_dt.datetime.fromisoformat(stamp) + _dt.timedelta(microseconds=1)).isoformat(timespec="microseconds")
 
 
 def _annotation(row: dict) -> Annotation:
@@ -23,22 +32,71 @@ class AnnotationsMixin:
     path: str
 
     def add_annotation(self, ann: AnnotationIn, *, submitted_at: str | None = None,
-                       annotation_id: str | None = None) -> Annotation:
+                       annotation_id: str | None = None, supersede_latest: bool = False) -> Annotation:
         """Append one annotation row and commit it before returning (the TUI shows the next item after this).
 
         A change of answer is a new row whose `supersedes` names the row it replaces; nothing is ever updated
         (triggers refuse UPDATE and DELETE on the table). submitted_at defaults to now (UTC ISO 8601).
+
+        supersede_latest=True (decisions: answered, skipped, partial): reading the annotator's latest decision row
+        on the unit and appending the new row are ONE write transaction (BEGIN IMMEDIATE), so that two windows of
+        the same annotator racing on one item still form a chain: `supersedes` is set to the row that was current
+        when this one was written (ann.supersedes is ignored), and submitted_at is taken inside the transaction,
+        so the row that supersedes another is also the later one. The caller compares the returned row's
+        `supersedes` with the row it showed to detect a change made elsewhere meanwhile.
+
+        Raises DatabaseBusy when another process held the write lock beyond the busy timeout (nothing written;
+        retrying can succeed), PrefvalError for any other write failure (disk full, read-only file).
         """
         rec = ann.model_dump()
         rec["answer"] = json.dumps(ann.answer, ensure_ascii=False) if ann.answer is not None else None
         rec["id"] = annotation_id or new_id()
-        rec["submitted_at"] = submitted_at or now_iso()
         try:
             with write_transaction(self.db):
+                if supersede_latest:
+                    prev = self.db.execute(
+                        "SELECT id, submitted_at FROM annotations WHERE study_id = ? AND unit_id = ? "
+                        "AND annotator_id = ? AND status IN ('answered', 'skipped', 'partial') "
+                        "ORDER BY submitted_at DESC, id DESC LIMIT 1",
+                        [ann.study_id, ann.unit_id, ann.annotator_id]).fetchone()
+                    rec["supersedes"] = prev[0] if prev else None
+                    stamp = submitted_at or now_iso()
+                    rec["submitted_at"] = stamp if not prev or stamp > prev[1] else _after(prev[1])
+                else:
+                    rec["submitted_at"] = submitted_at or now_iso()
                 self.db["annotations"].insert(rec)
         except sqlite3.OperationalError as exc:  # busy beyond the timeout, disk full, read-only file
+            if is_busy(exc):
+                raise DatabaseBusy(f"{self.path}: the answer was NOT saved (the database is busy: another "
+                                   "program is writing to it); try again") from None
             raise PrefvalError(f"{self.path}: the answer was NOT saved ({exc}); try again") from None
         return _annotation(rec)
+
+    def append_annotations(self, rows: Iterable[AnnotationIn], batch_size: int = BATCH_ROWS) -> int:
+        """Append many annotation rows (e.g. imported judgments, benchmarks) as they are, committing every
+        batch_size rows so that the write lock is never held for long (each batch is whole or absent).
+        Returns the number of rows appended."""
+        n = 0
+        chunk: list[dict] = []
+
+        def flush() -> None:
+            with write_transaction(self.db):
+                self.db["annotations"].insert_all(chunk, batch_size=500)
+
+        for ann in rows:
+            rec = ann.model_dump()
+            rec["answer"] = json.dumps(ann.answer, ensure_ascii=False) if ann.answer is not None else None
+            rec["id"] = new_id()
+            rec["submitted_at"] = now_iso()
+            chunk.append(rec)
+            if len(chunk) >= batch_size:
+                flush()
+                n += len(chunk)
+                chunk = []
+        if chunk:
+            flush()
+            n += len(chunk)
+        return n
 
     def current_annotations(self, study_id: str, annotator_id: str | None = None,
                             status: tuple[str, ...] = ("answered",)) -> list[Annotation]:

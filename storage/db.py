@@ -37,6 +37,9 @@ def _import_sqlite_utils():
 sqlite_utils = _import_sqlite_utils()
 
 BUSY_TIMEOUT_MS = 10_000
+# Big writes (imports, study creation, assignments, bulk annotation appends) commit every BATCH_ROWS rows when they
+# are not inside a caller's transaction, so that annotators working beside them never wait long for the lock.
+BATCH_ROWS = 5_000
 
 
 def now_iso() -> str:
@@ -269,6 +272,41 @@ def _m7_generation_rows(db: sqlite_utils.Database) -> None:
     db["gen_rows"].create_index(["pipeline", "stage", "row_key"], unique=True)
 
 
+# How many annotators a unit needs: its extra.annotators (e.g. a rubric study's shared subset), else the study's
+# annotators_per_item, else 1. The SQL twin of storage.studies.unit_quota.
+QUOTA_SQL = ("COALESCE(json_extract({u}.extra, '$.annotators'), "
+             "(SELECT json_extract(s.settings, '$.annotators_per_item') FROM studies s WHERE s.id = {u}.study_id), 1)")
+# Human (not LLM-judge) assignments of a unit.
+HUMAN_ASSIGNED_SQL = ("(SELECT COUNT(*) FROM assignments a WHERE a.study_id = {u}.study_id AND a.unit_id = {u}.id "
+                      "AND a.released_at IS NULL AND a.annotator_id NOT IN (SELECT id FROM annotators WHERE kind = 'llm'))")
+
+
+def _m8_open_slots(db: sqlite_utils.Database) -> None:
+    # study_items.open_slots: how many more human annotators a unit can take (its quota minus its human
+    # assignments). Kept by triggers whoever writes assignments (claims, named assignment, merges), so that a
+    # claim finds the open units through a partial index instead of counting every unit's assignments.
+    db["study_items"].add_column("open_slots", int)
+    db.execute(f"UPDATE study_items SET open_slots = {QUOTA_SQL.format(u='study_items')} - "
+               f"{HUMAN_ASSIGNED_SQL.format(u='study_items')}")
+    db.execute("CREATE INDEX idx_study_items_open ON study_items(study_id, position) WHERE open_slots > 0")
+    db.execute(
+        "CREATE TRIGGER study_items_open_slots AFTER INSERT ON study_items WHEN NEW.open_slots IS NULL BEGIN "
+        f"UPDATE study_items SET open_slots = {QUOTA_SQL.format(u='NEW')} - {HUMAN_ASSIGNED_SQL.format(u='NEW')} "
+        "WHERE id = NEW.id; END")
+    # An assignment fills a slot while it is not released (released_at, migration 4) and is a human's.
+    human = "(SELECT kind FROM annotators WHERE id = {r}.annotator_id) IS NOT 'llm'"
+    db.execute(f"CREATE TRIGGER assignments_fill_slot AFTER INSERT ON assignments WHEN {human.format(r='NEW')} "
+               "AND NEW.released_at IS NULL "
+               "BEGIN UPDATE study_items SET open_slots = open_slots - 1 WHERE id = NEW.unit_id; END")
+    db.execute(f"CREATE TRIGGER assignments_free_slot AFTER DELETE ON assignments WHEN {human.format(r='OLD')} "
+               "AND OLD.released_at IS NULL "
+               "BEGIN UPDATE study_items SET open_slots = open_slots + 1 WHERE id = OLD.unit_id; END")
+    db.execute(f"CREATE TRIGGER assignments_release_slot AFTER UPDATE OF released_at ON assignments "
+               f"WHEN {human.format(r='NEW')} AND (OLD.released_at IS NULL) != (NEW.released_at IS NULL) "
+               "BEGIN UPDATE study_items SET open_slots = open_slots + (CASE WHEN NEW.released_at IS NULL "
+               "THEN -1 ELSE 1 END) WHERE id = NEW.unit_id; END")
+
+
 # Append new migrations at the end; never edit one that has shipped.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "initial schema", _m1_initial),
@@ -278,6 +316,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (5, "adjudications", _m5_adjudications),
     (6, "llm_calls cache and runs", _m6_llm_calls_and_runs),
     (7, "generator rows with provenance", _m7_generation_rows),
+    (8, "study_items.open_slots kept by triggers", _m8_open_slots),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -15,3 +15,17 @@ class InputError(PrefvalError):
     def __init__(self, path: str, record: str, field: str, problem: str):
         self.path, self.record, self.field, self.problem = path, record, field, problem
         super().__init__(f"{path}: {record}: field '{field}': {problem}")
+
+
+class DatabaseBusy(PrefvalError):
+    """Another process held the database's write lock for longer than the busy timeout; nothing was written.
+
+    Raised instead of a bare PrefvalError so that callers that can wait (the annotation screen keeps the answer
+    and retries) tell "try again later" apart from errors that retrying cannot fix (a full disk, a read-only file).
+    """
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether a sqlite3 error means "the database is locked by another connection" (SQLITE_BUSY/SQLITE_LOCKED)."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in str(exc)

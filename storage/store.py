@@ -7,6 +7,7 @@ Every write method runs in one transaction and has committed when it returns.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from storage.annotations import AnnotationsMixin
 from storage.bundles import BundlesMixin
 from storage.datasets import DatasetsMixin
 from storage.generation import GenerationMixin
-from storage.db import now_iso, open_database
+from storage.db import BUSY_TIMEOUT_MS, now_iso, open_database
 from storage.llm_calls import LLMCallsMixin
 from storage.models import Event, new_id
 from storage.studies import StudiesMixin
@@ -47,6 +48,17 @@ class Store(DatasetsMixin, StudiesMixin, AnnotationsMixin, BundlesMixin, Adjudic
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @contextlib.contextmanager
+    def busy_timeout(self, ms: int):
+        """Inside the block, a write waits at most `ms` milliseconds for another process's write lock before
+        raising DatabaseBusy (0: never waits; the annotation screen writes so, and hands a busy write to a
+        background thread instead of freezing). The default timeout (storage.db.BUSY_TIMEOUT_MS) comes back after."""
+        self.db.execute(f"PRAGMA busy_timeout = {int(ms)}")
+        try:
+            yield self
+        finally:
+            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
     def transaction(self):
         """A context manager making everything inside it one transaction (nested calls become savepoints):

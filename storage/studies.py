@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from storage.db import now_iso, write_transaction
-from storage.errors import PrefvalError
+from storage.errors import DatabaseBusy, PrefvalError, is_busy
 from storage.models import Annotator, Assignment, Study, Unit, derived_id, new_id
 
 
@@ -15,6 +15,21 @@ def _study(row: dict) -> Study:
 
 def _unit(row: dict) -> Unit:
     return Unit(**{**row, "extra": json.loads(row["extra"] or "{}")})
+
+
+# Units of study ?1 with a free slot (open_slots > 0: fewer human annotators than the quota; partial index
+# idx_study_items_open) that annotator ?2 does not hold yet.
+_CLAIMABLE_SQL = """
+SELECT u.id, u.item_id, u.item_b_id, u.position, u.extra FROM study_items u
+WHERE u.study_id = ?1 AND u.open_slots > 0
+  AND NOT EXISTS (SELECT 1 FROM assignments m WHERE m.study_id = ?1 AND m.unit_id = u.id AND m.annotator_id = ?2)
+"""
+
+
+def unit_quota(settings: dict[str, Any], extra: dict[str, Any]) -> int:
+    """How many annotators a unit needs: extra["annotators"] when the task set it (e.g. a rubric study's shared
+    subset), else the study's settings["annotators_per_item"], else 1. (storage.db.QUOTA_SQL is its SQL twin.)"""
+    return int(extra.get("annotators", settings.get("annotators_per_item", 1)))
 
 
 class StudiesMixin:
@@ -40,7 +55,7 @@ class StudiesMixin:
                 rows.append({
                     "id": derived_id("unit", sid, item_id, item_b_id or ""), "study_id": sid,
                     "item_id": item_id, "item_b_id": item_b_id, "position": pos,
-                    "extra": json.dumps(extra or {}),
+                    "extra": json.dumps(extra or {}), "open_slots": unit_quota(settings, extra or {}),
                 })
             try:
                 self.db["study_items"].insert_all(rows, batch_size=500)
@@ -113,6 +128,15 @@ class StudiesMixin:
         return [_unit(r) for r in self.db["study_items"].rows_where("study_id = ?", [study_id],
                                                                      order_by="position")]
 
+    def units_by_id(self, unit_ids: list[str]) -> dict[str, Unit]:
+        """Units by id (missing ids are absent from the result); reads only those rows."""
+        out: dict[str, Unit] = {}
+        for start in range(0, len(unit_ids), 500):
+            chunk = unit_ids[start:start + 500]
+            for r in self.db["study_items"].rows_where(f"id IN ({','.join('?' * len(chunk))})", chunk):
+                out[r["id"]] = _unit(r)
+        return out
+
     def ensure_annotator(self, name: str, kind: str = "human", model: str | None = None) -> Annotator:
         """The annotator called name, created (committed) if new. kind: "human" or "llm" (an LLM judge)."""
         name = name.strip()
@@ -122,10 +146,11 @@ class StudiesMixin:
         row = self.db.execute("SELECT id, name, kind, model FROM annotators WHERE name = ?", [name]).fetchone()
         if row:  # looked up by name: a renamed annotator keeps the id derived from their first name
             return Annotator(id=row[0], name=row[1], kind=row[2] or "human", model=row[3])
-        with write_transaction(self.db):
+        with write_transaction(self.db):  # OR IGNORE: two windows opening as a new name at the same moment
             self.db["annotators"].insert({"id": aid, "name": name, "kind": kind, "model": model,
-                                          "created_at": now_iso()})
-        return Annotator(id=aid, name=name, kind=kind, model=model)
+                                          "created_at": now_iso()}, ignore=True)
+            row = self.db.execute("SELECT id, name, kind, model FROM annotators WHERE id = ?", [aid]).fetchone()
+        return Annotator(id=row[0], name=row[1], kind=row[2] or "human", model=row[3])
 
     def find_annotator(self, name: str) -> Annotator | None:
         """The annotator called name, or None (nothing is created)."""
@@ -159,12 +184,16 @@ class StudiesMixin:
         rows: (unit_id, annotator_id, position in that annotator's queue, shuffle_seed). Returns the number added.
         """
         with write_transaction(self.db):
-            existing = {r[0]: r[1] for r in self.db.execute(
-                "SELECT id, released_at FROM assignments WHERE study_id = ?", [study_id])}
+            rows = list(rows)
+            ids = [derived_id("assignment", study_id, unit_id, annotator_id) for unit_id, annotator_id, _, _ in rows]
+            existing: dict[str, str | None] = {}
+            for start in range(0, len(ids), 500):  # only the ids being added are looked up
+                chunk = ids[start:start + 500]
+                existing.update((r[0], r[1]) for r in self.db.execute(
+                    f"SELECT id, released_at FROM assignments WHERE id IN ({','.join('?' * len(chunk))})", chunk))
             new_rows = []
             stamp = now_iso()
-            for unit_id, annotator_id, position, seed in rows:
-                aid = derived_id("assignment", study_id, unit_id, annotator_id)
+            for aid, (unit_id, annotator_id, position, seed) in zip(ids, rows):
                 if aid in existing:
                     if existing[aid] is not None:  # released earlier: back in the queue, at its new position
                         self.db.execute("UPDATE assignments SET released_at = NULL, position = ? WHERE id = ?",
@@ -180,6 +209,56 @@ class StudiesMixin:
             self.db["assignments"].insert_all([r for r in new_rows if r is not None], batch_size=500)
         added = len(new_rows)
         return added
+
+    def claim_units(self, study_id: str, annotator_id: str, limit: int,
+                    plan: Callable[[list[Unit], int], list[tuple[str, int, int]]]) -> int:
+        """Claim up to `limit` more units of a study for one annotator: counting and claiming are ONE write
+        transaction (BEGIN IMMEDIATE), so however many annotators claim at the same moment, no unit ever gets more
+        human annotators than its quota.
+
+        A unit can be claimed when the annotator does not hold it yet and fewer human annotators than its quota
+        (unit_quota) hold it: its open_slots, kept by triggers on assignments (LLM judges do not count), is above 0.
+        Units are taken in study order (position), so that with a quota above 1 the units already begun are filled
+        first and agreement can be computed early. plan(units, next_position) -> [(unit_id, position, seed)] is
+        called inside the transaction with the claimable units (study order) and the next free position of the
+        annotator's queue; it orders them (each annotator's own shuffle) and gives each its shuffle seed.
+        Returns the number of units claimed (0: nothing left to claim). Raises DatabaseBusy when another process
+        held the write lock beyond the busy timeout (nothing claimed).
+        """
+        import sqlite3
+
+        try:
+            with write_transaction(self.db):
+                rows = self.db.execute(_CLAIMABLE_SQL + " ORDER BY u.position LIMIT ?3",
+                                       [study_id, annotator_id, limit]).fetchall()
+                if not rows:
+                    return 0
+                units = [Unit(id=r[0], study_id=study_id, item_id=r[1], item_b_id=r[2], position=r[3],
+                              extra=json.loads(r[4] or "{}")) for r in rows]
+                nxt = self.db.execute("SELECT COALESCE(MAX(position) + 1, 0) FROM assignments "
+                                      "WHERE study_id = ? AND annotator_id = ?", [study_id, annotator_id]).fetchone()[0]
+                stamp = now_iso()
+                new_rows = [{"id": derived_id("assignment", study_id, unit_id, annotator_id), "study_id": study_id,
+                             "unit_id": unit_id, "annotator_id": annotator_id, "position": position,
+                             "shuffle_seed": seed, "created_at": stamp}
+                            for unit_id, position, seed in plan(units, nxt)]
+                self.db["assignments"].insert_all(new_rows, batch_size=500)
+        except sqlite3.OperationalError as exc:
+            if is_busy(exc):
+                raise DatabaseBusy(f"{getattr(self, 'path', '')}: could not claim items (the database is busy: "
+                                   "another program is writing to it); try again") from None
+            raise
+        return len(new_rows)
+
+    def claimable_count(self, study_id: str, annotator_id: str) -> int:
+        """How many units of a study the annotator could still claim (see claim_units); a read, no lock: the
+        units with a free slot, less those of them the annotator already holds."""
+        open_units = self.db.execute("SELECT COUNT(*) FROM study_items WHERE study_id = ? AND open_slots > 0",
+                                     [study_id]).fetchone()[0]
+        mine = self.db.execute(
+            "SELECT COUNT(*) FROM assignments m JOIN study_items u ON u.id = m.unit_id "
+            "WHERE m.study_id = ? AND m.annotator_id = ? AND u.open_slots > 0", [study_id, annotator_id]).fetchone()[0]
+        return open_units - mine
 
     def assignments(self, study_id: str, annotator_id: str | None = None) -> list[Assignment]:
         """Assignments of a study (of one annotator, in their queue order, when annotator_id is given)."""

@@ -14,9 +14,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from annotator.screens.summary import SummaryScreen
-from annotator.session import Session
+from annotator.session import PendingDecision, Session
 from annotator.widgets.status_header import StatusHeader
-from storage.errors import PrefvalError
+from storage.errors import DatabaseBusy, PrefvalError
 
 
 MIN_WIDTH, MIN_HEIGHT = 60, 16
@@ -46,6 +46,9 @@ class AnnotateScreen(Screen[None]):
         self.partial: dict | None = None
         self.message = ""
         self.items_drawn = 0  # how many times an item has been drawn (benchmarks wait on it)
+        self.saving: PendingDecision | None = None  # a decision waiting for a busy database (kept, retried)
+        self._writer = None  # BackgroundWriter, opened on the first busy write
+        self._quit_after_save = False
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="header")
@@ -65,7 +68,8 @@ class AnnotateScreen(Screen[None]):
         s = self.session
         done, total = s.progress()
         secs = s.seconds_on_item() if (self.show_timer and not s.finished) else None
-        self.query_one(StatusHeader).show(s.study.name, s.task.name, s.annotator.name, done, total, s.index, secs)
+        self.query_one(StatusHeader).show(s.study.name, s.task.name, s.annotator.name, done, total, s.index, secs,
+                                          unclaimed=s.unclaimed)
 
     async def show_current(self) -> None:
         """Draw the current unit, or the summary when the queue is done."""
@@ -150,6 +154,11 @@ class AnnotateScreen(Screen[None]):
     async def on_key(self, event: events.Key) -> None:
         if self._note_open() or self.session.finished:
             return
+        if self.saving is not None:  # the shown item's answer is not committed yet: no second decision on it
+            if self.session.task.decide(event.key, self.session.view(), self.partial) is not None:
+                event.stop()
+                self._refuse_while_saving()
+            return
         s = self.session
         view = s.view()
         decision = s.task.decide(event.key, view, self.partial)
@@ -160,31 +169,91 @@ class AnnotateScreen(Screen[None]):
             self.notify(f"Not saved: enlarge the terminal to at least {MIN_WIDTH}x{MIN_HEIGHT} to see the whole "
                         "item.", severity="warning", timeout=6)
             return
-        conflicts = s.conflicts
+        await self._save(s.prepare("answered" if decision.complete else "partial", decision.answer,
+                                   advance=decision.complete))
+
+    # ---- saving: at once when the file is free, else kept and retried off the event loop ---------------------
+    async def _save(self, pending: PendingDecision) -> None:
+        """Commit a prepared decision, then draw what follows. The write is tried at once without waiting for the
+        lock; when another program holds it, the decision is kept and retried by a background thread with its
+        own connection, the screen says "saving… database busy" and keeps answering keys (guidelines, scrolling),
+        and the next item shows only once the decision is committed."""
+        s = self.session
         try:
-            s.decide(decision)  # committed before anything else is drawn
+            with s.store.busy_timeout(0):
+                s.write(s.store, pending)
+        except DatabaseBusy:
+            if s.store.path == ":memory:":  # no second connection to an in-memory database: wait here
+                s.write(s.store, pending)
+            else:
+                self.saving = pending
+                self._show_saving(0)
+                self.run_worker(self._save_in_background(pending), group="save", exit_on_error=False)
+                return
         except PrefvalError as exc:  # not saved: stay on the item and say so
             self.notify(str(exc), severity="error", timeout=8)
             return
+        await self._saved(pending)
+
+    def _show_saving(self, attempt: int) -> None:
+        self.query_one("#state", Static).update(
+            "saving… database busy (another program is writing to it); your answer is kept and will be saved"
+            + (f" (attempt {attempt + 1})" if attempt else ""))
+
+    async def _save_in_background(self, pending: PendingDecision) -> None:
+        import asyncio
+
+        from annotator.writer import BackgroundWriter
+
+        if self._writer is None:
+            self._writer = BackgroundWriter(self.session.store.path)
+        on_busy = lambda attempt: self.app.call_from_thread(self._show_saving, attempt)  # noqa: E731
+        try:
+            await asyncio.wrap_future(self._writer.submit(lambda store: self.session.write(store, pending), on_busy))
+        except PrefvalError as exc:
+            self.saving = None
+            self.query_one("#state", Static).update("")
+            self.notify(str(exc), severity="error", timeout=8)
+            return
+        self.saving = None
+        await self._saved(pending)
+        if self._quit_after_save:
+            self.app.exit()
+
+    async def _saved(self, pending: PendingDecision) -> None:
+        s = self.session
+        conflicts = s.conflicts
+        s.apply(pending)
         if s.conflicts > conflicts:
             self.notify("This item had been answered in another window meanwhile; your answer is now the current "
                         "one (both are kept in the history).", severity="warning", timeout=6)
+        if pending.row is not None and pending.row.status == "note":
+            self.notify("note saved", timeout=2)
         await self.show_current()
+
+    def _refuse_while_saving(self) -> bool:
+        if self.saving is None:
+            return False
+        self.notify("Still saving your last answer (the database is busy); the next item shows once it is saved.",
+                    severity="warning", timeout=4)
+        return True
 
     async def action_skip(self) -> None:
         if self.too_small():
             self.notify(f"Not saved: enlarge the terminal to at least {MIN_WIDTH}x{MIN_HEIGHT} to see the whole "
                         "item.", severity="warning", timeout=6)
             return
-        if not self.session.finished:
-            try:
-                self.session.skip()
-            except PrefvalError as exc:
-                self.notify(str(exc), severity="error", timeout=8)
-                return
-            await self.show_current()
+        s = self.session
+        if s.finished or self._refuse_while_saving():
+            return
+        if s.status_of(s.queue[s.index].unit_id) == "answered":  # `s` on an answered item only moves on
+            await self._save(s.prepare_move_on())
+        else:
+            await self._save(s.prepare("skipped", advance=True))
 
     async def action_back(self) -> None:
+        if self._refuse_while_saving():
+            return
         if self.session.back():
             await self.show_current()
         else:
@@ -209,17 +278,16 @@ class AnnotateScreen(Screen[None]):
         note.disabled = True
         self.set_focus(None)
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "note":
             return
-        try:
-            saved = self.session.note(event.value)
-        except PrefvalError as exc:
-            self.notify(str(exc), severity="error", timeout=8)
+        text = event.value.strip()
+        if self.session.finished or not text or self._refuse_while_saving():
+            if not text:
+                self.action_close_note()
             return
-        if saved:
-            self.notify("note saved", timeout=2)
         self.action_close_note()
+        await self._save(self.session.prepare("note", note=text))
 
     def action_guidelines(self) -> None:
         from annotator.screens.guidelines import GuidelinesScreen  # Markdown is slow to import: load on demand
@@ -227,4 +295,13 @@ class AnnotateScreen(Screen[None]):
         self.app.push_screen(GuidelinesScreen(self.session.study.settings.get("guidelines", "")))
 
     def action_quit_app(self) -> None:
+        if self.saving is not None:  # never drop a decision: quit once it is committed
+            self._quit_after_save = True
+            self.notify("Your last answer is still being saved (the database is busy); quitting once it is saved.",
+                        severity="warning", timeout=6)
+            return
         self.app.exit()
+
+    def on_unmount(self) -> None:
+        if self._writer is not None:
+            self._writer.close()

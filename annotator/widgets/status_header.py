@@ -24,9 +24,12 @@ class StatusHeader(Static):
     """
 
     def show(self, study: str, task: str, annotator: str, done: int, total: int, position: int,
-             seconds: float | None) -> None:
-        """Redraw with the given figures; position is 0-based (shown 1-based), seconds None hides the timer."""
+             seconds: float | None, unclaimed: int = 0) -> None:
+        """Redraw with the given figures; position is 0-based (shown 1-based), seconds None hides the timer.
+        done/total: over the annotator's queue claimed so far; unclaimed: units they may still claim (shown as
+        "+N to claim" when above 0: the queue grows in batches as it is worked)."""
         pos = f"item {position + 1}/{total}" if position < total else "finished"
         timer = f" · {format_seconds(seconds)} on item" if seconds is not None else ""
+        more = f" +{unclaimed:,} to claim" if unclaimed > 0 else ""
         self.update(f"[b]{study}[/b] ({task}) · {annotator} · {done}/{total} done {progress_bar(done, total)}"
-                    f" · {pos}{timer}")
+                    f"{more} · {pos}{timer}")

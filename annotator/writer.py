@@ -1,0 +1,72 @@
+"""Writes that must not freeze the screen: a thread with its own connection that retries while the file is busy.
+
+The annotation screen first tries each write at once without waiting for the lock (Store.busy_timeout(0)); when
+another program holds the write lock (a long import, another annotator's claim), the write is handed to a
+BackgroundWriter, which keeps it and retries until it commits, while the screen stays responsive and says so.
+No Textual here.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+import time
+from typing import Callable, TypeVar
+
+from storage.errors import DatabaseBusy
+from storage.store import Store
+
+T = TypeVar("T")
+
+RETRY_WAIT_MS = 500  # how long each attempt in the background waits for the lock (milliseconds)
+
+
+class BackgroundWriter:
+    """One worker thread with its own Store (SQLite connections belong to the thread that opened them).
+
+    path: the database file. submit(fn, on_busy) runs fn(store) in the thread, retrying after DatabaseBusy
+    (each attempt waits up to RETRY_WAIT_MS for the lock; on_busy(attempt) is called from the thread after each
+    failed attempt) until it returns or raises another error; it returns a concurrent.futures.Future.
+    close() stops retrying (a pending write then raises DatabaseBusy), finishes and closes the connection.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefval-writer")
+        self._local = threading.local()
+        self._closing = False
+
+    def _store(self) -> Store:
+        store = getattr(self._local, "store", None)
+        if store is None:
+            store = self._local.store = Store.open(self.path)
+        return store
+
+    def submit(self, fn: Callable[[Store], T], on_busy: Callable[[int], None] = lambda attempt: None
+               ) -> "concurrent.futures.Future[T]":
+        def run() -> T:
+            attempt = 0
+            while True:
+                try:
+                    store = self._store()
+                    with store.busy_timeout(RETRY_WAIT_MS):
+                        return fn(store)
+                except DatabaseBusy:
+                    attempt += 1
+                    if self._closing:
+                        raise
+                    on_busy(attempt)
+                    time.sleep(0.05)
+
+        return self._pool.submit(run)
+
+    def close(self) -> None:
+        self._closing = True
+
+        def shut() -> None:
+            store = getattr(self._local, "store", None)
+            if store is not None:
+                store.close()
+                self._local.store = None
+
+        self._pool.submit(shut)
+        self._pool.shutdown(wait=True)
