@@ -147,8 +147,7 @@ def claim_assignments(store: Store, study: Study, annotator: Annotator, limit: i
 
 def study_annotator_names(store: Store, study: Study) -> list[str]:
     """Names of the human annotators who hold items of a study (released assignments do not count), sorted."""
-    humans = {a.id: a.name for a in store.annotators() if a.kind == "human"}
-    return sorted({humans[a.annotator_id] for a in store.assignments(study.id) if a.annotator_id in humans})
+    return store.holder_names(study.id, "human")
 
 
 def newcomer_question(store: Store, study: Study, name: str) -> str | None:

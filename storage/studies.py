@@ -250,6 +250,13 @@ class StudiesMixin:
             raise
         return len(new_rows)
 
+    def holder_names(self, study_id: str, kind: str = "human") -> list[str]:
+        """Names of the annotators of a kind who hold (unreleased) units of a study, sorted; one SQL pass."""
+        return [r[0] for r in self.db.execute(
+            "SELECT n.name FROM annotators n WHERE COALESCE(n.kind, 'human') = ? AND EXISTS (SELECT 1 FROM assignments a "
+            "WHERE a.study_id = ? AND a.annotator_id = n.id AND a.released_at IS NULL) ORDER BY n.name",
+            [kind, study_id])]
+
     def claimable_count(self, study_id: str, annotator_id: str) -> int:
         """How many units of a study the annotator could still claim (see claim_units); a read, no lock: the
         units with a free slot, less those of them the annotator already holds."""

@@ -201,3 +201,17 @@ async def test_the_screen_stays_responsive_while_the_database_is_busy(mcq_study)
         assert "saving" not in str(app.screen.query_one("#state").render())
     blocker.close()
     reader.close()
+
+
+def test_released_items_go_back_to_the_pool_for_claims(db_file):
+    from annotator.study_setup import release
+
+    _study(db_file, 20, 1)
+    with Store.open(db_file) as s:
+        ana = Session(s, "st", "ana")
+        ana.decide(_answer(0))
+        ana.decide(_answer(1))
+        assert release(s, ana.study, "ana", keep_skipped=False) == (18, 2)
+        bo = Session(s, "st", "bo")  # the 18 unanswered units are open again; the 2 answered stay with ana
+        assert len(bo.queue) == 18 and bo.unclaimed == 0
+        assert set(_per_unit(db_file).values()) == {1}
