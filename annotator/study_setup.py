@@ -130,7 +130,8 @@ def claim_assignments(store: Store, study: Study, annotator: Annotator, limit: i
     open item left, so people who start later share the work). Counting and claiming are one write transaction
     (Store.claim_units): no unit ever gets more human annotators than its quota, however many claim at once.
 
-    Units come in study order, filling the units others began first; within a batch the annotator sees them in
+    Units come in study order, filling the units others began first, with the attention checks due mixed in
+    (their share keeps pace with the annotator's share of the study); within a batch the annotator sees them in
     their own seeded order (unless settings.order == "study"), each with its seeded option/side shuffle.
     Returns the number of units claimed (0 when nothing is left for this annotator). Raises DatabaseBusy when
     another program held the write lock beyond the busy timeout.
@@ -142,7 +143,7 @@ def claim_assignments(store: Store, study: Study, annotator: Annotator, limit: i
             random.Random(seed if start == 0 else stable_seed(seed, start)).shuffle(units)
         return [(u.id, start + i, _assign_seed(study, annotator, u)) for i, u in enumerate(units)]
 
-    return store.claim_units(study.id, annotator.id, limit, plan)
+    return store.claim_units(study.id, annotator.id, limit, plan, spread_checks=bool(study.settings.get("checks")))
 
 
 def study_annotator_names(store: Store, study: Study) -> list[str]:

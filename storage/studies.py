@@ -211,7 +211,7 @@ class StudiesMixin:
         return added
 
     def claim_units(self, study_id: str, annotator_id: str, limit: int,
-                    plan: Callable[[list[Unit], int], list[tuple[str, int, int]]]) -> int:
+                    plan: Callable[[list[Unit], int], list[tuple[str, int, int]]], spread_checks: bool = False) -> int:
         """Claim up to `limit` more units of a study for one annotator: counting and claiming are ONE write
         transaction (BEGIN IMMEDIATE), so however many annotators claim at the same moment, no unit ever gets more
         human annotators than its quota.
@@ -222,6 +222,9 @@ class StudiesMixin:
         first and agreement can be computed early. plan(units, next_position) -> [(unit_id, position, seed)] is
         called inside the transaction with the claimable units (study order) and the next free position of the
         annotator's queue; it orders them (each annotator's own shuffle) and gives each its shuffle seed.
+        spread_checks: the study has attention-check units (extra["check"], every annotator gets them): `limit`
+        counts the other units, and each batch adds the checks due so that the annotator's share of the checks
+        keeps pace with their share of the other units (ceil(checks * mine / units)), mixed in by plan.
         Returns the number of units claimed (0: nothing left to claim). Raises DatabaseBusy when another process
         held the write lock beyond the busy timeout (nothing claimed).
         """
@@ -229,8 +232,11 @@ class StudiesMixin:
 
         try:
             with write_transaction(self.db):
-                rows = self.db.execute(_CLAIMABLE_SQL + " ORDER BY u.position LIMIT ?3",
+                regular = " AND json_extract(u.extra, '$.check') IS NULL" if spread_checks else ""
+                rows = self.db.execute(_CLAIMABLE_SQL + regular + " ORDER BY u.position LIMIT ?3",
                                        [study_id, annotator_id, limit]).fetchall()
+                if spread_checks and rows:
+                    rows += self._checks_due(study_id, annotator_id, len(rows))
                 if not rows:
                     return 0
                 units = [Unit(id=r[0], study_id=study_id, item_id=r[1], item_b_id=r[2], position=r[3],
@@ -249,6 +255,22 @@ class StudiesMixin:
                                    "another program is writing to it); try again") from None
             raise
         return len(new_rows)
+
+    def _checks_due(self, study_id: str, annotator_id: str, adding: int) -> list[tuple]:
+        """Attention-check units (extra.check) to claim with `adding` other units (see claim_units)."""
+        is_check = "json_extract(u.extra, '$.check') IS NOT NULL"
+        totals = self.db.execute(f"SELECT SUM({is_check}), SUM(NOT {is_check}) FROM study_items u "
+                                 "WHERE u.study_id = ?", [study_id]).fetchone()
+        n_checks, n_units = totals[0] or 0, totals[1] or 0
+        mine = self.db.execute(f"SELECT SUM({is_check}), SUM(NOT {is_check}) FROM assignments m "
+                               "JOIN study_items u ON u.id = m.unit_id WHERE m.study_id = ? AND m.annotator_id = ?",
+                               [study_id, annotator_id]).fetchone()
+        mine_checks, mine_units = mine[0] or 0, (mine[1] or 0) + adding
+        due = -(-n_checks * mine_units // n_units) - mine_checks if n_units else 0
+        if due <= 0:
+            return []
+        return self.db.execute(_CLAIMABLE_SQL + f" AND {is_check} ORDER BY u.position LIMIT ?3",
+                               [study_id, annotator_id, due]).fetchall()
 
     def holder_names(self, study_id: str, kind: str = "human") -> list[str]:
         """Names of the annotators of a kind who hold (unreleased) units of a study, sorted; one SQL pass."""
