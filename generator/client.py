@@ -187,12 +187,22 @@ def schema_is_strict(schema: dict[str, Any]) -> bool:
     return ok
 
 
+_STRICT_MEMO: dict[int, tuple[dict, bool]] = {}
+
+
 def response_format_for(request: LLMRequest) -> dict[str, Any] | None:
-    """The ``response_format`` sent for a request: OpenAI structured outputs (json_schema), or None for free text."""
-    if request.schema is None:
+    """The ``response_format`` sent for a request: OpenAI structured outputs (json_schema), or None for free text.
+    ``strict`` is true when the schema is strict-compatible (schema_is_strict; remembered per schema object)."""
+    schema = request.schema
+    if schema is None:
         return None
-    return {"type": "json_schema", "json_schema": {
-        "name": request.schema_name, "schema": request.schema, "strict": schema_is_strict(request.schema)}}
+    memo = _STRICT_MEMO.get(id(schema))
+    if memo is None or memo[0] is not schema:
+        if len(_STRICT_MEMO) > 1024:
+            _STRICT_MEMO.clear()
+        memo = _STRICT_MEMO[id(schema)] = (schema, schema_is_strict(schema))
+    return {"type": "json_schema", "json_schema": {"name": request.schema_name, "schema": schema,
+                                                   "strict": memo[1]}}
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -378,13 +388,15 @@ class LLMClient:
     use_litellm_prices: look unknown models up in litellm's price map (default: when litellm is the completion
         function).
     sleep: the coroutine used to wait between retries (tests pass a recorder).
+    background_writes: write the cache from a writer thread with its own connection (database files only).
     """
 
     def __init__(self, store: Any = None, *, run_id: str | None = None, completion_fn: CompletionFn | None = None,
                  limits: dict[str, ModelLimits] | None = None, default_limits: ModelLimits = ModelLimits(),
                  retry: RetryPolicy = RetryPolicy(), budget_usd: float | None = None,
                  prices: dict[str, Price] | None = None, use_litellm_prices: bool | None = None,
-                 sleep: Callable[[float], Any] = asyncio.sleep, seed: int | None = None):
+                 sleep: Callable[[float], Any] = asyncio.sleep, seed: int | None = None,
+                 background_writes: bool = True):
         self.store = store
         self.run_id = run_id
         self._completion_fn = completion_fn
@@ -402,6 +414,8 @@ class LLMClient:
         self._limits: dict[tuple[str, int], _Limits] = {}
         self._unknown_price: set[str] = set()
         self._used_litellm = False
+        self.background_writes = background_writes
+        self._writer: Any = None
         # a guard a little above litellm's own timeout, in case a transport ignores it
         self._guard_timeout = retry.timeout + min(0.5, retry.timeout * 0.1)
 
@@ -419,6 +433,9 @@ class LLMClient:
             task.cancel()
         if self._inflight:
             await asyncio.gather(*self._inflight.values(), return_exceptions=True)
+        if self._writer is not None:
+            writer, self._writer = self._writer, None
+            await asyncio.to_thread(writer.close)
         if self._used_litellm:
             litellm = import_litellm()
             await litellm.close_litellm_async_clients()
@@ -547,17 +564,19 @@ class LLMClient:
             reply = LLMReply(value=value, text=text, prompt_tokens=pt, completion_tokens=ct, cost_usd=cost,
                              seconds=seconds, attempts=state["attempts"], cached=False, finish_reason=finish,
                              cache_key=key, model=request.model)
-            self._write_cache(request, reply, parsed)
+            await self._write_cache(request, reply, parsed)
             return reply
         raise LLMCallFailed(f"invalid reply after {self.retry.max_repairs} repair attempts: {last_reason}",
                             state["attempts"])
 
-    def _write_cache(self, request: LLMRequest, reply: LLMReply, parsed: Any) -> None:
+    async def _write_cache(self, request: LLMRequest, reply: LLMReply, parsed: Any) -> None:
+        """Commit the reply to the cache before the caller gets it. With a database file the write runs in a
+        writer thread (group commit, the event loop never waits for a disk sync); with ":memory:" here."""
         if self.store is None:
             return
-        from storage.llm_calls import LLMCall
+        from storage.llm_calls import LLMCall, LLMCallWriter
 
-        self.store.put_llm_call(LLMCall(
+        call = LLMCall(
             key=reply.cache_key, run_id=self.run_id, model=request.model, api_base=request.api_base,
             template=request.template,
             request={"messages": list(request.messages), "params": request.params, "schema": request.schema,
@@ -565,7 +584,14 @@ class LLMClient:
             reply_text=reply.text, parsed=parsed, finish_reason=reply.finish_reason,
             prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
             usage_known=reply.prompt_tokens is not None, cost_usd=reply.cost_usd, seconds=reply.seconds,
-            attempts=reply.attempts))
+            attempts=reply.attempts)
+        path = str(getattr(self.store, "path", ":memory:"))
+        if not self.background_writes or path == ":memory:":
+            self.store.put_llm_call(call)
+            return
+        if self._writer is None:
+            self._writer = LLMCallWriter(path)
+        await asyncio.wrap_future(self._writer.submit(call))
 
     # ---- one request with transport retries ----------------------------------------------------------------------
     def _limits_for(self, model: str) -> _Limits:
@@ -606,7 +632,8 @@ class LLMClient:
                 self.stats.requests += 1
                 started = time.monotonic()
                 try:
-                    response = await asyncio.wait_for(completion(**kwargs), self._guard_timeout)
+                    async with asyncio.timeout(self._guard_timeout):
+                        response = await completion(**kwargs)
                     return response, time.monotonic() - started
                 except asyncio.CancelledError:
                     raise

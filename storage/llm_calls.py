@@ -7,6 +7,9 @@ A cached call is a *valid* reply (the client validated it before writing); the k
 from __future__ import annotations
 
 import json
+import queue
+import threading
+from concurrent.futures import Future
 from typing import Any
 
 from pydantic import BaseModel
@@ -75,6 +78,15 @@ def _no_secret_fields(value: Any, where: str) -> None:
             _no_secret_fields(v, where)
 
 
+def _call_values(call: LLMCall) -> tuple:
+    _no_secret_fields(call.request, f"llm call {call.key[:12]}")
+    request_json = scrub_text(json.dumps(call.request, ensure_ascii=False, sort_keys=True))
+    return (call.key, call.run_id, call.model, call.api_base, call.template, request_json, call.reply_text,
+            json.dumps(call.parsed, ensure_ascii=False) if call.parsed is not None else None,
+            call.finish_reason, call.prompt_tokens, call.completion_tokens, int(call.usage_known),
+            call.cost_usd, call.seconds, call.attempts, call.created_at or now_iso())
+
+
 def _call_from_row(row: tuple) -> LLMCall:
     d = dict(zip(_CALL_COLUMNS, row))
     d["request"] = json.loads(d["request"])
@@ -95,14 +107,14 @@ class LLMCallsMixin:
     def put_llm_call(self, call: LLMCall) -> None:
         """Write (or replace) one cached call and commit. Raises PrefvalError when the request holds a
         credential-named field (api_key, authorization ...)."""
-        _no_secret_fields(call.request, f"llm call {call.key[:12]}")
-        request_json = scrub_text(json.dumps(call.request, ensure_ascii=False, sort_keys=True))
-        values = (call.key, call.run_id, call.model, call.api_base, call.template, request_json, call.reply_text,
-                  json.dumps(call.parsed, ensure_ascii=False) if call.parsed is not None else None,
-                  call.finish_reason, call.prompt_tokens, call.completion_tokens, int(call.usage_known),
-                  call.cost_usd, call.seconds, call.attempts, call.created_at or now_iso())
+        self.put_llm_calls([call])
+
+    def put_llm_calls(self, calls: list[LLMCall]) -> None:
+        """Write (or replace) several cached calls in one transaction and commit (one disk sync for all).
+        Raises PrefvalError, with nothing written, when a request holds a credential-named field."""
+        rows = [_call_values(call) for call in calls]
         with write_transaction(self.db):
-            self.db.execute(_INSERT_CALL, values)
+            self.db.conn.executemany(_INSERT_CALL, rows)
 
     def llm_calls(self, run_id: str | None = None) -> list[LLMCall]:
         """Cached calls in the order they were written, optionally of one run."""
@@ -165,3 +177,89 @@ def _run_from_row(row: tuple) -> Run:
     d["config"] = json.loads(d["config"] or "{}")
     d["totals"] = json.loads(d["totals"] or "{}")
     return Run(**d)
+
+
+class LLMCallWriter:
+    """Writes cached calls from a thread of its own, with its own connection to the database file, so that an
+    event loop never waits for a disk sync. Calls that arrive while a write is under way are written together in
+    the next transaction (group commit: one sync for many replies).
+
+    ``submit(call)`` returns a concurrent.futures.Future that is done once the call is committed (its exception is
+    set when the write failed: PrefvalError for a credential in the request). ``close()`` writes what is pending
+    and stops the thread. For a ":memory:" database (no second connection can see it) use put_llm_call instead.
+    """
+
+    MAX_BATCH = 256
+
+    def __init__(self, path: str):
+        if str(path) == ":memory:":
+            raise PrefvalError("a writer thread needs a database file, not :memory:")
+        self.path = str(path)
+        self._queue: queue.Queue = queue.Queue()
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="prefval-llm-cache-writer", daemon=True)
+        self._thread.start()
+        self._ready.wait()
+        if self._error is not None:
+            raise self._error
+
+    def submit(self, call: LLMCall) -> Future:
+        future: Future = Future()
+        self._queue.put((call, future))
+        return future
+
+    def close(self) -> None:
+        """Commit everything submitted, then stop the thread (idempotent)."""
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+
+    def _run(self) -> None:
+        from storage.store import Store
+
+        try:
+            store = Store.open(self.path)
+        except BaseException as exc:  # reported by __init__
+            self._error = exc
+            self._ready.set()
+            return
+        self._ready.set()
+        try:
+            stop = False
+            while not stop:
+                first = self._queue.get()
+                batch = []
+                if first is None:
+                    stop = True
+                else:
+                    batch.append(first)
+                while len(batch) < self.MAX_BATCH:
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is None:
+                        stop = True
+                        continue
+                    batch.append(item)
+                if batch:
+                    self._write(store, batch)
+        finally:
+            store.close()
+
+    @staticmethod
+    def _write(store: Any, batch: list[tuple[LLMCall, Future]]) -> None:
+        try:
+            store.put_llm_calls([call for call, _ in batch])
+        except BaseException:
+            for call, future in batch:  # one bad call must not fail the others: write them one by one
+                try:
+                    store.put_llm_call(call)
+                except BaseException as exc:
+                    future.set_exception(exc)
+                else:
+                    future.set_result(None)
+            return
+        for _, future in batch:
+            future.set_result(None)
