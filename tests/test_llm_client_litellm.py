@@ -244,3 +244,25 @@ def test_killed_and_resumed_sends_no_cached_request_again(fake_llm, fake_key, db
     counts = fake_llm.log.per_hash()
     for r in second:
         assert counts[canonical_body_hash(r.body)] <= 2  # at most: once killed in flight, once now
+
+
+def test_prices_from_litellm_price_map_and_config():
+    client = LLMClient(use_litellm_prices=True, prices={"openai/my-local": Price(1.0, 3.0)})
+    # gpt-4o-mini's published price: 0.15 USD per 1M input tokens, 0.60 per 1M output tokens
+    assert client.cost_of("openai/gpt-4o-mini", 1_000_000, 1_000_000) == pytest.approx(0.75)
+    assert client.cost_of("openai/my-local", 2_000, 1_000) == pytest.approx((2_000 * 1.0 + 1_000 * 3.0) / 1e6)
+    assert client.cost_of("openai/nobody-knows-this-model", 10, 10) is None  # never raises
+    assert client.cost_of("openai/gpt-4o-mini", None, None) is None
+
+
+def test_prompt_tokens_are_counted_offline():
+    from generator.client import count_prompt_tokens
+
+    def tokens(model: str, copies: int) -> int:
+        return count_prompt_tokens(LLMRequest(model=model, template="t@1",
+                                              messages=({"role": "user", "content": "hello world " * copies},)))
+
+    # o200k: "hello" and " world" / " hello" are one token each, so 10 more copies are 20 more tokens
+    assert tokens("openai/gpt-4o-mini", 20) - tokens("openai/gpt-4o-mini", 10) == 20
+    # a Llama name needs a tokenizer that is not bundled: an estimate, and no download (the test has no network)
+    assert tokens("hosted_vllm/meta-llama/Llama-3.1-8B-Instruct", 10) > 20

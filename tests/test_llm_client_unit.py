@@ -425,3 +425,54 @@ async def test_a_cached_reply_that_no_longer_validates_is_asked_again(store):
     await client(fn, store).complete(request(), Verdict)
     reply = await client(fn, store).complete(request(), Strict)
     assert len(fn.calls) == 2 and reply.value.score == 5
+
+
+def _call(key: str, **kw) -> LLMCall:
+    return LLMCall(key=key, model="m", template="t@1", request={"messages": [], "params": kw}, reply_text="{}",
+                   parsed={})
+
+
+def test_writer_thread_commits_batches_and_isolates_a_bad_call(db_file):
+    from storage.llm_calls import LLMCallWriter
+
+    Store.open(db_file).close()
+    writer = LLMCallWriter(db_file)
+    futures = [writer.submit(_call(f"k{i}")) for i in range(50)]
+    bad = writer.submit(_call("bad", api_key="sk-nope"))
+    futures += [writer.submit(_call(f"z{i}")) for i in range(5)]
+    for f in futures:
+        assert f.result(10) is None
+    with pytest.raises(PrefvalError):
+        bad.result(10)
+    writer.close()
+    with Store.open(db_file) as store:
+        assert store.llm_call_keys() == {f"k{i}" for i in range(50)} | {f"z{i}" for i in range(5)}
+    with pytest.raises(PrefvalError):
+        LLMCallWriter(":memory:")
+
+
+async def test_a_reply_is_committed_before_complete_returns(db_file):
+    store = Store.open(db_file)
+    c = client(FakeCompletion(), store)
+    reply = await c.complete(request(), Verdict)
+    with Store.open(db_file) as other:  # another connection sees it at once
+        assert other.get_llm_call(reply.cache_key).reply_text == GOOD
+    await c.aclose()
+    store.close()
+
+
+async def test_tokens_per_minute_queue_rather_than_reject():
+    starts: list[float] = []
+    loop = asyncio.get_running_loop()
+
+    async def fn(**kwargs):
+        starts.append(loop.time())
+        return response(GOOD)
+
+    # each request counts len("judge item N") // 4 + max_tokens 97 = 100 tokens; a bucket of 300 per 0.3 s
+    c = client(fn, limits={"test/model": ModelLimits(max_in_flight=50, tpm=300, period=0.3)})
+    reqs = [request(i, params={"max_tokens": 97}) for i in range(7)]
+    replies = await asyncio.gather(*[c.complete(r, Verdict) for r in reqs])
+    assert len(replies) == 7 and c.stats.failed == 0
+    assert sum(s - starts[0] < 0.05 for s in starts) <= 4  # 3 at once (+1 refilled), the others queued
+    assert starts[-1] - starts[0] >= 0.3  # 4 more at 1000 tokens per second: at least 0.4 s, minus rounding
