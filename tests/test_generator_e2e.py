@@ -195,3 +195,36 @@ def test_sigkill_then_resume_sends_no_answered_request_again(gen_db, server, tmp
         assert done_before < len(whole.gen_rows("sample", status="done"))  # killed part-way
         assert snapshot(s) == snapshot(whole)
         assert len(s.gen_rows("sample", status="done")) == len(whole.gen_rows("sample", status="done"))
+
+
+def test_a_row_whose_replies_stay_invalid_fails_alone(server, tmp_path):
+    db = str(tmp_path / "fault.db")
+
+    def one_query(body):
+        rf = body.get("response_format") or {}
+        text = " ".join(m.get("content", "") for m in body.get("messages", []))
+        return rf.get("json_schema", {}).get("name") == "query" and '"user_id": "u002"' in text \
+            and '"pref_id": "p01"' in text
+    fault = server.add_fault("invalid_json", times=3, match=one_query)  # the first try and both repairs
+    assert main(["generate", str(CONFIG), "--api-base", server.url, "--db", db]) == 0
+    assert fault.used == 3
+    with Store.open(db) as s:
+        failed = s.gen_rows("sample", status="failed")
+        assert [(r.stage, r.row_key, r.calls) for r in failed] == [("queries", "u002:p01", 3)]
+        assert "JSON" in failed[0].reason
+        assert len(s.gen_rows("sample", "queries", status="done")) == 8
+        assert s.get_dataset("sample-queries").n_items == 8 * 4 * 3
+
+
+def test_budget_stops_cleanly_and_a_larger_one_finishes(server, gen_db, tmp_path):
+    db = str(tmp_path / "budget.db")
+    # the sample config prices the fake model at 0.15 / 0.60 USD per million tokens: a few calls cost ~0.0003
+    assert main(["generate", str(CONFIG), "--api-base", server.url, "--budget", "0.001", "--db", db]) == 3
+    with Store.open(db) as s:
+        run = s.runs("generate")[0]
+        done = s.gen_rows("sample", status="done")
+        assert run.status == "budget" and 0 < len(done) and not s.gen_rows("sample", status="failed")
+        assert sum(r.cost_usd or 0 for r in done) >= 0.001 - 0.0005
+    assert main(["generate", str(CONFIG), "--api-base", server.url, "--budget", "1", "--db", db]) == 0
+    with Store.open(db) as s, Store.open(gen_db) as whole:
+        assert snapshot(s) == snapshot(whole)

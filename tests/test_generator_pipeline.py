@@ -234,3 +234,20 @@ def test_cli_export_realpref_then_import_gives_the_same_items(tmp_path, capsys):
         assert sorted((i.external_id, i.kind, i.payload) for i in s.items("again")) == before
     assert main(["export", "--dataset", "sample-events", "--format", "realpref", "--db", str(db)]) == 1
     assert "u001:e01" in capsys.readouterr().err
+
+
+def test_two_pipelines_pair_by_id_in_a_pairwise_study(tmp_path):
+    db = str(tmp_path / "two.db")
+    with Store.open(db) as s:
+        run(s, FakeClient())
+        other = load_config(CONFIG, {"name": "other", "seed": 8})
+        run(s, FakeClient(), config=other)
+    assert main(["study", "create", "plaus", "--task", "pairwise", "--dataset", "sample-conversations",
+                 "--dataset", "other-conversations", "--db", db]) == 0
+    with Store.open(db) as s:
+        units = s.units(s.get_study("plaus").id)
+        a = {i.id: i.external_id for i in s.items("sample-conversations")}
+        b = {i.id: i.external_id for i in s.items("other-conversations")}
+    # both runs sample 3 users with 3 preferences each and 4 expression types; ids u00N:pNN:convT match
+    assert len(units) == len(set(a.values()) & set(b.values()))
+    assert all(a[u.item_id] == b[u.item_b_id] for u in units)

@@ -145,8 +145,13 @@ def run_dataset(args: argparse.Namespace) -> int:
         raise PrefvalError("give either a study or --dataset, not both")
     if args.out and not args.out.lower().endswith(".jsonl"):
         raise PrefvalError(f"{args.out}: the RealPref export is JSONL; name the file *.jsonl")
+    from storage.errors import InputError
+
     with Store.open(db_path(args, must_exist=True)) as store:
-        records = records_from_items(store.items(args.dataset))
+        try:
+            records = records_from_items(store.items(args.dataset))
+        except InputError as exc:
+            raise PrefvalError(f"dataset '{args.dataset}': {exc.record}: {exc.problem}") from None
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     _write(args.out, text, f"{len(records)} RealPref records")
     return 0
