@@ -10,9 +10,9 @@ attempts can fix them.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 #: RealPref's four preference types (Table 1) and the labels its records use.
 PREFERENCE_TYPES: dict[str, str] = {
@@ -44,6 +44,10 @@ class _Reply(BaseModel):
 
 def _date_field(v: str) -> str:
     return format_date(parse_date(v))
+
+
+#: A date in a reply: "YYYY/MM/DD" or "YYYY-MM-DD", kept as "YYYY/MM/DD".
+ReplyDate = Annotated[str, AfterValidator(_date_field)]
 
 
 class Turn(_Reply):
@@ -88,11 +92,9 @@ class EventsIn(BaseModel):
 
 
 class LifeEvent(_Reply):
-    date: str
+    date: ReplyDate
     duration_type: DurationType
     event: str = Field(min_length=10)
-
-    _d = field_validator("date")(classmethod(lambda cls, v: _date_field(v)))
 
 
 class EventsReply(_Reply):
@@ -113,10 +115,8 @@ class PreferenceOut(_Reply):
     reason: str = Field(min_length=5)
     type: PreferenceType
     topic: str = Field(min_length=3)
-    event_date: str
+    event_date: ReplyDate
     event: str = Field(min_length=10)
-
-    _d = field_validator("event_date")(classmethod(lambda cls, v: _date_field(v)))
 
 
 class PreferencesReply(_Reply):
@@ -234,14 +234,13 @@ class EvolveReply(_Reply):
     """A later event that changes the preference, the new preference, the option aligned with it, and a session in
     which the user shows the change (HorizonBench section 5.1)."""
 
-    event_date: str
+    event_date: ReplyDate
     event: str = Field(min_length=10)
     evolved_preference: str = Field(min_length=10)
     reason: str = Field(min_length=5)
     new_option: str = Field(min_length=1)
     session: list[Turn] = Field(min_length=2)
 
-    _d = field_validator("event_date")(classmethod(lambda cls, v: _date_field(v)))
     _t = field_validator("session")(classmethod(lambda cls, v: _alternating(v)))
 
 
