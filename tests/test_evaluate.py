@@ -273,3 +273,23 @@ def test_run_jobs_records_failures_and_stops_at_the_budget():
     assert result.totals()["cost_usd"] == 1.5 and result.totals()["failed"] == 1 and not result.budget_stopped
     result = asyncio.run(run_jobs(_ScriptedClient(budget=2), [job(i) for i in range(5)]))
     assert len(result.replies) == 2 and result.budget_stopped and result.totals()["budget_stopped"]
+
+
+def test_budget_stops_cleanly_and_a_rerun_goes_on(mcq_study, fake_llm, fake_key, capsys):
+    fake_llm.register("mcq_answer", mcq_maker)
+    # 1 USD per token: every call costs far more than a tenth of the budget, so the budget runs out mid-run
+    args = ["answer", "--study", "st", "--model", "openai/good", "--blind", "--api-base", fake_llm.url,
+            "--concurrency", "1", "--price", "1000000,1000000"]
+    assert ev(mcq_study, *args, "--budget", "100") == 0
+    err = capsys.readouterr().err
+    assert "budget of 100.0 USD spent" in err
+    first = len(answers_of(mcq_study, "st", "openai/good"))
+    with Store.open(mcq_study) as s:
+        run = s.runs("evaluate")[0]
+    assert 1 <= first < 6 and run.status == "budget" and run.totals["budget_stopped"]
+    assert fake_llm.log.count() == first
+    assert ev(mcq_study, *args, "--budget", "100000") == 0
+    assert len(answers_of(mcq_study, "st", "openai/good")) == 6
+    assert fake_llm.log.count() == 6  # the calls answered before were not sent again
+    assert ev(mcq_study, *args[:-2], "--price", "cheap") != 0
+    assert "--price" in capsys.readouterr().err

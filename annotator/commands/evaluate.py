@@ -36,6 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         q.add_argument("--max-tokens", type=int, default=512, help="completion tokens per call (default 512)")
         q.add_argument("--concurrency", type=int, default=8, help="requests in flight per model (default 8)")
         q.add_argument("--budget", type=float, metavar="USD", help="stop sending new calls once this is spent")
+        q.add_argument("--price", metavar="IN,OUT", help="USD per 1M input and output tokens of the run's models "
+                                                          "(default: litellm's price map; unknown prices count as "
+                                                          "unknown, never as 0)")
         q.add_argument("--dry-run", action="store_true", help="count calls, tokens and a cost bound; send nothing")
         add_db_option(q)
         q.set_defaults(func=run)
@@ -76,10 +79,27 @@ def _params(args) -> dict[str, Any]:
     return {"temperature": args.temperature, "max_tokens": args.max_tokens}
 
 
-def _dry_run(store, jobs) -> str:
+def _prices(args, models: list[str]) -> dict | None:
+    """{model: Price} from --price IN,OUT for every model of the run, None without --price. Raises PrefvalError."""
+    if not args.price:
+        return None
+    from generator.client import Price
+
+    try:
+        p_in, p_out = (float(x) for x in args.price.split(","))
+    except ValueError:
+        raise PrefvalError(f"--price {args.price!r}: expected IN,OUT in USD per 1M tokens, e.g. 0.15,0.6") from None
+    if p_in < 0 or p_out < 0:
+        raise PrefvalError("--price: prices cannot be negative")
+    return {m: Price(p_in, p_out) for m in models}
+
+
+def _dry_run(store, jobs, args) -> str:
     from generator.client import dry_run_estimate
 
-    est = dry_run_estimate([j.request for j in jobs], cached_keys=store.llm_call_keys())
+    models = sorted({j.request.model for j in jobs})
+    est = dry_run_estimate([j.request for j in jobs], prices=_prices(args, models),
+                           cached_keys=store.llm_call_keys())
     cost = "unknown (a model without a known price)" if est.cost_upper_usd is None else \
         f"at most {est.cost_upper_usd:.4f} USD"
     return (f"dry run: {est.calls} calls to send ({est.cached} already cached), {est.prompt_tokens:,} prompt tokens, "
@@ -92,7 +112,8 @@ async def _send(store, run_id: str, jobs, args, models: list[str], description: 
     from generator.progress import RunProgress
 
     limits = {m: ModelLimits(max_in_flight=args.concurrency) for m in models}
-    async with LLMClient(store, run_id=run_id, limits=limits, budget_usd=args.budget) as client:
+    async with LLMClient(store, run_id=run_id, limits=limits, budget_usd=args.budget,
+                         prices=_prices(args, models)) as client:
         with RunProgress(total=len(jobs), description=description) as progress:
             progress.attach(client)
             result = await run_jobs(client, jobs)
@@ -128,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
         raise PrefvalError("--concurrency must be at least 1")
     if args.budget is not None and args.budget <= 0:
         raise PrefvalError("--budget must be positive")
+    _prices(args, [])  # a malformed --price fails before anything runs
     with Store.open(db_path(args, must_exist=True)) as store:
         return handler(store, args)
 
@@ -145,7 +167,7 @@ def _answer(store, args) -> int:
             raise PrefvalError("open queries need --dataset and --out-dataset (and no --study)")
         jobs = runs.open_answer_jobs(store, args.dataset, args.model, params=_params(args), api_base=args.api_base)
         if args.dry_run:
-            print(_dry_run(store, jobs))
+            print(_dry_run(store, jobs, args))
             return 0
         _, result = _run_stage(store, args, jobs, _config(args, dataset=args.dataset, out=args.out_dataset),
                                "answer (open)", [args.model])
@@ -157,7 +179,7 @@ def _answer(store, args) -> int:
     jobs = runs.mcq_jobs(store, args.study, args.model, blind=args.blind, rotate=args.rotate_options,
                          params=_params(args), api_base=args.api_base)
     if args.dry_run:
-        print(_dry_run(store, jobs))
+        print(_dry_run(store, jobs, args))
         return 0
     name = args.name or args.model
     _, result = _run_stage(store, args, jobs, _config(args, study=args.study, blind=args.blind,
@@ -176,7 +198,7 @@ def _judge_study(store, args) -> int:
                    "judge-pairwise": (runs.pairwise_jobs, runs.write_pairwise)}[args.kind]
     jobs = plan(store, args.study, args.model, params=_params(args), api_base=args.api_base)
     if args.dry_run:
-        print(_dry_run(store, jobs))
+        print(_dry_run(store, jobs, args))
         return 0
     _, result = _run_stage(store, args, jobs, _config(args, study=args.study), args.kind, [args.model])
     for who, n in write(store, args.study, args.name or args.model, args.model, result).items():
@@ -195,7 +217,7 @@ def _judge_reflection(store, args) -> int:
     jobs = runs.response_jobs(store, args.dataset, args.responder, args.samples, params=params,
                               api_base=args.api_base)
     if args.dry_run:
-        print(_dry_run(store, jobs) + " (responses only; the judge's calls depend on them)")
+        print(_dry_run(store, jobs, args) + " (responses only; the judge's calls depend on them)")
         return 0
     config = _config(args, dataset=args.dataset, responder=args.responder, samples=args.samples, out=args.out)
     _, result = _run_stage(store, args, jobs, config, "responses", [args.responder])
@@ -239,7 +261,7 @@ def _consensus(store, args) -> int:
         jobs += runs.mcq_jobs(store, args.study, model, blind=True, rotate=False, params=_params(args),
                               api_base=args.api_base, tag=model)
     if args.dry_run:
-        print(_dry_run(store, jobs))
+        print(_dry_run(store, jobs, args))
         return 0
     config = {"kind": "consensus", "models": models, "rule": f"{m}/{len(models)}", "study": args.study,
               "out": args.out_dataset, "params": _params(args), "api_base": args.api_base, "budget_usd": args.budget}

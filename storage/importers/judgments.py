@@ -280,9 +280,10 @@ def _add_judgments(store: Store, records: list[_Rec], study_name: str, judge: st
         n_assigned = store.add_assignments(study.id, [(u.id, ann.id, len(queue) + i, 0)
                                                       for i, (u, _) in enumerate(todo)])
         assignment = {a.unit_id: a.id for a in store.assignments(study.id, ann.id)}
+        logged = {a.id for a in store.annotations(study.id) if a.annotator_id == ann.id}
         for unit, answer in todo:
             aid = derived_id("judgment", study.name, judge, unit.id)
-            if any(r.id == aid for r in store.history(study.id, unit.id, ann.id)):
+            if aid in logged:
                 present += 1
                 continue
             store.add_annotation(AnnotationIn(
