@@ -481,9 +481,16 @@ class LLMClient:
             return cached
         task = asyncio.ensure_future(self._call(request, output_model, key))
         self._inflight[key] = task
-        task.add_done_callback(lambda _t, k=key: self._inflight.pop(k, None))
+        task.add_done_callback(lambda t, k=key: self._call_finished(k, t))
+        reply = await self._shared_result(task)
+        self.stats.done += 1
+        self._notify()
+        return reply
+
+    async def _shared_result(self, task: asyncio.Task) -> LLMReply:
+        """The call's reply (shielded: a cancelled caller does not cancel the shared call), its failures counted."""
         try:
-            reply = await asyncio.shield(task)
+            return await asyncio.shield(task)
         except LLMCallFailed:
             self.stats.failed += 1
             self._notify()
@@ -492,18 +499,15 @@ class LLMClient:
             self.stats.budget_refused += 1
             self._notify()
             raise
-        self.stats.done += 1
-        self._notify()
-        return reply
+
+    def _call_finished(self, key: str, task: asyncio.Task) -> None:
+        self._inflight.pop(key, None)
+        if not task.cancelled():
+            task.exception()  # retrieved here, so a call whose callers were all cancelled logs no warning
 
     async def _follow(self, task: asyncio.Task, output_model: Any) -> LLMReply:
         """Wait for an identical call in flight and share its reply (no request of its own)."""
-        try:
-            reply = await asyncio.shield(task)
-        except LLMCallFailed:
-            self.stats.failed += 1
-            self._notify()
-            raise
+        reply = await self._shared_result(task)
         if output_model is not None and not isinstance(reply.value, output_model):
             try:
                 value = output_model.model_validate(json.loads(_strip_fences(reply.text)))

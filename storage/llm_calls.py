@@ -256,8 +256,11 @@ class LLMCallWriter:
             for call, future in batch:  # one bad call must not fail the others: write them one by one
                 try:
                     store.put_llm_call(call)
-                except BaseException as exc:
+                except PrefvalError as exc:
                     future.set_exception(exc)
+                except Exception as exc:  # sqlite errors: disk full, locked past the busy timeout ...
+                    future.set_exception(PrefvalError(f"{store.path}: the LLM call cache could not be written "
+                                                      f"({type(exc).__name__}: {exc})"))
                 else:
                     future.set_result(None)
             return

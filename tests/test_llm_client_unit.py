@@ -302,14 +302,19 @@ async def test_limits_are_per_model():
     assert fn.max_in_flight == 4
 
 
-async def test_requests_per_minute_queue_rather_than_reject():
+def timed_completion():
+    """A completion function that answers at once and records when each request started (loop time)."""
     starts: list[float] = []
-    loop = asyncio.get_running_loop()
 
     async def fn(**kwargs):
-        starts.append(loop.time())
+        starts.append(asyncio.get_running_loop().time())
         return response(GOOD)
 
+    return fn, starts
+
+
+async def test_requests_per_minute_queue_rather_than_reject():
+    fn, starts = timed_completion()
     # a bucket of 4 that refills 4 per 0.4 s (10 per second)
     c = client(fn, limits={"test/model": ModelLimits(max_in_flight=50, rpm=4, period=0.4)})
     replies = await asyncio.gather(*[c.complete(request(i), Verdict) for i in range(10)])
@@ -462,13 +467,7 @@ async def test_a_reply_is_committed_before_complete_returns(db_file):
 
 
 async def test_tokens_per_minute_queue_rather_than_reject():
-    starts: list[float] = []
-    loop = asyncio.get_running_loop()
-
-    async def fn(**kwargs):
-        starts.append(loop.time())
-        return response(GOOD)
-
+    fn, starts = timed_completion()
     # each request counts len("judge item N") // 4 + max_tokens 97 = 100 tokens; a bucket of 300 per 0.3 s
     c = client(fn, limits={"test/model": ModelLimits(max_in_flight=50, tpm=300, period=0.3)})
     reqs = [request(i, params={"max_tokens": 97}) for i in range(7)]
