@@ -14,7 +14,7 @@ from storage.studies import unit_quota as _unit_quota
 def create_study(store: Store, spec: StudySpec) -> Study:
     """Create a study from a spec: the task builds its units, then annotators named in the spec are assigned.
 
-    Raises PrefvalError (nothing written) for an unknown task, dataset or a taken name.
+    Raises PrefvalError (nothing left written) for an unknown task, dataset or a taken name.
     """
     task = get_task(spec.task)
     spec = task.prepare_spec(store, spec)
@@ -29,11 +29,16 @@ def create_study(store: Store, spec: StudySpec) -> Study:
     k = int(settings.get("annotators_per_item", 1))
     if spec.annotators and len(spec.annotators) < k:
         raise PrefvalError(f"study '{spec.name}' needs {k} annotators per item; {len(spec.annotators)} named")
-    with store.transaction():  # the study and its assignments, or nothing
-        study = store.create_study(spec.name, spec.task, settings, spec.seed, units)
+    # Written in batches (each committed; the write lock is never held for long, so people annotating beside it
+    # are not kept waiting) while the study stays hidden; shown only when complete, removed on failure.
+    study = store.create_study(spec.name, spec.task, settings, spec.seed, units, in_batches=True)
+    try:
         if spec.annotators:
             assign_named(store, study, spec.annotators)
-    return study
+        return store.finish_study(study.id)
+    except BaseException:
+        store.drop_unfinished_study(study.id)
+        raise
 
 
 #: the quota of an attention-check unit: every annotator of the study gets it

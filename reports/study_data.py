@@ -54,7 +54,7 @@ def load_study_data(store: Store, study_name: str) -> StudyData:
     units = [u for u in all_units if u.id not in checks]
     answers = store.current_annotations(study.id)
     skipped = store.current_annotations(study.id, status=("skipped",))
-    n_assign = len(store.assignments(study.id))
+    n_assign = store.assignment_count(study.id)
     return StudyData(study, units, items, annotators,
                      [a for a in answers if a.unit_id not in checks and a.annotator_id not in out_ids],
                      [a for a in skipped if a.unit_id not in checks and a.annotator_id not in out_ids], n_assign,

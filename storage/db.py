@@ -307,6 +307,17 @@ def _m8_open_slots(db: sqlite_utils.Database) -> None:
                "THEN -1 ELSE 1 END) WHERE id = NEW.unit_id; END")
 
 
+def _m9_progress_indexes(db: sqlite_utils.Database) -> None:
+    # `prefval status` counts progress in SQL: answered (unit, annotator) pairs per study and status from one
+    # covering index, the latest activity per study from another.
+    db["annotations"].create_index(["study_id", "status", "annotator_id", "unit_id"],
+                                   index_name="idx_annotations_progress")
+    db["annotations"].create_index(["study_id", "submitted_at"], index_name="idx_annotations_activity")
+    # released assignments are few: counted apart, so that live ones are counted from the covering index alone
+    db.execute("CREATE INDEX idx_assignments_released ON assignments(study_id, annotator_id) "
+               "WHERE released_at IS NOT NULL")
+
+
 # Append new migrations at the end; never edit one that has shipped.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "initial schema", _m1_initial),
@@ -317,6 +328,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (6, "llm_calls cache and runs", _m6_llm_calls_and_runs),
     (7, "generator rows with provenance", _m7_generation_rows),
     (8, "study_items.open_slots kept by triggers", _m8_open_slots),
+    (9, "indexes for progress counts", _m9_progress_indexes),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 from typing import Any, Callable, Iterable
 
-from storage.db import now_iso, write_transaction
+from storage.db import BATCH_ROWS, now_iso, write_transaction
 from storage.errors import DatabaseBusy, PrefvalError, is_busy
 from storage.models import Annotator, Assignment, Study, Unit, derived_id, new_id
 
@@ -14,7 +16,8 @@ def _study(row: dict) -> Study:
 
 
 def _unit(row: dict) -> Unit:
-    return Unit(**{**row, "extra": json.loads(row["extra"] or "{}")})
+    extra = row["extra"]
+    return Unit(**{**row, "extra": json.loads(extra) if extra and extra != "{}" else {}})
 
 
 # Units of study ?1 with a free slot (open_slots > 0: fewer human annotators than the quota; partial index
@@ -24,6 +27,20 @@ SELECT u.id, u.item_id, u.item_b_id, u.position, u.extra FROM study_items u
 WHERE u.study_id = ?1 AND u.open_slots > 0
   AND NOT EXISTS (SELECT 1 FROM assignments m WHERE m.study_id = ?1 AND m.unit_id = u.id AND m.annotator_id = ?2)
 """
+
+
+def _alive(creating: dict[str, Any]) -> bool:
+    """Whether the process that is creating a study (settings["creating"]: pid, host) still runs; a process on
+    another host is taken to be alive."""
+    if creating.get("host") != socket.gethostname():
+        return True
+    try:
+        os.kill(int(creating.get("pid", 0)), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, ValueError, OSError):
+        return True
+    return True
 
 
 def unit_quota(settings: dict[str, Any], extra: dict[str, Any]) -> int:
@@ -36,42 +53,103 @@ class StudiesMixin:
     db: object
 
     def create_study(self, name: str, task_type: str, settings: dict[str, Any], seed: int,
-                     units: Iterable[tuple[str, str | None, dict[str, Any]]]) -> Study:
-        """Create a study and its units in one transaction.
+                     units: Iterable[tuple[str, str | None, dict[str, Any]]], in_batches: bool = False) -> Study:
+        """Create a study and its units.
 
         units: (item_id, item_b_id or None, extra dict) in study order. Raises PrefvalError when the name is taken
         or a unit names an unknown item.
+
+        in_batches=False: one transaction, and the study is visible when this returns. in_batches=True (a big
+        study beside people at work): the study row is committed first, hidden (settings["creating"] names this
+        process), then its units every BATCH_ROWS rows, each batch its own transaction, so that the write lock is
+        never held for long; the caller adds assignments and then calls finish_study (which shows it), or
+        drop_unfinished_study on failure. A hidden study left by a process that died is removed by the next
+        create of the same name.
         """
-        if self.db.execute("SELECT 1 FROM studies WHERE name = ?", [name]).fetchone():
-            raise PrefvalError(f"a study named '{name}' already exists")
+        old = self.db.execute("SELECT id, settings FROM studies WHERE name = ?", [name]).fetchone()
+        if old:
+            creating = json.loads(old[1] or "{}").get("creating")
+            if not creating or _alive(creating):
+                raise PrefvalError(f"a study named '{name}' already exists" + (
+                    f" (process {creating['pid']} is creating it)" if creating else ""))
+            self.drop_unfinished_study(old[0])
         sid = new_id()
+        batched = in_batches and not self.db.conn.in_transaction
+        rows = [{"id": derived_id("unit", sid, item_id, item_b_id or ""), "study_id": sid,
+                 "item_id": item_id, "item_b_id": item_b_id, "position": pos,
+                 "extra": json.dumps(extra or {}), "open_slots": unit_quota(settings, extra or {})}
+                for pos, (item_id, item_b_id, extra) in enumerate(units)]
+        shown = {**settings, "creating": {"pid": os.getpid(), "host": socket.gethostname()}} if in_batches \
+            else settings
         with write_transaction(self.db):
             self.db["studies"].insert({
-                "id": sid, "name": name, "task_type": task_type, "settings": json.dumps(settings),
+                "id": sid, "name": name, "task_type": task_type, "settings": json.dumps(shown),
                 "seed": seed, "created_at": now_iso(),
             })
-            rows = []
-            for pos, (item_id, item_b_id, extra) in enumerate(units):
-                rows.append({
-                    "id": derived_id("unit", sid, item_id, item_b_id or ""), "study_id": sid,
-                    "item_id": item_id, "item_b_id": item_b_id, "position": pos,
-                    "extra": json.dumps(extra or {}), "open_slots": unit_quota(settings, extra or {}),
-                })
+            if not batched:
+                self._insert_units(name, rows)
+                self._insert_event("study_created", sid, None, {"name": name, "task": task_type,
+                                                                "units": len(rows), "seed": seed})
+        if batched:
             try:
-                self.db["study_items"].insert_all(rows, batch_size=500)
-            except Exception as exc:  # foreign key or duplicate unit
-                raise PrefvalError(f"study '{name}': could not add its items ({exc})") from None
-            self._insert_event("study_created", sid, None, {"name": name, "task": task_type,
-                                                            "units": len(rows), "seed": seed})
-        return self.get_study(name)
+                for start in range(0, len(rows), BATCH_ROWS):
+                    with write_transaction(self.db):
+                        self._insert_units(name, rows[start:start + BATCH_ROWS])
+            except BaseException:
+                self.drop_unfinished_study(sid)
+                raise
+        return _study(self.db["studies"].get(sid))
+
+    def _insert_units(self, name: str, rows: list[dict]) -> None:
+        try:
+            self.db["study_items"].insert_all(rows, batch_size=500)
+        except Exception as exc:  # foreign key or duplicate unit
+            raise PrefvalError(f"study '{name}': could not add its items ({exc})") from None
+
+    def finish_study(self, study_id: str) -> Study:
+        """Show a study created with in_batches=True (drops settings["creating"]) and log its creation."""
+        study = _study(self.db["studies"].get(study_id))
+        settings = {k: v for k, v in study.settings.items() if k != "creating"}
+        settings["counts"] = self._unit_counts(study_id, settings)  # for `prefval status` (study_progress)
+        n = settings["counts"]["units"]
+        with write_transaction(self.db):
+            self.db["studies"].update(study_id, {"settings": json.dumps(settings)})
+            self._insert_event("study_created", study_id, None, {"name": study.name, "task": study.task_type,
+                                                                 "units": n, "seed": study.seed})
+        return _study(self.db["studies"].get(study_id))
+
+    def drop_unfinished_study(self, study_id: str) -> None:
+        """Remove a study that create_study(in_batches=True) did not finish, with its units and assignments (in
+        batches). Refuses (PrefvalError) a finished study or one with annotation rows."""
+        row = self.db.execute("SELECT settings FROM studies WHERE id = ?", [study_id]).fetchone()
+        if row is None:
+            return
+        if not json.loads(row[0] or "{}").get("creating") or self.db.execute(
+                "SELECT 1 FROM annotations WHERE study_id = ? LIMIT 1", [study_id]).fetchone():
+            raise PrefvalError("only a study still being created can be dropped")
+        for table in ("assignments", "study_items"):
+            while True:
+                with write_transaction(self.db):
+                    n = self.db.execute(f"DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} "
+                                        f"WHERE study_id = ? LIMIT {BATCH_ROWS})", [study_id]).rowcount
+                if not n:
+                    break
+        with write_transaction(self.db):
+            self.db.execute("DELETE FROM studies WHERE id = ?", [study_id])
 
     def get_study(self, name: str) -> Study:
-        """The study called name. Raises PrefvalError naming the known studies when there is none."""
+        """The study called name. Raises PrefvalError naming the known studies when there is none, or saying
+        that it is still being created."""
         rows = list(self.db["studies"].rows_where("name = ?", [name]))
         if not rows:
             known = ", ".join(s.name for s in self.studies()) or "none yet"
             raise PrefvalError(f"no study named '{name}' (known: {known})")
-        return _study(rows[0])
+        study = _study(rows[0])
+        creating = study.settings.get("creating")
+        if creating:
+            raise PrefvalError(f"study '{name}' is still being created (process {creating.get('pid')}"
+                               + ("" if _alive(creating) else ", which has stopped: create it again") + ")")
+        return study
 
     def get_study_by_id(self, study_id: str) -> Study:
         return _study(self.db["studies"].get(study_id))
@@ -79,6 +157,7 @@ class StudiesMixin:
     def studies(self, include_archived: bool = False) -> list[Study]:
         """Studies by creation time; archived ones (settings["archived"]) only with include_archived=True."""
         out = [_study(r) for r in self.db["studies"].rows_where(order_by="created_at")]
+        out = [s for s in out if not s.settings.get("creating")]  # still being created (create_study in_batches)
         return out if include_archived else [s for s in out if not s.settings.get("archived")]
 
     def rename_study(self, name: str, new_name: str) -> Study:
@@ -179,12 +258,16 @@ class StudiesMixin:
                 for r in self.db["annotators"].rows_where(order_by="name")]
 
     def add_assignments(self, study_id: str, rows: Iterable[tuple[str, str, int, int]]) -> int:
-        """Assign units to annotators in one transaction; existing (study, unit, annotator) triples are kept.
+        """Assign units to annotators; existing (study, unit, annotator) triples are kept (a released one comes
+        back at its new position). Commits every BATCH_ROWS rows (each batch whole or absent) unless called inside a
+        caller's transaction, so that a big assignment never holds the write lock for long.
 
         rows: (unit_id, annotator_id, position in that annotator's queue, shuffle_seed). Returns the number added.
         """
+        rows = list(rows)
+        if len(rows) > BATCH_ROWS and not self.db.conn.in_transaction:
+            return sum(self.add_assignments(study_id, rows[i:i + BATCH_ROWS]) for i in range(0, len(rows), BATCH_ROWS))
         with write_transaction(self.db):
-            rows = list(rows)
             ids = [derived_id("assignment", study_id, unit_id, annotator_id) for unit_id, annotator_id, _, _ in rows]
             existing: dict[str, str | None] = {}
             for start in range(0, len(ids), 500):  # only the ids being added are looked up
@@ -271,6 +354,96 @@ class StudiesMixin:
             return []
         return self.db.execute(_CLAIMABLE_SQL + f" AND {is_check} ORDER BY u.position LIMIT ?3",
                                [study_id, annotator_id, due]).fetchall()
+
+    def study_progress(self, study_id: str) -> dict[str, Any]:
+        """A study's progress, counted in SQL (memory does not grow with the number of answers).
+
+        Returns {"items": units that are not attention checks, "checks": attention-check units, "needed": answers
+        the study needs (the quota of each non-check unit, summed), "answered": (unit, human annotator) pairs with
+        an answer on a non-check unit, "assignments": unreleased assignments, "annotators": human annotators
+        holding units, "llm_judges": LLM judges holding units, "last_activity": ISO time of the latest annotation
+        row or None}. progress = answered / needed. The unit figures are counted once when the study is finished
+        (settings["counts"]) and re-counted only when the number of units no longer matches.
+        """
+        settings = json.loads(self.db.execute("SELECT settings FROM studies WHERE id = ?",
+                                              [study_id]).fetchone()[0] or "{}")
+        n_units = self.db.execute("SELECT COUNT(*) FROM study_items WHERE study_id = ?", [study_id]).fetchone()[0]
+        counts = settings.get("counts") or {}
+        if counts.get("units") != n_units:
+            counts = self._unit_counts(study_id, settings)
+        llm = "(SELECT id FROM annotators WHERE kind = 'llm')"
+        answered = self.db.execute(
+            "SELECT COUNT(*) FROM (SELECT DISTINCT annotator_id, unit_id FROM annotations "
+            f"WHERE study_id = ? AND status = 'answered' AND annotator_id NOT IN {llm})", [study_id]).fetchone()[0]
+        if counts["checks"]:
+            answered -= self.db.execute(
+                "SELECT COUNT(*) FROM (SELECT DISTINCT a.annotator_id, a.unit_id FROM study_items u "
+                "JOIN annotations a ON a.study_id = u.study_id AND a.unit_id = u.id "
+                "WHERE u.study_id = ? AND json_extract(u.extra, '$.check') IS NOT NULL AND a.status = 'answered' "
+                f"AND a.annotator_id NOT IN {llm})", [study_id]).fetchone()[0]
+        holders = dict(self.db.execute(
+            "SELECT COALESCE(n.kind, 'human'), COUNT(*) FROM annotators n WHERE EXISTS (SELECT 1 FROM assignments a "
+            "WHERE a.study_id = ? AND a.annotator_id = n.id AND a.released_at IS NULL) GROUP BY 1", [study_id]))
+        n_assign = self.assignment_count(study_id)
+        last = self.db.execute("SELECT MAX(submitted_at) FROM annotations WHERE study_id = ?",
+                               [study_id]).fetchone()[0]
+        return {"items": n_units - counts["checks"], "checks": counts["checks"], "needed": counts["needed"],
+                "answered": answered, "assignments": n_assign, "annotators": holders.get("human", 0),
+                "llm_judges": holders.get("llm", 0), "last_activity": last}
+
+    def _unit_counts(self, study_id: str, settings: dict[str, Any]) -> dict[str, int]:
+        """{"units", "checks", "needed"} of a study, counted over its units (one pass)."""
+        units, checks, needed = self.db.execute(
+            "SELECT COUNT(*), SUM(json_extract(extra, '$.check') IS NOT NULL), "
+            "SUM(CASE WHEN json_extract(extra, '$.check') IS NULL "
+            "THEN COALESCE(json_extract(extra, '$.annotators'), ?) ELSE 0 END) "
+            "FROM study_items WHERE study_id = ?", [int(settings.get("annotators_per_item", 1)), study_id]).fetchone()
+        return {"units": units or 0, "checks": checks or 0, "needed": needed or 0}
+
+    def _assigned_per_annotator(self, study_id: str) -> dict[str, int]:
+        """annotator_id -> unreleased assignments in a study (all rows from the covering index, less the released
+        ones from their partial index)."""
+        out = dict(self.db.execute("SELECT annotator_id, COUNT(*) FROM assignments WHERE study_id = ? "
+                                   "GROUP BY annotator_id", [study_id]))
+        for aid, n in self.db.execute("SELECT annotator_id, COUNT(*) FROM assignments WHERE study_id = ? "
+                                      "AND released_at IS NOT NULL GROUP BY annotator_id", [study_id]):
+            out[aid] -= n
+        return {a: n for a, n in out.items() if n > 0}
+
+    def assignment_count(self, study_id: str) -> int:
+        """Unreleased assignments of a study (a count; no rows are read into memory)."""
+        return sum(self._assigned_per_annotator(study_id).values())
+
+    def annotator_progress(self, study_id: str) -> list[dict[str, Any]]:
+        """Per annotator holding units of a study, counted in SQL: {"annotator", "kind", "assigned", "answered",
+        "skipped" (skipped and not answered since), "median_seconds" (of their current answers; None without)},
+        by name. The median is read with ORDER BY / OFFSET, so memory does not grow with the number of answers."""
+        assigned = self._assigned_per_annotator(study_id)
+        names = {r[0]: (r[1], r[2]) for r in self.db.execute(
+            "SELECT id, name, COALESCE(kind, 'human') FROM annotators")}
+        out = []
+        for aid in sorted(assigned, key=lambda a: names[a][0]):
+            name, kind = names[aid]
+            answered = self.db.execute(
+                "SELECT COUNT(DISTINCT unit_id) FROM annotations WHERE study_id = ? AND annotator_id = ? "
+                "AND status = 'answered'", [study_id, aid]).fetchone()[0]
+            skipped = self.db.execute(
+                "SELECT COUNT(DISTINCT s.unit_id) FROM annotations s WHERE s.study_id = ? AND s.status = 'skipped' "
+                "AND s.annotator_id = ? AND NOT EXISTS (SELECT 1 FROM annotations b WHERE b.study_id = s.study_id "
+                "AND b.status = 'answered' AND b.annotator_id = s.annotator_id AND b.unit_id = s.unit_id)",
+                [study_id, aid]).fetchone()[0]
+            # the current answer per unit: SQLite takes the bare column `seconds` from the row with MAX(submitted_at)
+            current = ("(SELECT seconds, MAX(submitted_at) FROM annotations WHERE study_id = ?1 AND status = 'answered' "
+                       "AND annotator_id = ?2 GROUP BY unit_id) WHERE seconds IS NOT NULL")
+            n = self.db.execute(f"SELECT COUNT(*) FROM {current}", [study_id, aid]).fetchone()[0]
+            median = None
+            if n:
+                mid = [r[0] for r in self.db.execute(f"SELECT seconds FROM {current} ORDER BY seconds LIMIT ?3 "
+                                                     "OFFSET ?4", [study_id, aid, 2 - n % 2, (n - 1) // 2])]
+                median = sum(mid) / len(mid)
+            out.append({"annotator": name, "kind": kind, "assigned": assigned[aid], "answered": answered,
+                        "skipped": skipped, "median_seconds": median})
+        return out
 
     def holder_names(self, study_id: str, kind: str = "human") -> list[str]:
         """Names of the annotators of a kind who hold (unreleased) units of a study, sorted; one SQL pass."""

@@ -1,27 +1,34 @@
-"""`prefval status [--format json]`: datasets, and per study items, assignments, answers per annotator and the
-task's figures."""
+"""`prefval status [STUDY...] [--format json]`: one line per study (task, items, annotators, a progress bar,
+last activity), counted in SQL; `prefval status STUDY` adds that study's annotators and the task's figures."""
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     from annotator.cli import add_db_option
 
-    p = sub.add_parser("status", help="progress and figures of every study")
-    p.add_argument("study", nargs="*", help="only these studies")
+    p = sub.add_parser("status", help="progress of every study (one line each); STUDY: its annotators and figures",
+                       description="Without STUDY: datasets, and one line per study (task, items, annotators, "
+                                   "progress, last activity). With STUDY names: those studies' annotators and "
+                                   "figures too.")
+    p.add_argument("study", nargs="*", help="show these studies' annotators and figures")
     p.add_argument("--format", choices=["table", "json"], default="table")
     add_db_option(p)
     p.set_defaults(func=run)
 
 
 def collect(store, names: list[str] | None = None) -> dict:
-    """The status as a dict: {"datasets": [...], "studies": [{name, task, items, assignments, annotators: [...],
-    figures: [...], tables: [...]}]}."""
+    """The status as a dict: {"datasets": [...], "generation": [...], "studies": [{name, task, items, needed,
+    answered, progress (answered / needed, 0..1), assignments, annotations (= answered), n_annotators,
+    last_activity, annotators: [{annotator, kind, assigned, answered, skipped, open, median_seconds}]}]}.
+
+    Progress comes from SQL counts (Store.study_progress, Store.annotator_progress): time and memory do not grow
+    with the number of answers. With names, only those studies, each with "figures" and "tables" (the task's
+    figures, which read the study's answers).
+    """
     from annotator.tasks import get_task
-    from reports.study_data import load_study_data
 
     out = {"datasets": [{"name": d.name, "format": d.format, "items": d.n_items} for d in store.datasets()],
            "generation": [{k: r[k] for k in ("pipeline", "stage", "done", "failed", "calls", "prompt_tokens",
@@ -29,26 +36,42 @@ def collect(store, names: list[str] | None = None) -> dict:
            "studies": []}
     studies = [store.get_study(n) for n in names] if names else store.studies()
     for s in studies:
-        data = load_study_data(store, s.name)
-        per = []
-        for a in store.annotators():
-            queue = store.assignments(s.id, a.id)
-            if not queue:
-                continue
-            answered = [x for x in data.answers if x.annotator_id == a.id]
-            skipped = [x for x in data.skipped if x.annotator_id == a.id]
-            secs = [x.seconds for x in answered if x.seconds is not None]
-            per.append({"annotator": a.name, "kind": a.kind, "assigned": len(queue), "answered": len(answered),
-                        "skipped": len(skipped), "open": len(queue) - len(answered) - len(skipped),
-                        "median_seconds": round(statistics.median(secs), 1) if secs else None})
-        figs = get_task(s.task_type).figures(data)
-        out["studies"].append({
-            "name": s.name, "task": s.task_type, "items": len(data.units), "assignments": data.n_assignments,
-            "annotations": len(data.answers), "annotators": per,
-            "figures": [f.model_dump() for f in figs.figures],
-            "tables": [t.model_dump() for t in figs.tables],
-        })
+        p = store.study_progress(s.id)
+        per = store.annotator_progress(s.id)
+        for a in per:
+            a["open"] = max(0, a["assigned"] - a["answered"] - a["skipped"])
+            if a["median_seconds"] is not None:
+                a["median_seconds"] = round(a["median_seconds"], 1)
+        row = {"name": s.name, "task": s.task_type, "items": p["items"], "needed": p["needed"],
+               "answered": p["answered"], "progress": round(p["answered"] / p["needed"], 4) if p["needed"] else None,
+               "assignments": p["assignments"], "annotations": p["answered"], "n_annotators": p["annotators"],
+               "llm_judges": p["llm_judges"], "last_activity": p["last_activity"], "annotators": per}
+        if names:
+            from reports.study_data import load_study_data
+
+            figs = get_task(s.task_type).figures(load_study_data(store, s.name))
+            row["figures"] = [f.model_dump() for f in figs.figures]
+            row["tables"] = [t.model_dump() for t in figs.tables]
+        out["studies"].append(row)
     return out
+
+
+def study_line(s: dict, name_width: int = 12) -> str:
+    """One study as one line: name, task, items, annotators (+ LLM judges), a progress bar with answers given /
+    answers needed and the share, last activity (UTC, to the minute)."""
+    from annotator.widgets.status_header import progress_bar
+
+    frac = s["progress"] or 0.0
+    people = f"{s['n_annotators']}" + (f" +{s['llm_judges']} LLM" if s.get("llm_judges") else "")
+    last = (s["last_activity"] or "")[:16].replace("T", " ") or "-"
+    done = f"{s['answered']:,}/{s['needed']:,}"
+    return (f"  {s['name']:<{name_width}}  {s['task']:<16} {s['items']:>8,}  {people:<10}  "
+            f"{progress_bar(s['answered'], s['needed'] or 1, 12)} {done:<15} {frac:>4.0%}  {last}")
+
+
+def _study_header(name_width: int) -> str:
+    return (f"  {'study':<{name_width}}  {'task':<16} {'items':>8}  {'annotators':<10}  "
+            f"{'progress (answers / needed)':<33}  last activity (UTC)")
 
 
 def render_text(status: dict) -> str:
@@ -68,24 +91,31 @@ def render_text(status: dict) -> str:
             lines.append(f"  {g['pipeline'] + ' / ' + g['stage']:<28} {g['done']:>5} done {g['failed']:>4} failed "
                          f"{g['calls'] or 0:>6} calls {g['prompt_tokens'] or 0}+{g['completion_tokens'] or 0} "
                          f"tokens {usd}")
-    for s in status["studies"]:
+    if status["studies"]:
         lines.append("")
-        lines.append(f"study {s['name']} ({s['task']}): {s['items']} items, {s['assignments']} assignments, "
-                     f"{s['annotations']} current answers")
+    width = max([len(s["name"]) for s in status["studies"]] + [12])
+    if status["studies"]:
+        lines.append(_study_header(width))
+    for s in status["studies"]:
+        lines.append(study_line(s, width))
+        if "figures" not in s:
+            continue
         for a in s["annotators"]:
             med = "-" if a["median_seconds"] is None else f"{a['median_seconds']}s"
-            lines.append(f"  {a['annotator']:<16} {a['answered']:>5}/{a['assigned']:<5} answered  "
+            kind = " (LLM)" if a["kind"] == "llm" else ""
+            lines.append(f"    {a['annotator'] + kind:<22} {a['answered']:>6,}/{a['assigned']:<6,} answered  "
                          f"{a['skipped']} skipped  median {med}")
         for f in s["figures"]:
             fig = Figure(**f)
-            lines.append(f"  {fig.label}: {fig.text()}")
+            lines.append(f"    {fig.label}: {fig.text()}")
         for t in s["tables"]:
-            lines.append(f"  {t['title']}:")
+            lines.append(f"    {t['title']}:")
             widths = [max(len(str(c)), *(len(_cell(r[i])) for r in t["rows"])) if t["rows"] else len(str(c))
                       for i, c in enumerate(t["columns"])]
-            lines.append("    " + "  ".join(str(c).ljust(w) for c, w in zip(t["columns"], widths)))
+            lines.append("      " + "  ".join(str(c).ljust(w) for c, w in zip(t["columns"], widths)))
             for r in t["rows"]:
-                lines.append("    " + "  ".join(_cell(v).ljust(w) for v, w in zip(r, widths)))
+                lines.append("      " + "  ".join(_cell(v).ljust(w) for v, w in zip(r, widths)))
+        lines.append("")
     return "\n".join(lines)
 
 

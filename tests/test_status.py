@@ -1,0 +1,87 @@
+"""`prefval status`: one line per study by default, the study's annotators and figures when named; counts from SQL
+(issue 11 Scale, issue 12)."""
+from __future__ import annotations
+
+import json
+
+from annotator.cli import main
+from annotator.study_setup import create_study
+from annotator.tasks.base import StudySpec
+from storage.models import AnnotationIn
+from storage.store import Store
+from tests.conftest import make_mcq_items
+
+
+def _answer(s: Store, study, unit, who, choice: int | None, seconds: float, source: str = "human") -> None:
+    a = s.ensure_annotator(who, kind=source)
+    status = "skipped" if choice is None else "answered"
+    s.add_annotation(AnnotationIn(
+        study_id=study.id, unit_id=unit.id, item_id=unit.item_id, annotator_id=a.id, status=status,
+        answer=None if choice is None else {"choice": choice, "letter": "ABCD"[choice], "shown": "A",
+                                            "cant_tell": False},
+        seconds=seconds, source=source), supersede_latest=True)
+
+
+def _db(db_file: str) -> str:
+    items, contexts = make_mcq_items(6)
+    with Store.open(db_file) as s:
+        s.import_items("ds", "jsonl", items, contexts=contexts)
+        create_study(s, StudySpec(name="st", task="mcq", datasets=["ds"], seed=3, annotators_per_item=2,
+                                  annotators=["ana", "bo"]))
+        create_study(s, StudySpec(name="other", task="mcq", datasets=["ds"], seed=4, annotators_per_item=1))
+        study = s.get_study("st")
+        u = s.units(study.id)
+        _answer(s, study, u[0], "ana", 1, 10.0)
+        _answer(s, study, u[0], "ana", 2, 4.0)  # changed: the current answer took 4 s
+        _answer(s, study, u[1], "ana", 0, 6.0)
+        _answer(s, study, u[2], "ana", 3, 20.0)
+        _answer(s, study, u[3], "ana", None, 1.0)  # skipped
+        _answer(s, study, u[0], "bo", 1, 8.0)
+        judge = s.ensure_annotator("judge", kind="llm")
+        s.add_assignments(study.id, [(x.id, judge.id, i, 0) for i, x in enumerate(u)])
+        for x in u:  # an LLM judge's verdicts are not human progress
+            _answer(s, study, x, "judge", 0, 0.5, source="llm")
+    return db_file
+
+
+def test_status_is_one_line_per_study(db_file, capsys):
+    _db(db_file)
+    assert main(["status", "--db", db_file]) == 0
+    out = capsys.readouterr().out.splitlines()
+    header = next(i for i, line in enumerate(out) if line.split()[:3] == ["study", "task", "items"])
+    studies = out[header + 1:]
+    assert len(studies) == 2
+    st = next(line for line in studies if line.split()[0] == "st")
+    # 6 items x 2 annotators = 12 answers needed; ana answered 3 units, bo 1; the judge does not count
+    assert st.split()[1:5] == ["mcq", "6", "2", "+1"] and "4/12" in st and "33%" in st
+    other = next(line for line in studies if line.split()[0] == "other")
+    assert other.split()[1:4] == ["mcq", "6", "0"] and "0/6" in other and other.rstrip().endswith("-")
+    assert "accuracy" not in "\n".join(out)  # figures only when a study is named
+
+
+def test_status_of_a_study_gives_its_annotators_and_figures(db_file, capsys):
+    _db(db_file)
+    assert main(["status", "st", "--db", db_file]) == 0
+    out = capsys.readouterr().out
+    ana = next(line for line in out.splitlines() if line.strip().startswith("ana "))
+    # current answers of ana took 4, 6 and 20 s: median 6 (the superseded 10 s row does not count)
+    assert "3/6" in ana and "1 skipped" in ana and "median 6.0s" in ana
+    assert "judge (LLM)" in out and "accuracy" in out
+    assert "other" not in out
+
+
+def test_status_json(db_file, capsys):
+    _db(db_file)
+    assert main(["status", "--format", "json", "--db", db_file]) == 0
+    data = json.loads(capsys.readouterr().out)
+    st = next(x for x in data["studies"] if x["name"] == "st")
+    assert (st["items"], st["needed"], st["answered"], st["annotations"]) == (6, 12, 4, 4)
+    assert st["progress"] == round(4 / 12, 4) and st["n_annotators"] == 2 and st["llm_judges"] == 1
+    assert st["assignments"] == 18 and "figures" not in st
+    per = {a["annotator"]: a for a in st["annotators"]}
+    assert (per["ana"]["assigned"], per["ana"]["answered"], per["ana"]["skipped"], per["ana"]["open"]) == (6, 3, 1, 2)
+    assert per["ana"]["median_seconds"] == 6.0 and per["bo"]["median_seconds"] == 8.0
+    assert per["judge"]["kind"] == "llm" and per["judge"]["answered"] == 6
+    assert main(["status", "st", "--format", "json", "--db", db_file]) == 0
+    named = json.loads(capsys.readouterr().out)["studies"]
+    assert [x["name"] for x in named] == ["st"] and named[0]["figures"]
