@@ -280,7 +280,7 @@ def test_budget_stops_cleanly_and_a_rerun_goes_on(mcq_study, fake_llm, fake_key,
     # 1 USD per token: every call costs far more than a tenth of the budget, so the budget runs out mid-run
     args = ["answer", "--study", "st", "--model", "openai/good", "--blind", "--api-base", fake_llm.url,
             "--concurrency", "1", "--price", "1000000,1000000"]
-    assert ev(mcq_study, *args, "--budget", "100") == 0
+    assert ev(mcq_study, *args, "--budget", "100") == 3
     err = capsys.readouterr().err
     assert "budget of 100.0 USD spent" in err
     first = len(answers_of(mcq_study, "st", "openai/good"))
@@ -293,3 +293,17 @@ def test_budget_stops_cleanly_and_a_rerun_goes_on(mcq_study, fake_llm, fake_key,
     assert fake_llm.log.count() == 6  # the calls answered before were not sent again
     assert ev(mcq_study, *args[:-2], "--price", "cheap") != 0
     assert "--price" in capsys.readouterr().err
+
+
+def test_reflection_stages_share_one_budget(db_file, fake_llm, fake_key, capsys):
+    assert main(["import", "benchpres", "sample_data/benchpres/sample.jsonl", "--dataset", "bp",
+                 "--db", db_file]) == 0
+    fake_llm.register("reflection_verdict", lambda body, rng: {"reflected": True, "reason": "shown"})
+    # 1 USD per token and a budget of one response or so: the responses stage stops, the judge stage never starts
+    code = ev(db_file, "judge-reflection", "--dataset", "bp", "--responder", "openai/writer", "--model",
+              "openai/judge", "--samples", "1", "--out", "refl", "--api-base", fake_llm.url, "--concurrency", "1",
+              "--price", "1000000,1000000", "--budget", "50")
+    assert code == 3
+    assert all("response_format" not in r.body for r in fake_llm.log.requests)  # no judge call was sent
+    with Store.open(db_file) as s:
+        assert [r.status for r in s.runs("evaluate")] == ["budget"]

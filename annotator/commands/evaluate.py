@@ -4,7 +4,7 @@ recorded in the runs table (kind "evaluate") with its settings and totals. See g
 
 Common options: --model (litellm model string), --name (the annotator the results are stored under; default the
 model), --api-base (a local OpenAI-compatible server), --temperature, --max-tokens, --concurrency (requests in
-flight per model), --budget USD (stops cleanly once spent), --dry-run (calls, prompt tokens and a cost bound; nothing
+flight per model), --budget USD (stops cleanly once spent: what finished is kept, exit code 3), --dry-run (calls, prompt tokens and a cost bound; nothing
 is sent or written).
 """
 from __future__ import annotations
@@ -106,13 +106,13 @@ def _dry_run(store, jobs, args) -> str:
             f"at most {est.max_completion_tokens or 0:,} completion tokens, cost {cost}; nothing sent")
 
 
-async def _send(store, run_id: str, jobs, args, models: list[str], description: str):
+async def _send(store, run_id: str, jobs, args, models: list[str], description: str, budget: float | None):
     from generator.client import LLMClient, ModelLimits
     from generator.evaluate.runs import run_jobs
     from generator.progress import RunProgress
 
     limits = {m: ModelLimits(max_in_flight=args.concurrency) for m in models}
-    async with LLMClient(store, run_id=run_id, limits=limits, budget_usd=args.budget,
+    async with LLMClient(store, run_id=run_id, limits=limits, budget_usd=budget,
                          prices=_prices(args, models)) as client:
         with RunProgress(total=len(jobs), description=description) as progress:
             progress.attach(client)
@@ -122,14 +122,22 @@ async def _send(store, run_id: str, jobs, args, models: list[str], description: 
 
 
 def _run_stage(store, args, jobs, config: dict, description: str, models: list[str]):
-    """Send jobs as one recorded run; returns (run id, RunResult)."""
+    """Send jobs as one recorded run; returns (run id, RunResult). The budget is shared by the stages of one command
+    (args.spent_usd); once it stopped a stage, args.budget_stopped is set and `run` exits with code 3."""
+    from generator.evaluate.runs import RunResult
+
+    budget = None if args.budget is None else args.budget - args.spent_usd
+    if getattr(args, "budget_stopped", False):
+        return None, RunResult(budget_stopped=True)
     run_id = store.start_run("evaluate", config, name=description)
     try:
-        result = asyncio.run(_send(store, run_id, jobs, args, models, description))
+        result = asyncio.run(_send(store, run_id, jobs, args, models, description, budget))
     except BaseException:
         store.finish_run(run_id, "interrupted")
         raise
     store.finish_run(run_id, "budget" if result.budget_stopped else "done", result.totals())
+    args.spent_usd += result.totals()["cost_usd"]
+    args.budget_stopped = result.budget_stopped
     if result.failed:
         first = next(iter(result.failed.values()))
         print(f"{len(result.failed)} calls failed (first: {first}); re-run to retry them", file=sys.stderr)
@@ -150,8 +158,10 @@ def run(args: argparse.Namespace) -> int:
     if args.budget is not None and args.budget <= 0:
         raise PrefvalError("--budget must be positive")
     _prices(args, [])  # a malformed --price fails before anything runs
+    args.spent_usd, args.budget_stopped = 0.0, False
     with Store.open(db_path(args, must_exist=True)) as store:
-        return handler(store, args)
+        code = handler(store, args)
+    return 3 if args.budget_stopped else code
 
 
 def _config(args, **extra) -> dict[str, Any]:
@@ -222,6 +232,9 @@ def _judge_reflection(store, args) -> int:
     config = _config(args, dataset=args.dataset, responder=args.responder, samples=args.samples, out=args.out)
     _, result = _run_stage(store, args, jobs, config, "responses", [args.responder])
     responses = {k: r.text for k, r in result.replies.items()}
+    if not responses:
+        print("no response was written, so there is nothing to judge", file=sys.stderr)
+        return 1
     n_items = runs.write_reflection_dataset(store, args.dataset, args.out, args.responder, responses)
     if not any(s.name == args.out for s in store.studies()):
         create_study(store, StudySpec(name=args.out, task="judge_validation", datasets=[args.out]))
