@@ -17,7 +17,7 @@
       conversations: {random_sessions: 24, expression_types: [1, 2, 3, 4], feedback_sessions: 3}
       queries: {}
       evolution: {share: 0.3}
-      contexts: {lengths: [1000, 3000], mode: interval}
+      contexts: {lengths: [1000, 3000], mode: interval}   # or lengths: [{interval: 35000, tail: 105000}]
 
 Only the stages listed run. Relative paths are read from the config file's folder.
 """
@@ -46,6 +46,15 @@ class Price(BaseModel):
     output: float = Field(ge=0)
 
 
+class ContextLength(BaseModel):
+    """Tokens of random sessions inserted between the user's sessions (interval) and appended at the end (tail)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    interval: int = Field(default=0, ge=0)
+    tail: int = Field(default=0, ge=0)
+
+
 class StageSettings(BaseModel):
     """Settings of one stage; each stage reads the fields that concern it.
 
@@ -54,8 +63,10 @@ class StageSettings(BaseModel):
     preferences per user. file / field: the personas file (one per line, or JSONL with ``field``).
     random_sessions: random sessions generated (shared by all users). expression_types: which of 1-4.
     feedback_sessions: sessions of expression type 4. share: fraction of preferences that evolve (0-1).
-    lengths: target context lengths in tokens. mode: where random sessions go, "interval" (between sessions)
-    or "tail" (at the end).
+    lengths: target context lengths: a number is the total in tokens, reached with random sessions placed as
+    ``mode`` says, "interval" (between the user's sessions) or "tail" (at the end); ``{interval: I, tail: T}``
+    inserts about I tokens of random sessions between the user's sessions and then T tokens at the end (RealPref
+    Table 2: "Extended" is interval 35000 + tail 105000).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -70,7 +81,7 @@ class StageSettings(BaseModel):
     expression_types: list[Literal[1, 2, 3, 4]] = [1, 2, 3, 4]
     feedback_sessions: int = Field(default=3, ge=2)
     share: float = Field(default=0.3, ge=0, le=1)
-    lengths: list[int] = Field(default=[2000], min_length=1)
+    lengths: list[int | ContextLength] = Field(default=[2000], min_length=1)
     mode: Literal["interval", "tail"] = "interval"
 
 

@@ -431,50 +431,68 @@ class Pipeline:
         s = self.config.stage("contexts")
         etypes = self.config.stage("conversations").expression_types
         randoms = [r for r in self.done("conversations") if r.output["kind"] == "random"]
+        specs = []  # (label, total target or None, interval tokens, tail tokens)
+        for x in s.lengths:
+            if isinstance(x, int):
+                specs.append((str(x), x, None, None) if s.mode == "interval" else (str(x), x, 0, None))
+            else:
+                specs.append((f"i{x.interval}t{x.tail}", None, x.interval, x.tail))
+        specs = sorted(set(specs), key=lambda sp: sp[0])
         jobs = []
         for k, prof in enumerate(self.done("profiles")):
             uid = prof.row_key
             if uid not in self.rows["events"] or uid not in self.rows["preferences"]:
                 continue
             for t in etypes:
-                for length in sorted(set(s.lengths)):
-                    key = f"{uid}:e{t}:{length}"
-
-                    async def make(llm, uid=uid, t=t, length=length) -> dict:
-                        return self._assemble(uid, t, length, s.mode, randoms)
-                    jobs.append(_Job(key, k * 100000 + t * 10000 + (length % 10000),
+                for n, spec in enumerate(specs):
+                    async def make(llm, uid=uid, t=t, spec=spec) -> dict:
+                        return self._assemble(uid, t, spec, randoms)
+                    jobs.append(_Job(f"{uid}:e{t}:{spec[0]}", k * 100000 + t * 1000 + n,
                                      [f"profiles/{uid}", f"events/{uid}", f"preferences/{uid}"], make))
         return jobs
 
-    def _assemble(self, uid: str, etype: int, target: int, mode: str, randoms: list[GenRow]) -> dict:
+    def _assemble(self, uid: str, etype: int, spec: tuple, randoms: list[GenRow]) -> dict:
         """Insert random sessions (drawn without replacement, order by ``Random(f"{seed}:ctx:{uid}:{etype}:
-        {target}")``) into the user's sessions, at random gaps ("interval") or at the end ("tail"), until the
-        context has at least ``target`` tokens or the random sessions run out (RealPref section 3.4)."""
+        {label}")``) into the user's sessions (RealPref section 3.4, Table 2). spec = (label, total, interval,
+        tail): with a total, random sessions go between the user's sessions at random gaps (interval is None) or at
+        the end (interval 0) until the context has at least ``total`` tokens; otherwise about ``interval`` tokens
+        go between the sessions, then ``tail`` tokens at the end. Stops early when the random sessions run out
+        (``reached`` is then False)."""
+        label, total_target, interval, tail = spec
         personal = self._personal_sessions(uid, etype)
         if not personal:
             raise st.StageCheckFailed(f"{uid} has no sessions of expression type {etype}")
-        rng = random.Random(f"{self.config.seed}:ctx:{uid}:{etype}:{target}")
+        rng = random.Random(f"{self.config.seed}:ctx:{uid}:{etype}:{label}")
         pool = [f"conversations/{r.row_key}#0" for r in randoms]
         rng.shuffle(pool)
         texts = {k: s for _, k, s in personal}
         for r in randoms:
             texts[f"conversations/{r.row_key}#0"] = r.output["sessions"][0]
         total = sum(self._tokens(s) for _, _, s in personal)
+        if total_target is not None:
+            phases = [("tail" if interval == 0 else "interval", total_target - total)]
+        else:
+            phases = [("interval", interval), ("tail", tail)]
         gaps: dict[int, list[str]] = {}
-        used = 0
-        while total < target and used < len(pool):
-            key = pool[used]
-            used += 1
-            gap = len(personal) if mode == "tail" else rng.randint(0, len(personal))
-            gaps.setdefault(gap, []).append(key)
-            total += self._tokens(texts[key])
+        used, reached = 0, True
+        for where, budget in phases:
+            added = 0
+            while added < budget and used < len(pool):
+                key = pool[used]
+                used += 1
+                gap = len(personal) if where == "tail" else rng.randint(0, len(personal) - 1)
+                gaps.setdefault(gap, []).append(key)
+                added += self._tokens(texts[key])
+            reached = reached and added >= budget
+            total += added
         order: list[str] = []
         for g in range(len(personal) + 1):
             order.extend(gaps.get(g, []))
             if g < len(personal):
                 order.append(personal[g][1])
-        return {"user_id": uid, "expression_type": etype, "target_tokens": target, "mode": mode,
-                "n_tokens": total, "reached": total >= target, "n_random": used, "session_keys": order}
+        return {"user_id": uid, "expression_type": etype, "length": label, "target_tokens": total_target,
+                "interval_tokens": interval, "tail_tokens": tail, "n_tokens": total, "reached": reached,
+                "n_random": used, "session_keys": order}
 
     def _session_by_key(self, key: str) -> list[dict]:
         ref, idx = key.rsplit("#", 1)
@@ -559,7 +577,7 @@ class Pipeline:
         items, contexts = [], []
         for r in rows:
             o = r.output
-            uid, t, length = o["user_id"], o["expression_type"], o["target_tokens"]
+            uid, t, length = o["user_id"], o["expression_type"], o["length"]
             msgs = [Message(**m) for k in o["session_keys"] for m in self._session_by_key(k)]
             cid = f"{uid}:e{t}:{length}"
             contexts.append(ContextIn(external_id=cid, messages=msgs))
@@ -569,7 +587,7 @@ class Pipeline:
                     continue
                 ev = self.rows["evolution"].get(q.row_key)
                 meta = {"user_id": uid, "pref_id": q.output["pref_id"], "expression_type": t,
-                        "context_tokens": o["n_tokens"], "target_tokens": length, "insertion": o["mode"],
+                        "context_tokens": o["n_tokens"], "context_length": length,
                         "preference": q.output["Preference"], "preference_type": q.output["Type"],
                         "provenance": {**self._prov(r), "parents": [*r.parents, f"queries/{q.row_key}"]
                                        + ([f"evolution/{ev.row_key}"] if ev else [])}}

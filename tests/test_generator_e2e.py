@@ -228,3 +228,20 @@ def test_budget_stops_cleanly_and_a_larger_one_finishes(server, gen_db, tmp_path
     assert main(["generate", str(CONFIG), "--api-base", server.url, "--budget", "1", "--db", db]) == 0
     with Store.open(db) as s, Store.open(gen_db) as whole:
         assert snapshot(s) == snapshot(whole)
+
+
+async def test_easy_test_on_generated_queries_shows_the_conversation(gen_db, tmp_path):
+    from tests.test_task_mcq import screen_text
+
+    db = tmp_path / "easy.db"
+    db.write_bytes(open(gen_db, "rb").read())
+    assert main(["study", "create", "gen-easy", "--task", "easy_test", "--dataset", "sample-queries",
+                 "--sample", "4", "--seed", "1", "--annotators", "ana", "--annotators-per-item", "1",
+                 "--db", str(db)]) == 0
+    app = AnnotateApp(str(db), "gen-easy", "ana", show_timer=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        item = app.session.view().item
+        text = screen_text(app)
+    # the snippet: the preference-expression conversation the query was made with
+    assert item.payload["snippet"][0]["content"][:40] in text

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from annotator.cli import main
-from generator.config import load_config
+from generator.config import ContextLength, load_config
 from generator.pipeline import BudgetStop, Pipeline
 from storage.errors import PrefvalError
 from storage.importers.realpref import items_from_records, records_from_items
@@ -162,10 +162,10 @@ def test_budget_stop_then_resume_repeats_no_call_and_ends_like_an_uninterrupted_
     whole = Store.open(":memory:")
     run(whole, FakeClient())
     s = Store.open(":memory:")
-    first = FakeClient(budget_calls=40)
+    first = FakeClient(budget_calls=70)  # stops part-way through the preference sessions
     with pytest.raises(BudgetStop, match="conversations"):
         run(s, first)
-    assert len(first.requests) == 40
+    assert len(first.requests) == 70
     second = FakeClient()
     run(s, second)
     assert not {r.cache_key() for r in first.requests} & {r.cache_key() for r in second.requests}
@@ -251,3 +251,30 @@ def test_two_pipelines_pair_by_id_in_a_pairwise_study(tmp_path):
     # both runs sample 3 users with 3 preferences each and 4 expression types; ids u00N:pNN:convT match
     assert len(units) == len(set(a.values()) & set(b.values()))
     assert all(a[u.item_id] == b[u.item_b_id] for u in units)
+
+
+def test_interval_and_tail_tokens_as_in_realpref_table_2():
+    s = Store.open(":memory:")
+    cfg = load_config(CONFIG)
+    cfg.stages["contexts"].lengths = [ContextLength(interval=300, tail=900)]
+    run(s, FakeClient(), config=cfg)
+    convs = {r.row_key: r.output for r in s.gen_rows("sample", "conversations")}
+    evo = {r.row_key: r.output for r in s.gen_rows("sample", "evolution")}
+
+    def words(key):
+        ref, i = key.rsplit("#", 1)
+        stage, row = ref.split("/", 1)
+        return word_tokens("", (convs if stage == "conversations" else evo)[row]["sessions"][int(i)])
+    rows = s.gen_rows("sample", "contexts")
+    assert [r.row_key for r in rows][:2] == ["u001:e1:i300t900", "u001:e2:i300t900"]
+    for r in rows:
+        keys = r.output["session_keys"]
+        last_personal = max(i for i, k in enumerate(keys) if "random:" not in k)
+        between = [k for k in keys[:last_personal] if "random:" in k]
+        tail = keys[last_personal + 1:]
+        assert all("random:" in k for k in tail)
+        # each part stops with the session that reaches its share (so without its largest session it is short)
+        for part, share in ((between, 300), (tail, 900)):
+            assert sum(map(words, part)) >= share > sum(map(words, part)) - max(map(words, part))
+        assert r.output["reached"]
+        assert r.output["n_tokens"] == sum(map(words, keys))
