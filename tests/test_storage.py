@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
 
 import pytest
 
@@ -114,17 +116,37 @@ def test_unknown_names_raise_with_known_ones(store):
 
 
 def test_a_second_writer_waits_instead_of_failing(db_file):
-    """Two connections writing answers in turn (two annotators, or one in two windows): none is lost."""
+    """Another connection (another annotator's process) holds the write lock while an answer is written: the write
+    waits for the lock (the busy timeout) instead of failing, and is saved once the lock is released."""
     a = Store.open(db_file)
     study, unit, item, ann = _one_unit(a)
-    b = Store.open(db_file)
-    base = dict(study_id=study.id, unit_id=unit.id, item_id=item.id, annotator_id=ann.id, status="answered")
-    for i in range(10):
-        (a if i % 2 else b).add_annotation(AnnotationIn(**base, answer={"choice": i % 4}))
-        b.current_annotations(study.id)  # a read in between, as the other screen does
-    assert a.db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 10
     a.close()
-    b.close()
+    holder = sqlite3.connect(db_file, timeout=0)
+    holder.execute("BEGIN IMMEDIATE")  # the other writer, mid-transaction
+    outcome: list[object] = []
+    started = threading.Event()
+
+    def write() -> None:  # a Store per thread, as in real use
+        with Store.open(db_file) as b:
+            started.set()
+            try:
+                outcome.append(b.add_annotation(AnnotationIn(study_id=study.id, unit_id=unit.id, item_id=item.id,
+                                                             annotator_id=ann.id, status="answered",
+                                                             answer={"choice": 2})))
+            except Exception as exc:  # a busy timeout of 0 fails here at once
+                outcome.append(exc)
+
+    t = threading.Thread(target=write)
+    t.start()
+    started.wait()
+    time.sleep(0.3)
+    assert outcome == [] and t.is_alive()  # still waiting for the lock, not failed
+    holder.commit()
+    holder.close()
+    t.join(timeout=30)
+    assert len(outcome) == 1 and not isinstance(outcome[0], Exception), outcome
+    with Store.open(db_file) as s:
+        assert [r.answer for r in s.annotations(study.id)] == [{"choice": 2}]
 
 
 def test_a_failed_write_is_one_line_and_stores_nothing(db_file):

@@ -65,6 +65,10 @@ async def test_every_reachable_screen_is_blind(blind_db):
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(5):
             assert not app.screen.query("ContextView")
+            # structural: no option row marked or styled apart before an answer
+            rows = list(app.screen.query(".option"))
+            assert rows and not any(w.has_class("chosen") for w in rows)
+            assert len({w.rich_style for w in rows}) == 1
             seen.append(screen_text(app))
             tf = app.session.view().item.payload.get("fmt") == "tf"
             await pilot.press("t" if tf else "a")
@@ -129,8 +133,16 @@ async def test_personamem_questions_blind_without_polarity(db_file):
         pytest.skip("PersonaMem questions not present")
     from storage.importers import personamem
 
+    items = personamem.read([PERSONAMEM]).items
+    # the real questions with conversations (the real ones are not available): a blind screen must not show them
+    ends: dict[str, int] = {}
+    for it in items:
+        ends[it.context_external_id] = max(ends.get(it.context_external_id, 0), it.context_end or 0)
+    contexts = [ContextIn(external_id=c, messages=[Message(role="user", content=f"LEAKED-CONVERSATION {c} {k}")
+                                                   for k in range(n)]) for c, n in ends.items()]
     with Store.open(db_file) as s:
-        s.import_items("pm32k", "personamem", personamem.read([PERSONAMEM]).items)
+        s.import_items("pm32k", "personamem", items, contexts=contexts)
+        assert s.context_length(s.items("pm32k")[0].context_id) > 0
         create_study(s, StudySpec(name="pmb", task="blind_test", datasets=["pm32k"], sample=3, seed=1,
                                   annotators_per_item=2))
     for who in ("ana", "ben"):
@@ -140,6 +152,7 @@ async def test_personamem_questions_blind_without_polarity(db_file):
                 assert not app.screen.query("ContextView")
                 text = screen_text(app)
                 assert "pm32k" not in text and "persona" not in text.lower().split()
+                assert "LEAKED-CONVERSATION" not in text
                 await pilot.press("a")
     with Store.open(db_file) as s:
         fs = get_task("blind_test").figures(load_study_data(s, "pmb"))

@@ -1,7 +1,6 @@
 """gold_label: three blind annotators by key presses, unanimity gold, context dropping, adjudication, figures."""
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,6 @@ from annotator.study_setup import create_study
 from annotator.tasks import get_task
 from annotator.tasks._gold_stats import combined_gold, gold_labels
 from annotator.tasks.base import StudySpec
-from reports.stats import cohen_kappa, fleiss_kappa, gwet_ac1
 from reports.study_data import load_study_data
 from storage.errors import PrefvalError
 from storage.models import ItemIn
@@ -89,11 +87,10 @@ async def test_three_annotators_gold_and_figures(gl_db):
     assert fs.figure("unanimity").value == pytest.approx(5 / 6)
     assert fs.figure("removed").value == pytest.approx(1 / 6)
     assert fs.figure("removed").label.startswith("sent to adjudication")
-    ratings = [list(lab) for *_, lab in ROWS]
-    assert fs.figure("fleiss_kappa").value == pytest.approx(fleiss_kappa(ratings).value)
     # by hand: p_a = (5 + 1/3) / 6 = 16/18; p(1) = 11/18, p_e = (11/18)^2 + (7/18)^2 = 170/324
     assert fs.figure("fleiss_kappa").value == pytest.approx((16 / 18 - 170 / 324) / (1 - 170 / 324))
-    assert fs.figure("gwet_ac1").value == pytest.approx(gwet_ac1(ratings, [0, 1]).value)
+    # Gwet's AC1 (2 categories): p_a = 16/18 as above; p_e = 2 * (7/18) * (11/18) = 77/162 -> (144 - 77) / 85
+    assert fs.figure("gwet_ac1").value == pytest.approx(67 / 85)
     assert fs.figure("contexts_kept").value == 1 and fs.figure("contexts_kept").n == 2
     drop = next(t for t in fs.tables if t.key == "contexts_to_drop")
     assert drop.rows == [["Old Friend", "Plan a reunion", 3, pytest.approx(2 / 3)]]
@@ -112,9 +109,10 @@ async def test_three_annotators_gold_and_figures(gl_db):
         study = s.get_study("gl")
     data.study = study.model_copy(update={"settings": {**study.settings, "context_threshold": 0.0}})
     fs0 = get_task("gold_label").figures(data)
-    pairs = [[1, 1], [0, 0], [0, 0], [1, 1], [1, 0]]  # g0 g1 g2 g3 g5 (gold, candidate)
+    # (gold, candidate) of g0 g1 g2 g3 g5: (1,1) (0,0) (0,0) (1,1) (1,0): p_o = 4/5; gold 1 in 3/5, candidate 1 in
+    # 2/5: p_e = 3/5 * 2/5 + 2/5 * 3/5 = 12/25; kappa = (20/25 - 12/25) / (13/25) = 8/13
     assert fs0.figure("candidate_agreement").value == pytest.approx(4 / 5)
-    assert fs0.figure("candidate_kappa").value == pytest.approx(cohen_kappa(pairs, categories=[0, 1]).value)
+    assert fs0.figure("candidate_kappa").value == pytest.approx(8 / 13)
 
 
 async def test_adjudication_resolves_the_non_unanimous_item(gl_db):
@@ -197,16 +195,14 @@ REAL = SHARED_DATASETS / "cimemories" / "data_openai_gpt-oss-120b.json"
 
 
 @pytest.mark.skipif(not REAL.exists(), reason="CIMemories real data not present")
-def test_real_cimemories_sample_30_is_quick(db_file):
+def test_real_cimemories_sample_30_builds_a_study(db_file):
     _import_cli("cimemories", REAL, db_file, "cim")
     with Store.open(db_file) as s:
         n_items = s.get_dataset("cim").n_items
         assert n_items > 50_000
-        t = time.perf_counter()
         units = get_task("gold_label").build_units(s, StudySpec(name="x", task="gold_label", datasets=["cim"],
                                                                sample=30, seed=1))
-        elapsed = time.perf_counter() - t
-        assert len(units) == 30 and elapsed < 15, elapsed
+        assert len(units) == 30  # (its speed is a benchmark matter, not a timed test)
         create_study(s, StudySpec(name="g30", task="gold_label", datasets=["cim"], sample=30, seed=1))
         assert len(s.units(s.get_study("g30").id)) == 30
 

@@ -8,6 +8,7 @@ from annotator.cli import main
 from annotator.screens.summary import SummaryScreen
 from annotator.tasks.base import seeded_permutation
 from storage.store import Store
+from tests.screen import screen_text
 
 
 class FakeClock:
@@ -143,13 +144,35 @@ async def test_guidelines_open_and_close(mcq_study):
         assert app.session.index == 0
 
 
+def option_rows(app) -> list[tuple[str, bool, object]]:
+    """(text, marked, style) of each option row on the screen, in display order."""
+    return [(str(w.render()), w.has_class("chosen"), w.rich_style) for w in app.screen.query(".option")]
+
+
 async def test_answer_key_never_on_screen(mcq_study):
+    """Structural: before an answer every option row reads exactly "LETTER  option text" and none is marked or
+    styled apart from the others; the payload's other fields (question_type "recall", topic "hobbies") never show.
+    After an answer exactly the chosen row is marked, so the check does see a mark when there is one."""
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        for _ in range(6):
-            text = " ".join(str(w.render()) for w in app.screen.query("Static"))
-            assert "correct" not in text.lower() and "key" not in text.lower().replace("keys", "")
-            await pilot.press("a")
+        for i in range(6):
+            view = app.session.view()
+            options = view.item.payload["options"]
+            rows = option_rows(app)
+            assert [r[0] for r in rows] == [f"{'ABCD'[k]}  {options[view.order[k]]}" for k in range(4)]
+            assert [r[1] for r in rows] == [False] * 4 and len({r[2] for r in rows}) == 1
+            text = screen_text(app)
+            assert "recall" not in text and "hobbies" not in text
+            await pilot.press("b")
+            if i == 0:  # back to it: only B is marked now
+                await pilot.press("u")
+                await pilot.pause()
+                marked = option_rows(app)
+                assert [r[1] for r in marked] == [False, True, False, False]
+                assert marked[1][2] != marked[0][2] == marked[2][2]
+                await pilot.press("b")
+        await pilot.pause()
+        assert isinstance(app.screen, SummaryScreen)
 
 
 async def test_export_maps_answers_back_to_original_letters(mcq_study, capsys):
