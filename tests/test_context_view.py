@@ -53,11 +53,14 @@ async def test_end_and_home_jump_at_once_in_8001_messages(tmp_path):
         await pilot.pause()
         assert view.border_title == "Conversation (8001 messages)"
         assert view.visible_text().splitlines()[:2] == ["1. user", "line 1 of the talk"]
+        assert str(view.border_subtitle).startswith("1–8 of 8001 · top ·")  # 22 lines: 7 messages and a third
         await pilot.press("end")
         await pilot.pause()
         lines = [x for x in view.visible_text().splitlines() if x]
         assert lines[-2:] == ["8001. user", "line 8001 of the talk"]  # one press, the last message
         assert view.scroll_y == view.max_scroll_y > 0
+        # 22 lines in view (24 less the border), 3 lines a message: messages 7994 (its last line) to 8001
+        assert str(view.border_subtitle).startswith("7994–8001 of 8001 · end ·")
         await pilot.press("home")
         await pilot.pause()
         assert view.scroll_y == 0

@@ -22,6 +22,7 @@ from itertools import accumulate
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.geometry import Region, Size
@@ -130,7 +131,7 @@ class ContextView(ScrollView, can_focus=True):
     """
 
     DEFAULT_CSS = """
-    ContextView { height: 1fr; border: round $panel-lighten-2; padding: 0 1; overflow-y: scroll; overflow-x: hidden; }
+    ContextView { height: 1fr; border: round $panel-lighten-2; padding: 0 1; overflow: hidden hidden; }
     ContextView:focus { border: round $accent; }
     """
     BINDINGS = [
@@ -154,11 +155,12 @@ class ContextView(ScrollView, can_focus=True):
         self._content_chars = 0
         self._layout: OrderedDict[int, list[Strip]] = OrderedDict()
         self._layout_width = 0
+        self._layout_style = Style()
         self._stick_end = False
         self._busy = False
         self.match: tuple[int, int, int] | None = None  # (message, start, stop) of the last search hit
         self.layouts_done = 0  # blocks laid out since mounted (for tests and benchmarks)
-        self.border_subtitle = "↑↓ PgUp PgDn Home End scroll · / find · tab: next pane"
+        self.border_subtitle = "↑↓ PgUp PgDn Home End · / find"
         if messages is not None:
             self._set_source(None, None, messages)
         else:
@@ -320,6 +322,9 @@ class ContextView(ScrollView, can_focus=True):
             strips = [Strip(list(line.render(console)), line.cell_len) for line in text.wrap(console, width)]
         if block.last:
             strips.append(Strip.blank(0))
+        # padded and styled once here, not at every frame
+        style = self._layout_style
+        strips = [s.extend_cell_length(width).crop(0, width).apply_style(style) for s in strips]
         self._layout[i] = strips
         self.layouts_done += 1
         while len(self._layout) > LAYOUT_CACHE:
@@ -339,6 +344,9 @@ class ContextView(ScrollView, can_focus=True):
             return
         self._busy = True
         try:
+            if self.rich_style != self._layout_style:
+                self._layout_style = self.rich_style
+                self._layout.clear()
             width, height = self._width(), max(1, self.scrollable_content_region.height)
             if width != self._layout_width:
                 anchor_fraction = (self.scroll_y / self.virtual_size.height) if self.virtual_size.height else 0
@@ -373,8 +381,28 @@ class ContextView(ScrollView, can_focus=True):
             new_y = max(0, min(new_y, total - height))
             self._set_virtual_size(Size(width, total))
             self._set_y(new_y)
+            self._show_position(new_y, height, total)
         finally:
             self._busy = False
+
+    def _show_position(self, y: int, height: int, total: int) -> None:
+        """Border subtitle: the messages in view, how far down (a percentage) and the keys."""
+        first = self.blocks[self._block_at(y)].message + 1
+        last = self.blocks[self._block_at(min(total, y + height) - 1)].message + 1
+        where = "all" if total <= height else "top" if y <= 0 else "end" if y >= total - height else \
+            f"{100 * y // (total - height)}%"
+        span = f"{first}" if first == last else f"{first}–{last}"
+        subtitle = f"{span} of {self.total} · {where} · ↑↓ PgUp PgDn Home End · / find"
+        if self.border_subtitle != subtitle:
+            self.border_subtitle = subtitle
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        event.stop()
+        self.action_line(3)
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        event.stop()
+        self.action_line(-3)
 
     def _set_virtual_size(self, size: Size) -> None:
         """The scrollable size, without a relayout of the screen (the pane's own size never depends on it)."""
@@ -410,6 +438,9 @@ class ContextView(ScrollView, can_focus=True):
         style = self.rich_style
         if not self.blocks or self._layout_width == 0:
             return Strip.blank(width, style)
+        if style != self._layout_style:  # e.g. another background when focused: restyle what is cached
+            self._layout_style = style
+            self._layout.clear()
         line = round(self.scroll_y) + y
         tops = self._top_list()
         if line >= tops[-1]:
@@ -417,8 +448,7 @@ class ContextView(ScrollView, can_focus=True):
         i = self._block_at(line)
         strips = self._lay_out(i)
         k = line - tops[i]
-        strip = strips[k] if 0 <= k < len(strips) else Strip.blank(0)
-        return strip.extend_cell_length(width).crop(0, width).apply_style(style)
+        return strips[k] if 0 <= k < len(strips) else Strip.blank(width, style)
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         if not self._busy:
