@@ -226,11 +226,17 @@ def error_reason(exc: BaseException) -> str:
     return scrub_text(_one_line(f"{head}: {detail}"))
 
 
+#: Messages of errors that litellm raises before any request is sent (a missing key), whatever status it gives them.
+_CONFIG_ERRORS = ("Missing credentials", "api_key client option must be set")
+
+
 def is_retryable(exc: BaseException) -> bool:
     """True for failures worth another request: timeouts, connection errors, 408/409/425/429 and 5xx.
-    False for other HTTP statuses (400, 401, 403, 404, 422 ...) and for anything else."""
+    False for other HTTP statuses (400, 401, 403, 404, 422 ...), for a missing API key, and for anything else."""
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
         return True
+    if any(marker in str(exc) for marker in _CONFIG_ERRORS):
+        return False  # litellm reports a missing key as a 500: asking again cannot help
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
         return status in (408, 409, 425, 429) or status >= 500

@@ -266,3 +266,13 @@ def test_prompt_tokens_are_counted_offline():
     assert tokens("openai/gpt-4o-mini", 20) - tokens("openai/gpt-4o-mini", 10) == 20
     # a Llama name needs a tokenizer that is not bundled: an estimate, and no download (the test has no network)
     assert tokens("hosted_vllm/meta-llama/Llama-3.1-8B-Instruct", 10) > 20
+
+
+def test_a_missing_key_fails_at_once_without_retries(fake_llm, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    [err] = run(_complete_all(LLMClient(retry=FAST), [req(0, fake_llm.url)], return_exceptions=True))
+    assert isinstance(err, LLMCallFailed) and "Missing credentials" in err.reason and err.attempts == 1
+    assert fake_llm.log.count() == 0
+    # a local server reached through hosted_vllm/ needs no key
+    reply = run(_complete_all(LLMClient(retry=FAST), [req(0, fake_llm.url, model="hosted_vllm/fake-model")]))[0]
+    assert isinstance(reply.value, Profile) and fake_llm.log.count() == 1
