@@ -278,3 +278,32 @@ def test_interval_and_tail_tokens_as_in_realpref_table_2():
             assert sum(map(words, part)) >= share > sum(map(words, part)) - max(map(words, part))
         assert r.output["reached"]
         assert r.output["n_tokens"] == sum(map(words, keys))
+
+
+def test_personas_from_a_jsonl_field_and_templates_from_another_folder(tmp_path):
+    import shutil
+
+    from generator.templates import TEMPLATE_DIR
+
+    (tmp_path / "people.jsonl").write_text(
+        '{"persona": "a ferry pilot who paints seascapes"}\n\n{"persona": "a glassblower in a mountain village"}\n'
+        '{"persona": "a ferry pilot who paints seascapes"}\n', encoding="utf-8")
+    tpl = tmp_path / "tpl"
+    shutil.copytree(TEMPLATE_DIR, tpl)
+    text = (tpl / "profile.yaml").read_text(encoding="utf-8")
+    (tpl / "profile.yaml").write_text(text.replace("version: 1", "version: 2"), encoding="utf-8")
+    (tmp_path / "c.yaml").write_text(
+        "name: j\nmodel: m\ntemplate_dir: tpl\nstages:\n  personas: {file: people.jsonl, field: persona, n: 5}\n"
+        "  profiles: {}\n", encoding="utf-8")
+    s = Store.open(":memory:")
+    client = FakeClient()
+    run(s, client, config=load_config(tmp_path / "c.yaml"))
+    texts = sorted(i.payload["text"] for i in s.items("j-personas"))
+    assert texts == ["a ferry pilot who paints seascapes", "a glassblower in a mountain village"]  # blank, repeat
+    assert [r.template for r in client.requests] == ["profile@2", "profile@2"]
+    assert {r.template for r in s.gen_rows("j", "profiles")} == {"profile@2"}
+    (tmp_path / "bad.jsonl").write_text('{"persona": 3}\n', encoding="utf-8")
+    (tmp_path / "d.yaml").write_text("name: j\nmodel: m\nstages:\n  personas: {file: bad.jsonl, field: persona}\n",
+                                     encoding="utf-8")
+    with pytest.raises(PrefvalError, match="bad.jsonl: line 1: field 'persona'"):
+        run(Store.open(":memory:"), FakeClient(), config=load_config(tmp_path / "d.yaml"))
