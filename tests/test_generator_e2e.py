@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -51,6 +52,15 @@ def gen_db(server, tmp_path_factory):
     return db
 
 
+def study_on_copy(gen_db: str, tmp_path, study: str, task: str, dataset: str, *extra: str) -> str:
+    """A copy of the generated database with study ``study`` created on ``dataset`` by the CLI; its path."""
+    db = str(tmp_path / f"{study}.db")
+    shutil.copyfile(gen_db, db)
+    assert main(["study", "create", study, "--task", task, "--dataset", dataset, "--annotators", "ana",
+                 *extra, "--db", db]) == 0
+    return db
+
+
 def test_the_sample_pipeline_runs_through_the_client(gen_db, server, capsys):
     with Store.open(gen_db) as s:
         rows = s.gen_rows("sample")
@@ -71,12 +81,9 @@ def test_the_sample_pipeline_runs_through_the_client(gen_db, server, capsys):
 
 
 async def test_persona_filter_on_generated_profiles(gen_db, tmp_path):
-    db = tmp_path / "pf.db"
-    db.write_bytes(open(gen_db, "rb").read())
-    assert main(["study", "create", "gen-pf", "--task", "persona_filter", "--dataset", "sample-profiles",
-                 "--annotators", "ana", "--db", str(db)]) == 0
+    db = study_on_copy(gen_db, tmp_path, "gen-pf", "persona_filter", "sample-profiles")
     decided = {}
-    app = AnnotateApp(str(db), "gen-pf", "ana", show_timer=False)
+    app = AnnotateApp(db, "gen-pf", "ana", show_timer=False)
     async with app.run_test(size=SIZE) as pilot:
         while not app.session.finished:
             it = app.session.view().item
@@ -84,7 +91,7 @@ async def test_persona_filter_on_generated_profiles(gen_db, tmp_path):
             decided[it.external_id] = key
             await pilot.press(key)
     assert sorted(decided) == sorted(f"u00{u}:{r}" for u in (1, 2, 3) for r in ("persona", "profile"))
-    with Store.open(str(db)) as s:
+    with Store.open(db) as s:
         rows = {r["item"]: r for r in export_rows(s, "gen-pf")}
         fs = get_task("persona_filter").figures(load_study_data(s, "gen-pf"))
     assert {e: r["decision"] for e, r in rows.items()} == {
@@ -93,12 +100,9 @@ async def test_persona_filter_on_generated_profiles(gen_db, tmp_path):
 
 
 async def test_blind_test_on_generated_queries(gen_db, tmp_path):
-    db = tmp_path / "bt.db"
-    db.write_bytes(open(gen_db, "rb").read())
-    assert main(["study", "create", "gen-bt", "--task", "blind_test", "--dataset", "sample-queries",
-                 "--sample", "6", "--seed", "2", "--annotators", "ana", "--annotators-per-item", "1",
-                 "--db", str(db)]) == 0
-    with Store.open(str(db)) as s:
+    db = study_on_copy(gen_db, tmp_path, "gen-bt", "blind_test", "sample-queries", "--sample", "6", "--seed", "2",
+                       "--annotators-per-item", "1")
+    with Store.open(db) as s:
         study = s.get_study("gen-bt")
         items = [s.get_item(u.item_id) for u in s.units(study.id)]
     # answer the first three right and the rest wrong, by the key in each item
@@ -112,8 +116,8 @@ async def test_blind_test_on_generated_queries(gen_db, tmp_path):
         else:
             plan[it.external_id] = p["correct_index"] if ok else (p["correct_index"] + 1) % 4
         right[it.external_id] = ok
-    await answer_all(str(db), "gen-bt", "ana", plan)
-    with Store.open(str(db)) as s:
+    await answer_all(db, "gen-bt", "ana", plan)
+    with Store.open(db) as s:
         rows = {r["item"]: r for r in export_rows(s, "gen-bt")}
         fs = get_task("blind_test").figures(load_study_data(s, "gen-bt"))
     assert {e: r["is_correct"] for e, r in rows.items()} == right
@@ -126,13 +130,10 @@ async def test_blind_test_on_generated_queries(gen_db, tmp_path):
 
 
 def test_mcq_study_on_evolved_items_counts_the_distractor(gen_db, tmp_path):
-    db = tmp_path / "ev.db"
-    db.write_bytes(open(gen_db, "rb").read())
-    assert main(["study", "create", "gen-ev", "--task", "mcq", "--dataset", "sample-evolution",
-                 "--annotators", "ana", "--annotators-per-item", "1", "--db", str(db)]) == 0
+    db = study_on_copy(gen_db, tmp_path, "gen-ev", "mcq", "sample-evolution", "--annotators-per-item", "1")
     from storage.models import AnnotationIn
 
-    with Store.open(str(db)) as s:
+    with Store.open(db) as s:
         study = s.get_study("gen-ev")
         ana = next(a for a in s.annotators() if a.name == "ana")
         units = s.units(study.id)
@@ -147,13 +148,13 @@ def test_mcq_study_on_evolved_items_counts_the_distractor(gen_db, tmp_path):
 
 
 def test_realpref_export_round_trip(gen_db, tmp_path):
-    db = tmp_path / "rt.db"
-    db.write_bytes(open(gen_db, "rb").read())
+    db = str(tmp_path / "rt.db")
+    shutil.copyfile(gen_db, db)
     out = tmp_path / "queries.jsonl"
     assert main(["export", "--dataset", "sample-queries", "--format", "realpref", "--out", str(out),
-                 "--db", str(db)]) == 0
-    assert main(["import", "realpref", str(out), "--dataset", "rp-again", "--db", str(db)]) == 0
-    with Store.open(str(db)) as s:
+                 "--db", db]) == 0
+    assert main(["import", "realpref", str(out), "--dataset", "rp-again", "--db", db]) == 0
+    with Store.open(db) as s:
         assert sorted((i.external_id, i.kind, i.payload) for i in s.items("rp-again")) == \
             sorted((i.external_id, i.kind, i.payload) for i in s.items("sample-queries"))
 
@@ -233,12 +234,9 @@ def test_budget_stops_cleanly_and_a_larger_one_finishes(server, gen_db, tmp_path
 async def test_easy_test_on_generated_queries_shows_the_conversation(gen_db, tmp_path):
     from tests.test_task_mcq import screen_text
 
-    db = tmp_path / "easy.db"
-    db.write_bytes(open(gen_db, "rb").read())
-    assert main(["study", "create", "gen-easy", "--task", "easy_test", "--dataset", "sample-queries",
-                 "--sample", "4", "--seed", "1", "--annotators", "ana", "--annotators-per-item", "1",
-                 "--db", str(db)]) == 0
-    app = AnnotateApp(str(db), "gen-easy", "ana", show_timer=False)
+    db = study_on_copy(gen_db, tmp_path, "gen-easy", "easy_test", "sample-queries", "--sample", "4", "--seed", "1",
+                       "--annotators-per-item", "1")
+    app = AnnotateApp(db, "gen-easy", "ana", show_timer=False)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         item = app.session.view().item
