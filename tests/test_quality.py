@@ -148,3 +148,18 @@ def test_checks_from_the_input_dataset_and_bad_requests(db_file, tmp_path):
     extras = [json.loads(r[0]) for r in conn.execute("SELECT extra FROM study_items")]
     conn.close()
     assert len(extras) == 6 and all("check" not in e and "annotators" not in e for e in extras)
+
+
+def test_status_of_a_study_has_the_same_per_annotator_table(checked, capsys):
+    with Store.open(checked) as s:
+        _answer_all(s, "ana", right=True, seconds=6.0, checks_right=True)
+        _answer_all(s, "bo", right=True, seconds=0.5, checks_right=False)
+    assert main(["status", "st", "--format", "json", "--db", checked]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    table = [t for t in doc["studies"][0]["tables"] if t["key"] == "per_annotator"][0]
+    assert table["columns"] == COLS
+    rows = {r[0]: dict(zip(COLS, r)) for r in table["rows"]}
+    assert rows["bo"]["attention checks"] == 0.0 and rows["ana"]["attention checks"] == 1.0
+    assert rows["bo"]["flags"] == "attention checks 0.00 < 0.8; too fast 1.00 > 0.2"
+    assert main(["status", "st", "--db", checked]) == 0
+    assert "attention checks 0.00 < 0.8" in capsys.readouterr().out

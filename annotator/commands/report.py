@@ -40,7 +40,6 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
     from annotator.tasks import get_task
     from reports.judge_vs_human import judge_validation_section
     from reports.llm_answers import llm_answers_section
-    from reports.per_annotator import per_annotator_table
     from reports.render import StudyReport
     from reports.study_data import load_study_data
 
@@ -51,10 +50,7 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
     for s in studies:
         data = load_study_data(store, s.name)
         task = get_task(s.task_type)
-        label_fn = task.answer_key  # agreement on what the answer means (keep/drop, the option), not its display
-        table = per_annotator_table(data, store.annotations(s.id), min_seconds=min_seconds, label_fn=label_fn,
-                                    check_fn=lambda item, answer: (None if task.check_key(item) is None else
-                                                                   task.answer_key(answer) == task.check_key(item)))
+        table = task.quality_table(store, data, min_seconds=min_seconds)
         header = {"task": s.task_type, "items": len(data.units), "assignments": data.n_assignments,
                   "current answers": len(data.answers), "skipped": len(data.skipped)}
         figures = task.figures(data)

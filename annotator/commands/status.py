@@ -49,9 +49,13 @@ def collect(store, names: list[str] | None = None) -> dict:
         if names:
             from reports.study_data import load_study_data
 
-            figs = get_task(s.task_type).figures(load_study_data(store, s.name))
+            task = get_task(s.task_type)
+            data = load_study_data(store, s.name)
+            figs = task.figures(data)
             row["figures"] = [f.model_dump() for f in figs.figures]
             row["tables"] = [t.model_dump() for t in figs.tables]
+            # speed, agreement, attention checks and flags per annotator, as in `prefval report`
+            row["tables"].append(task.quality_table(store, data).model_dump())
         out["studies"].append(row)
     return out
 

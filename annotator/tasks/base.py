@@ -237,6 +237,19 @@ class TaskType:
         has no key this task can check (then it cannot be a check). Default None; keyed task types override."""
         return None
 
+    def check_correct(self, item: Item, answer: dict[str, Any]) -> bool | None:
+        """Whether an answer on an attention-check item is right (None: the item has no key to check)."""
+        key = self.check_key(item)
+        return None if key is None else self.answer_key(answer) == key
+
+    def quality_table(self, store: "Store", data: "StudyData", min_seconds: float = 2.0):
+        """The per-annotator table of `prefval report` and `prefval status STUDY` (reports.per_annotator): speed,
+        agreement with the others on this task's answer_key, attention checks, flags."""
+        from reports.per_annotator import per_annotator_table
+
+        return per_annotator_table(data, store.annotations(data.study.id), min_seconds=min_seconds,
+                                   label_fn=self.answer_key, check_fn=self.check_correct)
+
     # ---- adjudication -------------------------------------------------------------------------------------
     def answer_key(self, answer: dict[str, Any]) -> Any:
         """What two answers must share to agree (a hashable value). Default: the whole answer as canonical JSON;
