@@ -221,3 +221,97 @@ def test_cohen_kappa_interval_defaults():
     boot = cohen_kappa(data, ci=True)
     assert boot == cohen_kappa(data, ci=True, n_boot=1000, seed=0)
     assert boot.ci_low < boot.value < boot.ci_high
+
+
+# ---- correlations ----------------------------------------------------------------------------------------
+X, Y = [1, 2, None, 3, 4], [1, 3, 7, 2, 4]  # the third pair is dropped
+
+
+def test_correlations_every_field_by_hand():
+    from reports.stats import kendall, pearson, spearman
+
+    # deviations x (-1.5, -.5, .5, 1.5), y (-1.5, .5, -.5, 1.5): r = 4 / sqrt(5 * 5) = 0.8; t = 0.8 sqrt(2) / 0.6
+    # with 2 df: two-sided p = 1 - t / sqrt(t^2 + 2) = 1 - 0.8 = 0.2
+    dropped = {"n_pairs_dropped_missing": 1}
+    r = pearson(X, Y)
+    assert (r.metric, r.value, r.p_value) == ("pearson", pytest.approx(0.8), pytest.approx(0.2))
+    assert (r.ci_low, r.ci_high, r.n_items, r.n_raters, r.extra) == (None, None, 4, 2, dropped)
+    assert r.note == ("Pearson product-moment r, two-sided p from scipy.stats over 4 pairs; 1 pairs with a "
+                      "missing value dropped")
+    # no ties: ranks are the values, rho = 0.8 and the same t test
+    rho = spearman(X, Y)
+    assert (rho.metric, rho.value, rho.p_value) == ("spearman", pytest.approx(0.8), pytest.approx(0.2))
+    assert rho.note.startswith("Spearman rank rho (ties averaged), two-sided p from scipy.stats over 4 pairs")
+    # Kendall: 5 concordant, 1 discordant pair of 6 -> tau = 2/3; exact null over the 24 orders of 4: one
+    # discordant pair or fewer, or five or more, in 1 + 3 + 3 + 1 = 8 -> p = 1/3
+    tau = kendall(X, Y)
+    assert (tau.metric, tau.value, tau.p_value) == ("kendall", pytest.approx(2 / 3), pytest.approx(1 / 3))
+    assert tau.note.startswith("Kendall tau-b, two-sided p") and tau.extra == dropped
+
+
+def test_correlations_undefined_and_errors():
+    from reports.stats import kendall, pearson, spearman
+
+    for fn, name in ((pearson, "pearson"), (spearman, "spearman"), (kendall, "kendall")):
+        assert fn([1, 2, None], [1, 2, 3]) == StatResult(name, None, None, None, 2, 2,
+                                                         "undefined: fewer than 3 complete pairs (2)",
+                                                         extra={"n_pairs_dropped_missing": 1})
+        assert fn([1, 1, 1], [1, 2, 3]).note == "undefined: x is constant, correlation is 0/0"
+        assert fn([1, 2, 3], [5, 5, 5]).note == "undefined: y is constant, correlation is 0/0"
+        assert fn([1, 2, 3], [3, 1, 2]).n_items == 3  # three pairs are enough
+        with pytest.raises(ValueError, match=r"^x and y must have the same length, got 2 and 3$"):
+            fn([1, 2], [1, 2, 3])
+        with pytest.raises(ValueError, match=r"^pair 1: \(2, 'b'\) is not numeric$"):
+            fn([1, 2, 3], [1, "b", 3])
+
+
+def test_correlation_interval_defaults():
+    from reports.stats import kendall, pearson, spearman
+
+    x = [1, 2, 3, 4, 5, 6, 7, 8]
+    y = [2, 1, 4, 3, 6, 5, 8, 7]
+    for fn in (pearson, spearman, kendall):
+        assert fn(x, y).ci_low is None
+        boot = fn(x, y, ci=True)
+        assert boot == fn(x, y, ci=True, n_boot=1000, seed=0)
+        assert boot != fn(x, y, ci=True, n_boot=1000, seed=3)
+        assert boot.ci_low < boot.value <= boot.ci_high <= 1
+
+
+# ---- compute_agreement: the dispatcher of `prefval stats agreement` --------------------------------------
+def test_compute_agreement_passes_every_argument_to_the_named_statistic():
+    import reports.stats as st
+
+    data = [[1, 2, 2], [2, 2, 3], [3, 3, 3], [1, 1, 2], [2, 3, 3], [1, 1, 1]]
+    pair = [row[:2] for row in data]
+    cats = [1, 2, 3, 4]  # 4 is declared but unused: it changes the weighted statistics
+    kw = dict(ci=True, n_boot=200, seed=5)
+    expected = {
+        "percent_agreement": st.percent_agreement(data, **kw),
+        "unanimity_rate": st.unanimity_rate(data, **kw),
+        "fleiss_kappa": st.fleiss_kappa(data, categories=cats, **kw),
+        "krippendorff_alpha": st.krippendorff_alpha(data, level="ordinal", categories=cats, **kw),
+        "gwet_ac1": st.gwet_ac1(data, categories=cats, **kw),
+        "gwet_ac2_linear": st.gwet_ac2(data, weights="linear", categories=cats, **kw),
+        "gwet_ac2_quadratic": st.gwet_ac2(data, weights="quadratic", categories=cats, **kw),
+    }
+    for metric, want in expected.items():
+        got = st.compute_agreement(metric, data, categories=cats, level="ordinal", **kw)
+        assert got == want, metric
+        assert got.ci_low is not None or got.value is None, metric
+    for metric, w in (("cohen_kappa", None), ("cohen_kappa_linear", "linear"), ("cohen_kappa_quadratic", "quadratic")):
+        assert st.compute_agreement(metric, pair, categories=cats, **kw) == st.cohen_kappa(
+            pair, weights=w, categories=cats, **kw)
+    # the level reaches alpha, and the defaults are nominal, no interval, 1000 resamples, seed 0
+    assert st.compute_agreement("krippendorff_alpha", data).value != st.compute_agreement(
+        "krippendorff_alpha", data, level="interval").value
+    assert st.compute_agreement("krippendorff_alpha", data) == st.krippendorff_alpha(data, level="nominal")
+    assert st.compute_agreement("fleiss_kappa", data).ci_low is None
+    assert st.compute_agreement("fleiss_kappa", data, ci=True) == st.fleiss_kappa(data, ci=True, n_boot=1000,
+                                                                                  seed=0)
+    assert st.AGREEMENT_METRICS == ("percent_agreement", "cohen_kappa", "cohen_kappa_linear",
+                                    "cohen_kappa_quadratic", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1",
+                                    "gwet_ac2_linear", "gwet_ac2_quadratic", "unanimity_rate")
+    for bad in ("cohen_kappa_cubic", "kappa", ""):
+        with pytest.raises(ValueError, match=r"^unknown metric .*; choose one of percent_agreement, cohen_kappa, "):
+            st.compute_agreement(bad, pair)
