@@ -5,7 +5,7 @@ import hashlib
 import json
 from typing import Iterable
 
-from storage.db import now_iso, write_transaction
+from storage.db import BATCH_ROWS, now_iso, write_transaction
 from storage.errors import PrefvalError
 from storage.models import (
     ContextIn, Dataset, ImportResult, Item, ItemIn, Message, canonical_json, derived_id,
@@ -26,76 +26,95 @@ class DatasetsMixin:
     def import_items(self, dataset: str, fmt: str, items: Iterable[ItemIn], *, source_path: str = "",
                      file_hash: str = "", contexts: Iterable[ContextIn] = (),
                      derived_from_study: str | None = None, settings: dict | None = None) -> ImportResult:
-        """Add items (and contexts) to dataset `dataset`, creating it, all in ONE transaction.
+        """Add items (and contexts) to dataset `dataset`, creating it.
 
-        An item whose external id is already in the dataset with the same content is counted as unchanged
-        (re-importing a file never duplicates); with different content it is an error. Items that name a
-        context not given and not already stored keep the reference in their payload only.
-        Raises PrefvalError (nothing written) on a conflict or a dataset of another format.
+        Everything is checked before anything is written: an item whose external id is already in the dataset
+        with the same content is counted as unchanged (re-importing a file never duplicates); with different
+        content it is an error. Items that name a context not given and not already stored keep the reference in
+        their payload only. Then the rows are written in batches of BATCH_ROWS items (contexts by message count),
+        each its own transaction, so that people annotating beside a big import never wait long for the write
+        lock; the import is recorded (table imports) after its last batch. An import cut short (killed) leaves
+        whole batches, and running it again adds the rest. Inside a caller's transaction it is all one
+        transaction. Raises PrefvalError (nothing written) on a conflict or a dataset of another format.
         """
         items = list(items)
         contexts = list(contexts)
         ds_id = derived_id("dataset", dataset)
-        added = unchanged = n_ctx = 0
+        added = unchanged = 0
         stamp = now_iso()
+        # ---- check and build every row first (reads only: no write lock is held meanwhile)
+        existing = self.db.execute("SELECT format FROM datasets WHERE id = ?", [ds_id]).fetchone()
+        if existing and existing[0] != fmt:
+            raise PrefvalError(f"dataset '{dataset}' exists with format '{existing[0]}', not '{fmt}'")
+        known_ctx = {r[0] for r in self.db.execute("SELECT id FROM contexts WHERE dataset_id = ?", [ds_id])}
+        ctx_ids: dict[str, str] = {}
+        new_contexts: list[tuple[dict, list[dict]]] = []
+        for ctx in contexts:
+            cid = derived_id("context", dataset, ctx.external_id)
+            ctx_ids[ctx.external_id] = cid
+            if cid in known_ctx:  # stored already, or given twice
+                continue
+            known_ctx.add(cid)
+            new_contexts.append((
+                {"id": cid, "dataset_id": ds_id, "external_id": ctx.external_id, "n_messages": len(ctx.messages),
+                 "n_chars": sum(len(m.content) for m in ctx.messages)},
+                [{"context_id": cid, "idx": i, "role": m.role, "content": m.content}
+                 for i, m in enumerate(ctx.messages)]))
+        known = {r[0]: r[1] for r in self.db.execute(
+            "SELECT id, content_hash FROM items WHERE dataset_id = ?", [ds_id])}
+        rows = []
+        seen: set[str] = set()
+        for it in items:
+            if it.external_id in seen:
+                raise PrefvalError(f"dataset '{dataset}': external id '{it.external_id}' occurs twice")
+            seen.add(it.external_id)
+            iid = derived_id("item", dataset, it.external_id)
+            payload_json = canonical_json(it.payload)
+            h = hashlib.sha256(f"{it.kind}\x1f{payload_json}\x1f{it.context_external_id}\x1f{it.context_end}"
+                               .encode("utf-8")).hexdigest()
+            old = known.get(iid)
+            if old:
+                if old != h:
+                    raise PrefvalError(
+                        f"dataset '{dataset}': item '{it.external_id}' was imported before with other "
+                        "content; import the changed file under a new --dataset name")
+                unchanged += 1
+                continue
+            cid = None
+            if it.context_external_id is not None:
+                cid = ctx_ids.get(it.context_external_id)
+                if cid is None:
+                    cand = derived_id("context", dataset, it.context_external_id)
+                    if cand in known_ctx:
+                        cid = cand
+            rows.append({
+                "id": iid, "dataset_id": ds_id, "external_id": it.external_id, "kind": it.kind,
+                "payload": payload_json, "content_hash": h, "context_id": cid,
+                "context_end": it.context_end, "created_at": stamp,
+            })
+            added += 1
+        # ---- write: the dataset row, contexts, items in batches (OR IGNORE: the same import running beside)
         with write_transaction(self.db):
-            existing = self.db.execute("SELECT format FROM datasets WHERE id = ?", [ds_id]).fetchone()
-            if existing and existing[0] != fmt:
-                raise PrefvalError(f"dataset '{dataset}' exists with format '{existing[0]}', not '{fmt}'")
             self.db["datasets"].upsert({
                 "id": ds_id, "name": dataset, "format": fmt, "source_path": source_path,
                 "file_hash": file_hash, "imported_at": now_iso(), "derived_from_study": derived_from_study,
                 "settings": json.dumps(settings or {}),
             }, pk="id")
-            ctx_ids: dict[str, str] = {}
-            for ctx in contexts:
-                cid = derived_id("context", dataset, ctx.external_id)
-                ctx_ids[ctx.external_id] = cid
-                if self.db.execute("SELECT 1 FROM contexts WHERE id = ?", [cid]).fetchone():
-                    continue
-                n_ctx += 1
-                self.db["contexts"].insert({
-                    "id": cid, "dataset_id": ds_id, "external_id": ctx.external_id,
-                    "n_messages": len(ctx.messages), "n_chars": sum(len(m.content) for m in ctx.messages),
-                })
-                self.db["context_messages"].insert_all(
-                    ({"context_id": cid, "idx": i, "role": m.role, "content": m.content}
-                     for i, m in enumerate(ctx.messages)), batch_size=500)
-            known = {r[0]: r[1] for r in self.db.execute(
-                "SELECT id, content_hash FROM items WHERE dataset_id = ?", [ds_id])}
-            known_ctx = {r[0] for r in self.db.execute("SELECT id FROM contexts WHERE dataset_id = ?", [ds_id])}
-            rows = []
-            seen: set[str] = set()
-            for it in items:
-                if it.external_id in seen:
-                    raise PrefvalError(f"dataset '{dataset}': external id '{it.external_id}' occurs twice")
-                seen.add(it.external_id)
-                iid = derived_id("item", dataset, it.external_id)
-                payload_json = canonical_json(it.payload)
-                h = hashlib.sha256(f"{it.kind}\x1f{payload_json}\x1f{it.context_external_id}\x1f{it.context_end}"
-                                   .encode("utf-8")).hexdigest()
-                old = known.get(iid)
-                if old:
-                    if old != h:
-                        raise PrefvalError(
-                            f"dataset '{dataset}': item '{it.external_id}' was imported before with other "
-                            "content; import the changed file under a new --dataset name")
-                    unchanged += 1
-                    continue
-                cid = None
-                if it.context_external_id is not None:
-                    cid = ctx_ids.get(it.context_external_id)
-                    if cid is None:
-                        cand = derived_id("context", dataset, it.context_external_id)
-                        if cand in known_ctx:
-                            cid = cand
-                rows.append({
-                    "id": iid, "dataset_id": ds_id, "external_id": it.external_id, "kind": it.kind,
-                    "payload": payload_json, "content_hash": h, "context_id": cid,
-                    "context_end": it.context_end, "created_at": stamp,
-                })
-                added += 1
-            self.db["items"].insert_all(rows, batch_size=500)
+        batches: list[list[tuple[dict, list[dict]]]] = [[]]
+        for ctx_row, messages in new_contexts:  # contexts grouped so that a batch holds about BATCH_ROWS messages
+            if batches[-1] and sum(len(m) for _, m in batches[-1]) + len(messages) > BATCH_ROWS:
+                batches.append([])
+            batches[-1].append((ctx_row, messages))
+        for batch in batches:
+            if batch:
+                with write_transaction(self.db):
+                    for row, msgs in batch:
+                        self.db["contexts"].insert(row, ignore=True)
+                        self.db["context_messages"].insert_all(msgs, batch_size=500, ignore=True)
+        for start in range(0, len(rows), BATCH_ROWS):
+            with write_transaction(self.db):
+                self.db["items"].insert_all(rows[start:start + BATCH_ROWS], batch_size=500, ignore=True)
+        with write_transaction(self.db):
             self.db["imports"].insert({
                 "id": derived_id("import", ds_id, source_path, file_hash, now_iso()), "dataset_id": ds_id,
                 "path": source_path, "file_hash": file_hash, "imported_at": now_iso(),
@@ -103,7 +122,7 @@ class DatasetsMixin:
             })
             self._insert_event("import", None, None, {"dataset": dataset, "format": fmt, "path": source_path,
                                                       "added": added, "unchanged": unchanged})
-        return ImportResult(dataset=dataset, n_added=added, n_unchanged=unchanged, n_contexts=n_ctx)
+        return ImportResult(dataset=dataset, n_added=added, n_unchanged=unchanged, n_contexts=len(new_contexts))
 
     def get_dataset(self, name: str) -> Dataset:
         """The dataset called name. Raises PrefvalError naming the known datasets when there is none."""

@@ -215,3 +215,52 @@ def test_released_items_go_back_to_the_pool_for_claims(db_file):
         bo = Session(s, "st", "bo")  # the 18 unanswered units are open again; the 2 answered stay with ana
         assert len(bo.queue) == 18 and bo.unclaimed == 0
         assert set(_per_unit(db_file).values()) == {1}
+
+
+# ---- big writes commit in batches ----------------------------------------------------------------------------
+def _commits(store: Store) -> list[str]:
+    seen: list[str] = []
+    store.db.conn.set_trace_callback(lambda sql: seen.append(sql) if sql.strip().upper() == "COMMIT" else None)
+    return seen
+
+
+def test_big_imports_and_study_creations_commit_in_batches(db_file, monkeypatch):
+    import storage.datasets
+    import storage.studies
+
+    monkeypatch.setattr(storage.datasets, "BATCH_ROWS", 100)
+    monkeypatch.setattr(storage.studies, "BATCH_ROWS", 100)
+    items, _ = make_mcq_items(1000, with_context=False)
+    with Store.open(db_file) as s:
+        commits = _commits(s)
+        s.import_items("ds", "jsonl", items)
+        assert len(commits) >= 10  # 1,000 items in batches of 100 (plus the dataset row and the import record)
+        commits.clear()
+        create_study(s, StudySpec(name="big", task="mcq", datasets=["ds"], seed=1, annotators_per_item=2,
+                                  annotators=["ana", "bo"], options={"order": "study"}))
+        assert len(commits) >= 10 + 20  # 1,000 units and 2,000 assignments, 100 rows a batch
+        assert len(s.units(s.get_study("big").id)) == 1000 and set(_per_unit(db_file, "big").values()) == {2}
+
+
+def test_a_study_being_created_is_hidden_and_an_abandoned_one_is_replaced(db_file):
+    _study(db_file, 5, 1)
+    with Store.open(db_file) as s:
+        item_ids = [it.id for it in s.items("ds")]
+        half = s.create_study("half", "mcq", {"annotators_per_item": 1}, 0, [(i, None, {}) for i in item_ids],
+                              in_batches=True)
+        assert "half" not in [x.name for x in s.studies()]
+        with pytest.raises(PrefvalError, match="still being created"):
+            s.get_study("half")
+        with pytest.raises(PrefvalError, match="is creating it"):  # this process is alive: not replaced
+            s.create_study("half", "mcq", {}, 0, [(item_ids[0], None, {})])
+        # the creating process died: its hidden study is removed by the next create of the name
+        dead = {**half.settings, "creating": {"pid": 2 ** 22 + 12345, "host": half.settings["creating"]["host"]}}
+        s.db["studies"].update(half.id, {"settings": __import__("json").dumps(dead)})
+        again = s.create_study("half", "mcq", {}, 0, [(item_ids[0], None, {})])
+        assert len(s.units(again.id)) == 1 and s.units(half.id) == []
+        # a unit naming an unknown item in a late batch: nothing of the study is left
+        with pytest.raises(PrefvalError, match="could not add its items"):
+            create_study_units = [(i, None, {}) for i in item_ids] + [("no-such-item", None, {})]
+            s.create_study("bad", "mcq", {}, 0, create_study_units, in_batches=True)
+        assert "bad" not in [x.name for x in s.studies(include_archived=True)]
+        assert s.db.execute("SELECT COUNT(*) FROM studies WHERE name = 'bad'").fetchone()[0] == 0

@@ -19,14 +19,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def collect(store, names: list[str] | None = None) -> dict:
+def collect(store, names: list[str] | None = None, with_annotators: bool = True) -> dict:
     """The status as a dict: {"datasets": [...], "generation": [...], "studies": [{name, task, items, needed,
     answered, progress (answered / needed, 0..1), assignments, annotations (= answered), n_annotators,
     last_activity, annotators: [{annotator, kind, assigned, answered, skipped, open, median_seconds}]}]}.
 
     Progress comes from SQL counts (Store.study_progress, Store.annotator_progress): time and memory do not grow
-    with the number of answers. With names, only those studies, each with "figures" and "tables" (the task's
-    figures, which read the study's answers).
+    with the number of answers. Without names, "annotators" holds counts only (median_seconds None; empty when
+    with_annotators=False, as the one-line-per-study text needs no per-annotator rows). With names, only those
+    studies, each with the annotators' median seconds, "figures" and "tables" (the task's figures, which read the
+    study's answers).
     """
     from annotator.tasks import get_task
 
@@ -37,7 +39,7 @@ def collect(store, names: list[str] | None = None) -> dict:
     studies = [store.get_study(n) for n in names] if names else store.studies()
     for s in studies:
         p = store.study_progress(s.id)
-        per = store.annotator_progress(s.id)
+        per = store.annotator_progress(s.id, median=bool(names)) if (names or with_annotators) else []
         for a in per:
             a["open"] = max(0, a["assigned"] - a["answered"] - a["skipped"])
             if a["median_seconds"] is not None:
@@ -136,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     from storage.store import Store
 
     with Store.open(db_path(args, must_exist=True)) as store:
-        status = collect(store, args.study or None)
+        status = collect(store, args.study or None, with_annotators=args.format == "json" or bool(args.study))
     if args.format == "json":
         print(json.dumps(status, indent=2, ensure_ascii=False))
     else:
