@@ -8,12 +8,14 @@ units, 1 of 2 named annotators per item): 300k units and 500k assignments at the
 answered (a tenth of those changed once, so the log holds superseded rows), plus a few skips. Then a study
 "open-100k" of 100k MCQ items that nobody has claimed yet.
 
-Figures, each in a fresh child process (time from process start, and peak resident memory):
-1. `prefval status` (one line per study: progress only), and `prefval status mcq-big` (that study's figures);
+Figures, each in a fresh child process: seconds of the work itself (after imports), seconds since the process
+started, and peak resident memory (VmHWM):
+1. `prefval status` (one line per study: progress only), `--format json`, and `prefval status mcq-big` /
+   `persona-big` (that study's annotators and figures; run once, they are long);
 2. the baseline: a child that opens the same file and runs a bare `SELECT count(*)` over annotations and
    assignments: the ratios are status over that baseline;
-3. a new annotator's first open of "open-100k": seconds from Session start to the first item's view (the claim
-   of the first batch included), as a ratio over the same baseline.
+3. a new annotator's first open of "open-100k": from Session start to the first item's view (the claim of the
+   first batch included), as a ratio over the same baseline.
 """
 from __future__ import annotations
 
@@ -35,30 +37,33 @@ t0 = time.perf_counter()
 mode, db = sys.argv[1], sys.argv[2]
 if mode == "baseline":
     from storage.store import Store
+    t1 = time.perf_counter()
     with Store.open(db) as s:
         n = s.db.execute("SELECT count(*) FROM annotations").fetchone()[0]
         n += s.db.execute("SELECT count(*) FROM assignments").fetchone()[0]
 elif mode == "status":
     from annotator.cli import main
+    from storage.store import Store
+    import annotator.commands.status, annotator.tasks, reports.study_data
+    t1 = time.perf_counter()
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         code = main(["status", "--db", db] + sys.argv[3:])
     assert code == 0, code
-    if "--show" in sys.argv[3:]:
-        pass
     n = len(buf.getvalue().splitlines())
-else:  # first open of a new annotator
+else:  # first open of a new annotator: Session start to the first item's view
     from annotator.session import Session
     from storage.store import Store
+    t1 = time.perf_counter()
     s = Store.open(db)
     sess = Session(s, "open-100k", sys.argv[3])
     v = sess.view()
     n = len(sess.queue)
-dt = time.perf_counter() - t0
+t2 = time.perf_counter()
 # VmHWM (peak resident set of this program), not ru_maxrss, which keeps the parent's peak across fork + exec
 hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")]
 peak = int(hwm[0].split()[1]) / 1024 if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(f"RESULT {dt:.4f} {peak:.1f} {n}")
+print(f"RESULT {t2 - t1:.4f} {t2 - t0:.4f} {peak:.1f} {n}")
 """
 
 
@@ -113,11 +118,12 @@ def build(path: str, n_units: int) -> None:
     store.close()
 
 
-def child(mode: str, db: str, *extra: str) -> tuple[float, float, int]:
+def child(mode: str, db: str, *extra: str) -> tuple[float, float, float, int]:
+    """(seconds of the work after imports, seconds since process start, peak MB, lines or queue length)."""
     out = subprocess.run([sys.executable, "-c", CHILD, mode, db, *extra], capture_output=True, text=True,
                          cwd=REPO, check=True).stdout
     line = [x for x in out.splitlines() if x.startswith("RESULT ")][-1].split()
-    return float(line[1]), float(line[2]), int(line[3])
+    return float(line[1]), float(line[2]), float(line[3]), int(line[4])
 
 
 def main() -> None:
@@ -125,6 +131,7 @@ def main() -> None:
     ap.add_argument("--units", type=int, default=300_000)
     ap.add_argument("--keep", help="build (or reuse) the database at this path instead of a temporary one")
     ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--no-figures", action="store_true", help="skip the (long) runs with a study's figures")
     args = ap.parse_args()
     tmp = tempfile.TemporaryDirectory()
     path = args.keep or os.path.join(tmp.name, "bench.db")
@@ -138,19 +145,22 @@ def main() -> None:
                   for t in ("study_items", "assignments", "annotations")}
     print("units {study_items:,}  assignments {assignments:,}  annotation rows {annotations:,}".format(**counts))
 
-    def best(mode: str, *extra: str) -> tuple[float, float, int]:
-        runs = [child(mode, path, *extra) for _ in range(args.runs)]
-        return min(runs)
+    def best(mode: str, *extra: str) -> tuple[float, float, float, int]:
+        return min(child(mode, path, *extra) for _ in range(args.runs))
 
     base = best("baseline")
-    print(f"baseline: bare count(*) pass      {base[0]:7.3f} s  peak {base[1]:7.1f} MB")
+    print(f"{'':<34}{'work':>9}  {'process':>9}  {'peak':>9}   ratios over the baseline (work time, peak memory)")
+    print(f"{'baseline: bare count(*) pass':<34}{base[0]:8.3f}s  {base[1]:8.3f}s  {base[2]:7.1f}MB")
     for label, mode, extra in (("status (progress)", "status", ()),
                                ("status --format json (progress)", "status", ("--format", "json")),
                                ("status mcq-big (figures)", "status", ("mcq-big",)),
                                ("status persona-big (figures)", "status", ("persona-big",)),
                                ("first open of open-100k", "first", (f"newcomer{random.randrange(10**6)}",))):
-        t, mb, n = best(mode, *extra) if extra == () else child(mode, path, *extra)
-        print(f"{label:<32} {t:7.3f} s  peak {mb:7.1f} MB   x{t / base[0]:5.1f} time  x{mb / base[1]:4.1f} memory"
+        repeat = mode == "status" and len(extra) != 1  # figure runs are long: once
+        if not repeat and mode == "status" and args.no_figures:
+            continue
+        t, total, mb, n = best(mode, *extra) if repeat else child(mode, path, *extra)
+        print(f"{label:<34}{t:8.3f}s  {total:8.3f}s  {mb:7.1f}MB   x{t / base[0]:6.1f} time  x{mb / base[2]:4.1f} memory"
               f"   ({n} {'lines' if mode == 'status' else 'items in queue'})")
 
 
