@@ -11,6 +11,7 @@ import importlib
 import os
 import sys
 
+from annotator.safe_text import visible
 from storage.errors import PrefvalError
 
 COMMAND_MODULES = [
@@ -39,6 +40,14 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="SQLite file (default: $PREFVAL_DB or ./prefval.db)",
     )
+
+
+def add_out_option(parser: argparse.ArgumentParser, what: str = "output file") -> None:
+    """Add ``--out PATH`` and ``--force`` to a command that writes a file (written through storage.outfile: never
+    the database or another SQLite file, an existing file only with --force, atomically)."""
+    parser.add_argument("--out", help=f"{what} (default: standard output); an existing file only with --force")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an existing --out file (or a symbolic link's target); never a database")
 
 
 def db_path(args: argparse.Namespace, must_exist: bool = False) -> str:
@@ -81,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code = args.func(args)
     except PrefvalError as exc:
-        print(f"prefval: error: {exc}", file=sys.stderr)
+        print(f"prefval: error: {visible(exc, layout=False)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
@@ -92,9 +101,16 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return 0
     except Exception as exc:  # a bug or an environment problem: still one line, unless debugging
+        from storage.db import database_error_message
+
+        known = database_error_message(db_path(args), exc)
+        if known:  # e.g. a write to a read-only file or folder
+            print(f"prefval: error: {visible(known, layout=False)}", file=sys.stderr)
+            return 1
         if os.environ.get("PREFVAL_DEBUG"):
             raise
-        print(f"prefval: error: unexpected {type(exc).__name__}: {exc} (PREFVAL_DEBUG=1 shows the traceback)",
+        print(f"prefval: error: unexpected {type(exc).__name__}: {visible(exc, layout=False)} "
+              "(PREFVAL_DEBUG=1 shows the traceback)",
               file=sys.stderr)
         return 1
     return int(code or 0)

@@ -151,7 +151,7 @@ def build_db(path: str, limit: int | None, scales: list[int]) -> dict[str, str]:
         cid = r["shared_context_id"]
         ends[cid] = max(ends.get(cid, 0), int(r["end_index_in_shared_context"]))
     studies = {"bare": "bench-bare"}
-    with Store.open(path) as s:
+    with Store.open(path, mode="create") as s:
         s.import_items("bare", "personamem", [i.model_copy(update={"context_external_id": None,
                                                                     "context_end": None})
                                               for i in parsed.items])

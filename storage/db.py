@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import os
 import sys
 from pathlib import Path
 from typing import Callable
@@ -360,24 +361,144 @@ def migrate(db: sqlite_utils.Database) -> int:
     return _schema_version(db)
 
 
-def open_database(path: str | Path = ":memory:") -> sqlite_utils.Database:
-    """Open (creating if needed) a prefval SQLite file with WAL, a busy timeout and foreign keys, migrated.
+OPEN_MODES = ("ro", "rw", "create")
+SQLITE_MAGIC = b"SQLite format 3\x00"
 
-    path: a file path or ":memory:". Raises storage.errors.PrefvalError when the file is not a database.
+
+def is_sqlite_file(path: str | Path) -> bool:
+    """Whether path is an existing regular file that starts with SQLite's 16-byte header (any application's
+    database, prefval's or not). A missing, unreadable or shorter file is not."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def readonly_message(path: str | Path) -> str:
+    """One line saying why the database at path cannot be written: the file or its folder is read-only (or the
+    file system is, when permissions allow writing but SQLite was refused)."""
+    p = Path(path)
+    folder = p.parent if str(p.parent) else Path(".")
+    if p.exists() and not os.access(p, os.W_OK):
+        return f"{path}: the database file is read-only (nothing was changed)"
+    if not os.access(folder, os.W_OK):
+        return f"{path}: the folder {folder} is read-only (SQLite needs to write its journal beside the database; " \
+               "nothing was changed)"
+    return f"{path}: the database is read-only (file, folder or file system; nothing was changed)"
+
+
+def sqlite_error_message(path: str | Path, exc: BaseException) -> str | None:
+    """A one-line explanation of a SQLite error caused by the file or its folder (read-only, missing folder),
+    or None when the error is of another kind."""
+    text = str(exc).lower()
+    if "readonly" in text or "read-only" in text:
+        return readonly_message(path)
+    if "unable to open database file" in text:
+        folder = Path(path).parent
+        if not folder.is_dir():
+            return f"{path}: the folder {folder} does not exist"
+        return readonly_message(path)
+    return None
+
+
+def database_error_message(path: str | Path, exc: BaseException) -> str | None:
+    """For an exception escaping a command that used the database at path: a one-line message when it is a SQLite
+    error caused by the file or its folder (read-only, missing folder), else None."""
+    import sqlite3
+
+    if isinstance(exc, sqlite3.DatabaseError):
+        return sqlite_error_message(path, exc)
+    return None
+
+
+def _connect(path: str, mode: str):
+    """A sqlite3 connection for mode (see open_database); never creates a file unless mode is "create"."""
+    import sqlite3
+    import urllib.parse
+
+    quoted = urllib.parse.quote(os.path.abspath(path))
+    flag = {"ro": "ro", "rw": "rw", "create": "rwc"}[mode]
+    conn = sqlite3.connect(f"file:{quoted}?mode={flag}", uri=True)
+    if mode != "ro":
+        return conn
+    try:  # a WAL database needs its -shm file: in a read-only folder where it is missing, this fails
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError as exc:
+        if sqlite_error_message(path, exc) is None:
+            raise
+        conn.close()
+    wal = Path(f"{path}-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        from storage.errors import PrefvalError
+        raise PrefvalError(f"{path}: cannot be read here: its folder is read-only and its last changes are still "
+                           f"in {wal.name}; copy both files to a writable folder")
+    # Nobody can write in this folder, so the file cannot change while we read it: immutable skips all locking.
+    return sqlite3.connect(f"file:{quoted}?mode=ro&immutable=1", uri=True)
+
+
+def open_database(path: str | Path = ":memory:", mode: str | None = None) -> sqlite_utils.Database:
+    """Open a prefval SQLite file: busy timeout, foreign keys on, and for writing modes WAL and the schema migrated.
+
+    mode (required for a file; ":memory:" is always a fresh database):
+      "ro"     read only: the file must exist and be a prefval database at the current schema. Opened with SQLite's
+               mode=ro (falling back to immutable=1 in a read-only folder), so nothing is ever created, migrated
+               or switched to WAL, and another application's file is left byte for byte as it was.
+      "rw"     read and write an existing prefval database (migrated when it is older than this prefval).
+      "create" like "rw", but a missing or empty file (no tables) becomes a new prefval database.
+    Raises storage.errors.PrefvalError (one line) when the file is missing (ro, rw), is not a prefval database
+    (another application's SQLite file, a text file, an empty file in ro/rw), has a schema newer than this
+    prefval (or older, in ro), or cannot be written (a read-only file or folder, in rw/create).
     """
     from storage.errors import PrefvalError
     import sqlite3
 
-    try:
-        db = sqlite_utils.Database(str(path)) if str(path) != ":memory:" else sqlite_utils.Database(memory=True)
-        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if str(path) == ":memory:":
+        db = sqlite_utils.Database(memory=True)
         db.execute("PRAGMA foreign_keys = ON")
-        if str(path) != ":memory:":
+        migrate(db)
+        return db
+    if mode not in OPEN_MODES:
+        raise TypeError(f"open_database({str(path)!r}): mode must be one of {OPEN_MODES}, got {mode!r}")
+    path = str(path)
+    if mode != "create" and not os.path.exists(path):
+        raise PrefvalError(f"{path}: no such database (start with `prefval import ...`, or pass --db PATH)")
+    if os.path.isdir(path):
+        raise PrefvalError(f"{path}: is a folder, not a database file")
+    conn = None
+    try:
+        conn = _connect(path, mode)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "schema_migrations" not in tables and (tables or mode != "create"):
+            what = "an empty file" if not tables else f"another application's database (tables: " \
+                   f"{', '.join(sorted(tables)[:5])}{', ...' if len(tables) > 5 else ''})"
+            raise PrefvalError(f"{path}: not a prefval database ({what}); nothing was changed")
+        db = sqlite_utils.Database(conn)
+        db.execute("PRAGMA foreign_keys = ON")
+        version = _schema_version(db)
+        if version > SCHEMA_VERSION:
+            raise PrefvalError(f"{path}: database schema version {version} is newer than this prefval "
+                               f"({SCHEMA_VERSION}); update prefval")
+        if mode == "ro":
+            if version < SCHEMA_VERSION:
+                raise PrefvalError(f"{path}: database schema version {version} is older than this prefval "
+                                   f"({SCHEMA_VERSION}); any writing command (e.g. `prefval import`) upgrades it")
+            return db
+        if db.journal_mode != "wal":
             db.enable_wal()
         db.execute("PRAGMA synchronous = FULL")
         migrate(db)
-    except sqlite3.DatabaseError as exc:
-        raise PrefvalError(f"{path}: not a prefval database ({exc})") from None
-    except RuntimeError as exc:
-        raise PrefvalError(f"{path}: {exc}") from None
-    return db
+        return db
+    except BaseException as exc:
+        if conn is not None:
+            conn.close()
+        if isinstance(exc, sqlite3.DatabaseError):
+            reason = sqlite_error_message(path, exc)
+            if reason is None and "not a database" in str(exc):
+                reason = f"{path}: not a prefval database ({exc}); nothing was changed"
+            raise PrefvalError(reason or f"{path}: cannot open the database ({exc})") from None
+        if isinstance(exc, RuntimeError):
+            raise PrefvalError(f"{path}: {exc}") from None
+        raise

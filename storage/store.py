@@ -1,6 +1,6 @@
 """Store: the one object through which prefval reads and writes its SQLite file.
 
-    store = Store.open("prefval.db")      # or Store.open(":memory:") in tests
+    store = Store.open("prefval.db", mode="rw")   # "ro", "rw" or "create"; Store.open(":memory:") in tests
     store.import_items(...); store.create_study(...); store.add_annotation(...)
 
 Every write method runs in one transaction and has committed when it returns.
@@ -33,12 +33,15 @@ class Store(DatasetsMixin, StudiesMixin, AnnotationsMixin, BundlesMixin, Adjudic
         self.path = path
 
     @classmethod
-    def open(cls, path: str | Path = ":memory:") -> "Store":
-        """Open or create the database at path (":memory:" for a throwaway one), migrated to the current schema.
+    def open(cls, path: str | Path = ":memory:", mode: str | None = None) -> "Store":
+        """Open the database at path (":memory:" for a throwaway one, always created and migrated).
 
-        Raises PrefvalError when the file is not a prefval database.
+        mode, required for a file: "ro" (read-only commands: nothing is created, migrated or changed), "rw" (an
+        existing prefval database, migrated when older) or "create" (also makes a new database from a missing or
+        empty file); see storage.db.open_database. Raises PrefvalError for a missing file (ro, rw), a file that is
+        not a prefval database (never touched), or a database that cannot be written (rw, create).
         """
-        return cls(open_database(path), str(path))
+        return cls(open_database(path, mode), str(path))
 
     def close(self) -> None:
         self.db.close()

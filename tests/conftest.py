@@ -89,7 +89,7 @@ def mcq_study(db_file):
     from annotator.tasks.base import StudySpec
 
     items, contexts = make_mcq_items()
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("ds", "jsonl", items, contexts=contexts)
         create_study(s, StudySpec(name="st", task="mcq", datasets=["ds"], seed=3))
     return db_file

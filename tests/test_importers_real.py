@@ -26,7 +26,7 @@ def test_personamem_questions_32k(tmp_path, capsys):
     db = tmp_path / "t.db"
     assert main(["import", "personamem", str(path), "--dataset", "pm32k", "--db", str(db)]) == 0
     assert "589 items added" in capsys.readouterr().out
-    with Store.open(db) as store:
+    with Store.open(db, mode="create") as store:
         items = store.items("pm32k")
     assert len(items) == 589
     letters = Counter("abcd"[it.payload["correct_index"]] for it in items)

@@ -60,7 +60,7 @@ def test_personamem_sample_items_link_to_contexts(tmp_path):
     db = tmp_path / "t.db"
     assert main(["import", "personamem", str(S / "personamem/questions_sample.csv"),
                  str(S / "personamem/shared_contexts_sample.jsonl"), "--dataset", "pms", "--db", str(db)]) == 0
-    with Store.open(db) as store:
+    with Store.open(db, mode="create") as store:
         items = store.items("pms")
         assert len(items) == 12 and all(it.context_id for it in items)
         lengths = sorted(store.context_length(it.context_id) for it in items)

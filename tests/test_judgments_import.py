@@ -24,7 +24,7 @@ def jv_db(db_file, capsys):
 
 
 def _counts(db):
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         st = s.get_study("jvs")
         return len(s.annotations(st.id)), len(s.assignments(st.id)), len(s.annotators())
 
@@ -39,7 +39,7 @@ def test_sample_judgments_import_as_llm_annotations(jv_db, capsys):
                   for line in (JV / "judge_a.jsonl").read_text().splitlines()}
     expected_b = {line.split(",")[0]: line.split(",")[1] == "1"
                   for line in (JV / "judge_b.csv").read_text().splitlines()[1:]}
-    with Store.open(jv_db) as s:
+    with Store.open(jv_db, mode="create") as s:
         st = s.get_study("jvs")
         judges = {a.name: a for a in s.annotators()}
         assert judges["judge-a"].kind == "llm" and judges["judge-a"].model == "model-a"
@@ -86,7 +86,7 @@ def test_bad_record_is_one_line_and_changes_nothing(jv_db, tmp_path, capsys, nam
 
 
 def test_judge_name_of_a_human_and_unknown_study_are_refused(jv_db, capsys):
-    with Store.open(jv_db) as s:
+    with Store.open(jv_db, mode="create") as s:
         s.ensure_annotator("hana")
     f = str(JV / "judge_a.jsonl")
     assert main(["import", "judgments", f, "--study", "jvs", "--judge", "hana", "--db", jv_db]) == 1
@@ -102,7 +102,7 @@ def test_mcq_judgments_map_letters_to_original_options(mcq_study, tmp_path, caps
     path.write_text('{"item": "q0", "choice": "B"}\n{"item": "q1", "choice": 2}\n'
                     '{"item": "q2", "choice": "Option text 2-3"}\n{"item": "q3", "cant_tell": true}\n')
     assert main(["import", "judgments", str(path), "--study", "st", "--judge", "gpt", "--db", mcq_study]) == 0
-    with Store.open(mcq_study) as s:
+    with Store.open(mcq_study, mode="create") as s:
         st = s.get_study("st")
         judge = s.ensure_annotator("gpt", kind="llm")
         items = {i.id: i.external_id for i in s.items("ds")}
@@ -121,7 +121,7 @@ def test_humans_still_get_units_after_judgments(jv_db, capsys):
     assert main(["import", "judgments", str(JV / "judge_a.jsonl"), "--study", "jvs", "--judge", "judge-a",
                  "--db", jv_db]) == 0
     from annotator.session import Session
-    with Store.open(jv_db) as s:
+    with Store.open(jv_db, mode="create") as s:
         assert len(Session(s, "jvs", "hana").queue) == 12
 
 
@@ -130,14 +130,14 @@ def _study(db, task, kind, payload, **spec):
     from annotator.tasks.base import StudySpec
     from storage.models import ItemIn
 
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         s.import_items("d", "jsonl", [ItemIn(external_id=f"x{i}", kind=kind, payload=payload) for i in range(2)])
         st = create_study(s, StudySpec(name="s", task=task, datasets=["d"], **spec))
         return st.settings
 
 
 def _judged(db, judge="j"):
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         st = s.get_study("s")
         items = {i.id: i.external_id for i in s.items("d")}
         return {items[r.item_id]: r.answer for r in s.current_annotations(st.id, s.ensure_annotator(judge, "llm").id)}

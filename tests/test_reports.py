@@ -53,7 +53,7 @@ async def test_markdown_report_of_a_tui_study_has_figures_and_per_annotator_sect
     assert code == 0
     assert out.startswith("# prefval report: st")
     assert "## Study st (mcq)" in out
-    with Store.open(answered_mcq) as s:
+    with Store.open(answered_mcq, mode="create") as s:
         from annotator.tasks import get_task
         from reports.study_data import load_study_data
         fs = get_task("mcq").figures(load_study_data(s, "st"))
@@ -102,7 +102,7 @@ def _store_study(db_file):
     items = [ItemIn(external_id=f"r{i}", kind="gold_candidate", payload={
         "recipient": "Clerk", "task": "Write a note", "attribute": f"pref {i}", "candidate_label": i < 2,
         "metadata": {"response": f"response text {i}"}}) for i in range(4)]
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("jv", "jsonl", items)
         ids = {it.external_id: it.id for it in s.items("jv")}
         st = s.create_study("jvs", "judge_validation", {"annotators_per_item": 1}, 0,

@@ -11,7 +11,7 @@ def _answer(choice: int) -> Decision:
 
 
 def test_two_windows_of_one_annotator_never_lose_an_answer(mcq_study):
-    s1, s2 = Store.open(mcq_study), Store.open(mcq_study)
+    s1, s2 = Store.open(mcq_study, mode="create"), Store.open(mcq_study, mode="create")
     w1, w2 = Session(s1, "st", "ana"), Session(s2, "st", "ana")
     assert w1.index == w2.index == 0
     first = w1.decide(_answer(0))
@@ -27,7 +27,7 @@ def test_two_windows_of_one_annotator_never_lose_an_answer(mcq_study):
 
 
 def test_a_partial_rescoring_does_not_retract_the_answer(mcq_study):
-    s = Store.open(mcq_study)
+    s = Store.open(mcq_study, mode="create")
     w = Session(s, "st", "ana")
     done = w.decide(_answer(2))
     w.back()
@@ -43,7 +43,7 @@ def test_a_partial_rescoring_does_not_retract_the_answer(mcq_study):
 
 
 def test_skip_on_an_answered_item_only_moves_on(mcq_study):
-    s = Store.open(mcq_study)
+    s = Store.open(mcq_study, mode="create")
     w = Session(s, "st", "ana")
     w.decide(_answer(0))
     w.back()

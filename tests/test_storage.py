@@ -15,7 +15,7 @@ from tests.conftest import make_mcq_items
 
 
 def test_file_database_uses_wal_foreign_keys_and_busy_timeout(db_file):
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert s.db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
         assert s.db.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
@@ -32,7 +32,7 @@ def test_not_a_database_is_a_one_line_error(tmp_path):
     bad = tmp_path / "x.db"
     bad.write_text("this is not sqlite" * 100)
     with pytest.raises(PrefvalError, match="not a prefval database"):
-        Store.open(bad)
+        Store.open(bad, mode="create")
 
 
 def test_import_twice_does_not_duplicate_and_ids_are_stable(store, tmp_path):
@@ -41,7 +41,7 @@ def test_import_twice_does_not_duplicate_and_ids_are_stable(store, tmp_path):
     r2 = store.import_items("ds", "jsonl", items, contexts=ctx)
     assert (r1.n_added, r1.n_unchanged, r1.n_contexts) == (6, 0, 1)
     assert (r2.n_added, r2.n_unchanged, r2.n_contexts) == (0, 6, 0)
-    other = Store.open(tmp_path / "other.db")
+    other = Store.open(tmp_path / "other.db", mode="create")
     other.import_items("ds", "jsonl", items, contexts=ctx)
     assert [i.id for i in other.items("ds")] == [i.id for i in store.items("ds")]
 
@@ -96,7 +96,7 @@ def test_annotations_are_append_only_and_current_is_derived(store):
 
 
 def test_annotation_is_committed_when_add_returns(db_file):
-    s = Store.open(db_file)
+    s = Store.open(db_file, mode="create")
     study, unit, item, ann = _one_unit(s)
     s.add_annotation(AnnotationIn(study_id=study.id, unit_id=unit.id, item_id=item.id, annotator_id=ann.id,
                                   status="answered", answer={"choice": 1}))
@@ -118,7 +118,7 @@ def test_unknown_names_raise_with_known_ones(store):
 def test_a_second_writer_waits_instead_of_failing(db_file):
     """Another connection (another annotator's process) holds the write lock while an answer is written: the write
     waits for the lock (the busy timeout) instead of failing, and is saved once the lock is released."""
-    a = Store.open(db_file)
+    a = Store.open(db_file, mode="create")
     study, unit, item, ann = _one_unit(a)
     a.close()
     holder = sqlite3.connect(db_file, timeout=0)
@@ -127,7 +127,7 @@ def test_a_second_writer_waits_instead_of_failing(db_file):
     started = threading.Event()
 
     def write() -> None:  # a Store per thread, as in real use
-        with Store.open(db_file) as b:
+        with Store.open(db_file, mode="create") as b:
             started.set()
             try:
                 outcome.append(b.add_annotation(AnnotationIn(study_id=study.id, unit_id=unit.id, item_id=item.id,
@@ -145,12 +145,12 @@ def test_a_second_writer_waits_instead_of_failing(db_file):
     holder.close()
     t.join(timeout=30)
     assert len(outcome) == 1 and not isinstance(outcome[0], Exception), outcome
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         assert [r.answer for r in s.annotations(study.id)] == [{"choice": 2}]
 
 
 def test_a_failed_write_is_one_line_and_stores_nothing(db_file):
-    s = Store.open(db_file)
+    s = Store.open(db_file, mode="create")
     study, unit, item, ann = _one_unit(s)
     other = sqlite3.connect(db_file, timeout=0)
     other.execute("BEGIN IMMEDIATE")  # another process holds the write lock

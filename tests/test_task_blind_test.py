@@ -38,7 +38,7 @@ def blind_db(db_file):
     items = [item("b1", 0, "Negative Preference"), item("b2", 1, "Positive Preference"),
              item("b3", 2, "Negative Preference"), item("b1t", 0, "Negative Preference", tf=True),
              item("b1f", 1, "Negative Preference", tf=True)]
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("blindsrc", "jsonl", items, contexts=[ctx])
         create_study(s, StudySpec(name="bt", task="blind_test", datasets=["blindsrc"], seed=9))
     return db_file
@@ -89,7 +89,7 @@ async def test_every_reachable_screen_is_blind(blind_db):
 async def test_three_annotators_then_figures_by_hand(blind_db):
     for who, plan in PLAN.items():
         await answer_all(blind_db, "bt", who, plan)
-    with Store.open(blind_db) as s:
+    with Store.open(blind_db, mode="create") as s:
         data = load_study_data(s, "bt")
     fs = get_task("blind_test").figures(data)
     # MCQ option answers: b1 3/3, b2 1/2 (cy can't tell), b3 2/3 -> 6/8 against 0.25
@@ -140,7 +140,7 @@ async def test_personamem_questions_blind_without_polarity(db_file):
         ends[it.context_external_id] = max(ends.get(it.context_external_id, 0), it.context_end or 0)
     contexts = [ContextIn(external_id=c, messages=[Message(role="user", content=f"LEAKED-CONVERSATION {c} {k}")
                                                    for k in range(n)]) for c, n in ends.items()]
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("pm32k", "personamem", items, contexts=contexts)
         assert s.context_length(s.items("pm32k")[0].context_id) > 0
         create_study(s, StudySpec(name="pmb", task="blind_test", datasets=["pm32k"], sample=3, seed=1,
@@ -154,7 +154,7 @@ async def test_personamem_questions_blind_without_polarity(db_file):
                 assert "pm32k" not in text and "persona" not in text.lower().split()
                 assert "LEAKED-CONVERSATION" not in text
                 await pilot.press("a")
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         fs = get_task("blind_test").figures(load_study_data(s, "pmb"))
     assert fs.figure("accuracy_vs_chance_mcq").n == 6
     odd = fs.figure("guessable_negative_share")
@@ -163,7 +163,7 @@ async def test_personamem_questions_blind_without_polarity(db_file):
 
 @pytest.fixture
 def snap_db(db_file):
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         ctx = ContextIn(external_id="c1", messages=[Message(role="user", content="CONTEXT-TURN")])
         s.import_items("one", "jsonl", [item("s1", 2, "Negative Preference")], contexts=[ctx])
         s.import_items("two", "jsonl", [item("s1t", 0, "Negative Preference", tf=True)], contexts=[ctx])

@@ -45,7 +45,7 @@ def realpref_like(tag: str, etype: int, ptype: str, key: int, with_snippet: bool
 def easy_db(db_file):
     items = (realpref_like("e3", 3, "Negative Preference", 2) + realpref_like("e4", 4, "Positive Preference", 0)
              + realpref_like("bare", 3, "Positive Preference", 1, with_snippet=False))
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("rp", "realpref", items)
         create_study(s, StudySpec(name="easy", task="easy_test", datasets=["rp"], seed=2, annotators_per_item=2))
     return db_file
@@ -58,7 +58,7 @@ PLAN = {
 
 
 def test_only_items_with_a_snippet_are_used(easy_db, store):
-    with Store.open(easy_db) as s:
+    with Store.open(easy_db, mode="create") as s:
         items = s.get_items([u.item_id for u in s.units(s.get_study("easy").id)])
     assert sorted(i.external_id for i in items.values()) == ["e3:f", "e3:mcq", "e3:t", "e4:f", "e4:mcq", "e4:t"]
     store.import_items("bare", "jsonl", realpref_like("x", 3, "Negative Preference", 0, with_snippet=False))
@@ -79,7 +79,7 @@ async def test_two_annotators_by_keys_then_figures_by_hand(easy_db):
             assert "correct" not in text.lower() and " rp " not in f" {text} "
         if who == "ben":
             assert "ana" not in " ".join(texts).split()
-    with Store.open(easy_db) as s:
+    with Store.open(easy_db, mode="create") as s:
         data = load_study_data(s, "easy")
         ext = {i.id: i.external_id for i in data.items.values()}
         units = {u.id: ext[u.item_id] for u in data.units}
@@ -121,7 +121,7 @@ async def test_back_change_and_resume(easy_db):
         await pilot.press("q")
     app2 = AnnotateApp(easy_db, "easy", "ana", show_timer=False)
     assert app2.session.index == 1
-    with Store.open(easy_db) as s:
+    with Store.open(easy_db, mode="create") as s:
         st = s.get_study("easy")
         rows = [r for r in s.annotations(st.id) if r.unit_id == first.unit.id]
     assert [r.answer["cant_tell"] for r in rows] == [True, False] and rows[1].supersedes == rows[0].id
@@ -142,7 +142,7 @@ def test_realpref_sample_gives_snippet_items(store):
 
 @pytest.fixture
 def snap_db(db_file):
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         items = realpref_like("s", 3, "Negative Preference", 1)
         s.import_items("one", "jsonl", items[:1])
         s.import_items("two", "jsonl", items[1:2])

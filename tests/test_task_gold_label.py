@@ -39,7 +39,7 @@ def gold_items() -> list[ItemIn]:
 
 @pytest.fixture
 def gl_db(db_file):
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("secretsource", "jsonl", gold_items())
         create_study(s, StudySpec(name="gl", task="gold_label", datasets=["secretsource"], seed=5,
                                   options={"non_unanimous": "adjudicate"}))
@@ -76,7 +76,7 @@ async def label_all(db_file: str, study: str = "gl") -> None:
 
 async def test_three_annotators_gold_and_figures(gl_db):
     await label_all(gl_db)
-    with Store.open(gl_db) as s:
+    with Store.open(gl_db, mode="create") as s:
         st = s.get_study("gl")
         assert len(s.current_annotations(st.id)) == 18
         data = load_study_data(s, "gl")
@@ -105,7 +105,7 @@ async def test_three_annotators_gold_and_figures(gl_db):
     assert [r[-1] for r in table.rows] == [1, 0, 0, None, None, None]
 
     # candidate agreement without context dropping: threshold 0 keeps both contexts
-    with Store.open(gl_db) as s:
+    with Store.open(gl_db, mode="create") as s:
         study = s.get_study("gl")
     data.study = study.model_copy(update={"settings": {**study.settings, "context_threshold": 0.0}})
     fs0 = get_task("gold_label").figures(data)
@@ -117,7 +117,7 @@ async def test_three_annotators_gold_and_figures(gl_db):
 
 async def test_adjudication_resolves_the_non_unanimous_item(gl_db):
     await label_all(gl_db)
-    with Store.open(gl_db) as s:
+    with Store.open(gl_db, mode="create") as s:
         with pytest.raises(PrefvalError, match="only for adjudication"):
             create_study(s, StudySpec(name="x", task="gold_label", datasets=[], from_study="gl"))
         create_study(s, StudySpec(name="adj", task="gold_label", datasets=[], from_study="gl",
@@ -132,7 +132,7 @@ async def test_adjudication_resolves_the_non_unanimous_item(gl_db):
         assert "2 x apply, 1 x suppress" in text and "mentions vegan diet" in text
         assert "candidate" not in text.lower() and "true" not in text.lower()
         await pilot.press("0")
-    with Store.open(gl_db) as s:
+    with Store.open(gl_db, mode="create") as s:
         data = load_study_data(s, "adj")
         assert gold_labels(data) == {"g4": 0}
         fs = get_task("gold_label").figures(data)
@@ -180,7 +180,7 @@ def test_benchpres_and_cimemories_samples_build_studies(db_file):
         if not path.exists():
             pytest.skip(f"{rel} not present")
         _import_cli(fmt, path, db_file, name)
-        with Store.open(db_file) as s:
+        with Store.open(db_file, mode="create") as s:
             create_study(s, StudySpec(name=f"st_{name}", task="gold_label", datasets=[name]))
             assert len(s.units(s.get_study(f"st_{name}").id)) == n
 
@@ -197,7 +197,7 @@ REAL = SHARED_DATASETS / "cimemories" / "data_openai_gpt-oss-120b.json"
 @pytest.mark.skipif(not REAL.exists(), reason="CIMemories real data not present")
 def test_real_cimemories_sample_30_builds_a_study(db_file):
     _import_cli("cimemories", REAL, db_file, "cim")
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         n_items = s.get_dataset("cim").n_items
         assert n_items > 50_000
         units = get_task("gold_label").build_units(s, StudySpec(name="x", task="gold_label", datasets=["cim"],
@@ -215,7 +215,7 @@ def test_gold_screen_snapshot(gl_db, snap_compare):
 def test_adjudication_screen_snapshot(db_file, snap_compare):
     from storage.models import AnnotationIn
 
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("ds", "jsonl", gold_items())
         create_study(s, StudySpec(name="gl", task="gold_label", datasets=["ds"]))
         st = s.get_study("gl")

@@ -34,7 +34,7 @@ def _items() -> tuple[list[ItemIn], list[ContextIn]]:
 @pytest.fixture
 def iq_study(db_file):
     items, ctx = _items()
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("pm", "personamem", items, contexts=ctx)
         create_study(s, StudySpec(name="iq", task="item_quality", datasets=["pm"], seed=2,
                                   annotators=["a1", "a2", "a3"]))
@@ -46,7 +46,7 @@ APPROPRIATE = {"q0": "ttt", "q1": "ttf", "q2": "ttt", "q3": "fff"}
 
 
 def test_study_uses_keyed_items_and_default_or_given_dimensions(iq_study, store):
-    with Store.open(iq_study) as s:
+    with Store.open(iq_study, mode="create") as s:
         st = s.get_study("iq")
         assert len(s.units(st.id)) == 4  # the unkeyed item is left out
         assert st.settings["dimensions"] == DIMS and st.settings["annotators_per_item"] == 3
@@ -72,7 +72,7 @@ async def test_three_annotators_and_ac1_fleiss_match_hand_computation(iq_study):
                 await pilot.press(first if j != 1 else {"t": "1", "f": "0"}[first])
                 assert app.session.view().unit.id == view.unit.id
                 await pilot.press("t", "t", "t")
-    with Store.open(iq_study) as s:
+    with Store.open(iq_study, mode="create") as s:
         st = s.get_study("iq")
         rows = s.annotations(st.id)
         assert [r.status for r in rows[:4]] == ["partial", "partial", "partial", "answered"]
@@ -115,7 +115,7 @@ async def test_backspace_resume_note_and_back_change(iq_study):
         state = str(app.screen.query_one("#state").render())
         assert "appropriateness T, relevance F, correctness T, best response F" in state
         await pilot.press("f")
-    with Store.open(iq_study) as s:
+    with Store.open(iq_study, mode="create") as s:
         st = s.get_study("iq")
         rows = s.history(st.id, unit, s.ensure_annotator("a1").id)
     assert [r.status for r in rows] == ["partial", "partial", "partial", "partial", "note", "partial",

@@ -29,7 +29,7 @@ def jv_study(db_file, tmp_path):
         "metadata": {"response": f"Here is response number {i} about things."}}) for i in range(6)]
     items.append(ItemIn(external_id="noresp", kind="gold_candidate",
                         payload={"recipient": "r", "task": "t", "attribute": "a", "candidate_label": True}))
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("ds", "jsonl", items)
         create_study(s, StudySpec(name="jv", task="judge_validation", datasets=["ds"], seed=5,
                                   annotators_per_item=2))
@@ -55,7 +55,7 @@ async def _answer(db, who, verdicts):
 async def test_two_humans_and_a_judge_give_the_hand_computed_figures(jv_study):
     await _answer(jv_study, "h1", H1)
     await _answer(jv_study, "h2", G)
-    with Store.open(jv_study) as s:
+    with Store.open(jv_study, mode="create") as s:
         study = s.get_study("jv")
         data = load_study_data(s, "jv")
         h1 = s.ensure_annotator("h1")
@@ -99,7 +99,7 @@ async def test_back_change_note_and_resume(jv_study):
         await pilot.press("7")  # not a decision key
         assert app.session.index == 1
         await pilot.press("q")
-    with Store.open(jv_study) as s:
+    with Store.open(jv_study, mode="create") as s:
         study = s.get_study("jv")
         h1 = s.ensure_annotator("h1")
         hist = s.history(study.id, first, h1.id)
@@ -158,7 +158,7 @@ def test_gold_from_a_gold_label_study(db_file):
     items = [ItemIn(external_id=f"it{i}", kind="gold_candidate", payload={
         "recipient": "r", "task": "t", "attribute": f"a{i}", "candidate_label": True,
         "metadata": {"response": f"resp {i}"}}) for i in range(2)]
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("ds", "jsonl", items)
         gs = create_study(s, StudySpec(name="g", task="gold_label", datasets=["ds"], annotators_per_item=1))
         ann = s.ensure_annotator("lab")

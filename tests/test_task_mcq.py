@@ -57,7 +57,7 @@ PLAN = {
 def hand_study(db_file):
     items = [mcq_item("q0", 0, 1), mcq_item("q1", 1, 2), mcq_item("q2", 2), mcq_item("q3", 3, 0),
              mcq_item("q4", 0, 3)]
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("hb", "jsonl", items)
         create_study(s, StudySpec(name="st", task="mcq", datasets=["hb"], seed=5))
     return db_file
@@ -66,7 +66,7 @@ def hand_study(db_file):
 async def test_three_annotators_by_keys_then_figures_match_hand_computation(hand_study):
     for who, plan in PLAN.items():
         await answer_all(hand_study, "st", who, plan)
-    with Store.open(hand_study) as s:
+    with Store.open(hand_study, mode="create") as s:
         study = s.get_study("st")
         cur = s.current_annotations(study.id)
         items = {i.id: i.external_id for i in s.items("hb")}
@@ -109,7 +109,7 @@ async def test_three_annotators_by_keys_then_figures_match_hand_computation(hand
 
 async def test_single_annotator_leaves_multi_annotator_figures_undefined(hand_study):
     await answer_all(hand_study, "st", "ana", PLAN["ana"])
-    with Store.open(hand_study) as s:
+    with Store.open(hand_study, mode="create") as s:
         fs = get_task("mcq").figures(load_study_data(s, "st"))
     assert fs.figure("accuracy").value == pytest.approx(2 / 5)
     assert fs.figure("majority_vote_accuracy").value is None
@@ -123,7 +123,7 @@ async def test_tf_items_use_t_and_f_unshuffled_and_export_original_letters(db_fi
     items = [ItemIn(external_id=f"tf{i}", kind="mcq", payload=McqPayload(
         question=f"Would option {i} suit me?", options=["True", "False"], correct_index=i % 2, fmt="tf").model_dump())
         for i in range(3)]
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("tfds", "jsonl", items)
         create_study(s, StudySpec(name="tfst", task="mcq", datasets=["tfds"], seed=1))
     app = AnnotateApp(db_file, "tfst", "ana", show_timer=False)

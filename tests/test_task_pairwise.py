@@ -31,7 +31,7 @@ def _import(store: Store, n_a: int = 2, n_b: int = 2) -> None:
 
 @pytest.fixture
 def pw_study(db_file):
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         _import(s)
         create_study(s, StudySpec(name="pw", task="pairwise", datasets=[A_NAME, B_NAME], seed=5,
                                   annotators=["a1", "a2", "a3"]))
@@ -113,7 +113,7 @@ async def test_three_annotators_judge_and_figures_match_hand_counts(pw_study):
     seen: list[str] = []
     for who in WANT:
         await _judge(pw_study, who, seen)
-    with Store.open(pw_study) as s:
+    with Store.open(pw_study, mode="create") as s:
         st = s.get_study("pw")
         cur = s.current_annotations(st.id)
         names = {a.id: a.name for a in s.annotators()}
@@ -170,7 +170,7 @@ async def test_back_change_note_and_focus_keys(pw_study):
         # a note does not decide, and decision keys typed into the note are text
         await pilot.press("n", "1", "2", "t", "enter")
         assert app.session.index == 0
-    with Store.open(pw_study) as s:
+    with Store.open(pw_study, mode="create") as s:
         st = s.get_study("pw")
         rows = [r for r in s.annotations(st.id)]
     assert [r.status for r in rows] == ["answered", "answered", "note"]

@@ -52,7 +52,7 @@ def answer_all(store: Store, study_name: str, decisions: dict[str, dict[str, str
 
 @pytest.fixture
 def pf_db(db_file):
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("personas", "jsonl", persona_items())
         create_study(s, StudySpec(name="pf", task="persona_filter", datasets=["personas"], seed=2,
                                   annotators_per_item=2, reasons=["unnatural", "couple", "implausible"]))
@@ -65,7 +65,7 @@ def _screen_text(app) -> str:
 
 def _by_item(db_file, study="pf") -> dict[str, dict[str, dict]]:
     """annotator -> {item external id: current answer}."""
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         st = s.get_study(study)
         units = {u.id: u for u in s.units(st.id)}
         items = s.get_items([u.item_id for u in units.values()])
@@ -95,7 +95,7 @@ async def test_two_annotators_keys_answers_and_figures(pf_db):
     for who, keys in (("ana", ["k", "2", "d", "k"]), ("ben", ["k", "k", "3", "1"])):
         assert got[who] == {ext: expect[k] for ext, k in zip(queues[who], keys)}
 
-    with Store.open(pf_db) as s:
+    with Store.open(pf_db, mode="create") as s:
         fs = get_task("persona_filter").figures(load_study_data(s, "pf"))
     ana = dict(zip(queues["ana"], ["k", "2", "d", "k"]))
     ben = dict(zip(queues["ben"], ["k", "k", "3", "1"]))
@@ -127,7 +127,7 @@ async def test_revisit_digit_toggles_reasons_and_d_clears(pf_db):
         await pilot.press("1")  # remove unnatural
         await pilot.press("u", "d")  # clear
         await pilot.press("u", "k")  # keep after all
-    with Store.open(pf_db) as s:
+    with Store.open(pf_db, mode="create") as s:
         st = s.get_study("pf")
         rows = [r for r in s.annotations(st.id) if r.status == "answered"]
     assert [r.answer for r in rows] == [
@@ -150,7 +150,7 @@ async def test_profile_shown_and_note_keeps_keys_inert(pf_db):
         await pilot.press("n", *"kd12", "enter")
         assert app.session.view().item.external_id == "p1"
         await pilot.press("d")
-    with Store.open(pf_db) as s:
+    with Store.open(pf_db, mode="create") as s:
         rows = s.annotations(s.get_study("pf").id)
     assert [r.status for r in rows][-2:] == ["note", "answered"] and rows[-2].note == "kd12"
 

@@ -35,7 +35,7 @@ def _items(n: int = 5) -> list[ItemIn]:
 
 @pytest.fixture
 def rb_study(db_file):
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("ans", "jsonl", _items())
         create_study(s, StudySpec(name="rb", task="rubric", datasets=["ans"], seed=4, calibration=1, shared=2,
                                   annotators=["ana", "bob"]))
@@ -100,7 +100,7 @@ def test_dimensions_option_and_shared_checks(store):
 
 
 def test_calibration_first_and_shared_subset_assignment(rb_study):
-    with Store.open(rb_study) as s:
+    with Store.open(rb_study, mode="create") as s:
         st = s.get_study("rb")
         units = s.units(st.id)
         items = s.get_items([u.item_id for u in units])
@@ -117,7 +117,7 @@ def test_calibration_first_and_shared_subset_assignment(rb_study):
 # ---- the screen -------------------------------------------------------------------------------------------------
 def _plan(db):
     """Scores by external id per annotator: the two shared items get the hand-computed example."""
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         st = s.get_study("rb")
         units = s.units(st.id)
         items = s.get_items([u.item_id for u in units])
@@ -154,7 +154,7 @@ async def test_two_judges_score_and_kappa_matches_hand_computation(rb_study):
             assert "Reference scores" in text and "reference 5" in text and "yours 4" in text
         else:
             assert "Reference scores" not in text and "yours" not in text and "reference 5" not in text
-    with Store.open(rb_study) as s:
+    with Store.open(rb_study, mode="create") as s:
         st = s.get_study("rb")
         ana = s.ensure_annotator("ana")
         calib_unit = s.units(st.id)[0]
@@ -201,7 +201,7 @@ async def test_resume_backspace_note_and_back_change(rb_study):
         assert "(stored: 5)" in screen_text(app)
         await pilot.press("1")
         assert app.screen.partial == {"scores": {"awareness": 1}}
-    with Store.open(rb_study) as s:
+    with Store.open(rb_study, mode="create") as s:
         st = s.get_study("rb")
         ana = s.ensure_annotator("ana")
         rows = s.history(st.id, s.units(st.id)[0].id, ana.id)

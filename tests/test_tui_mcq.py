@@ -22,7 +22,7 @@ class FakeClock:
 
 
 def _answers(db_file, annotator="ana"):
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         study = s.get_study("st")
         ann = s.ensure_annotator(annotator)
         queue = s.assignments(study.id, ann.id)
@@ -73,7 +73,7 @@ async def test_back_and_change_keeps_history_and_same_option_order(mcq_study):
     changed = [r for r in rows if r.unit_id == queue[1].unit_id]
     assert [r.answer["shown"] for r in changed] == ["B", "D"]
     assert changed[1].supersedes == changed[0].id
-    with Store.open(mcq_study) as s:
+    with Store.open(mcq_study, mode="create") as s:
         cur = s.current_annotations(study.id)
     assert {c.unit_id: c.answer["shown"] for c in cur}[queue[1].unit_id] == "D"
     assert view.order == seeded_permutation(4, queue[1].shuffle_seed)
@@ -98,7 +98,7 @@ async def test_quit_and_resume_at_first_unanswered_then_finish(mcq_study):
         await pilot.pause()
         assert isinstance(app2.screen, SummaryScreen)
     study, queue, rows = _answers(mcq_study)
-    with Store.open(mcq_study) as s:
+    with Store.open(mcq_study, mode="create") as s:
         assert len(s.current_annotations(study.id)) == 6
         kinds = [e.kind for e in s.events(study_id=study.id)]
     assert kinds.count("session_start") == 2 and kinds.count("session_end") == 2
@@ -118,7 +118,7 @@ async def test_decision_keys_are_inert_while_the_note_field_has_focus(mcq_study)
     assert [(r.status, r.note) for r in rows] == [("note", "a bad q s u"), ("answered", None)]
     assert rows[0].unit_id == rows[1].unit_id == queue[0].unit_id
     from annotator.commands.export import export_rows
-    with Store.open(mcq_study) as s:
+    with Store.open(mcq_study, mode="create") as s:
         exported = export_rows(s, "st")
     assert [r["note"] for r in exported] == ["a bad q s u"]
 
@@ -183,7 +183,7 @@ async def test_export_maps_answers_back_to_original_letters(mcq_study, capsys):
     assert main(["export", "st", "--format", "jsonl", "--db", mcq_study]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert len(rows) == 6
-    with Store.open(mcq_study) as s:
+    with Store.open(mcq_study, mode="create") as s:
         items = {i.external_id: i for i in s.items("ds")}
     for r in rows:
         item = items[r["item"]]

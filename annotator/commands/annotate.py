@@ -21,13 +21,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from annotator.app import AnnotateApp
     from annotator.cli import db_path
+    from annotator.safe_text import visible
 
     if not confirm_newcomer(args):
         return 1
     app = AnnotateApp(db_path(args, must_exist=True), args.study, args.annotator)
-    app.run()
+    app.run_checked()
     done, total = app.session.progress()
-    print(f"{args.annotator} on {args.study}: {done}/{total} answered (saved in {db_path(args)})")
+    print(visible(f"{args.annotator} on {args.study}: {done}/{total} answered (saved in {db_path(args)})", False))
     return 0
 
 
@@ -44,12 +45,15 @@ def confirm_newcomer(args: argparse.Namespace) -> bool:
 
     if args.new_annotator:
         return True
-    with Store.open(db_path(args, must_exist=True)) as store:
+    with Store.open(db_path(args, must_exist=True), mode="ro") as store:  # nothing is written before the answer
         question = newcomer_question(store, store.get_study(args.study), args.annotator)
     if question is None:
         return True
     if not sys.stdin.isatty():
         raise PrefvalError(question + " Add --new-annotator to confirm.")
+    from annotator.safe_text import visible
+
+    question = visible(question, layout=False)
     reply = input(question + f" Start as '{args.annotator.strip()}'? [y/N] ")
     if reply.strip().lower() in ("y", "yes"):
         return True

@@ -39,7 +39,7 @@ def setup_demo(db: str) -> None:
     base = sample_data_dir() / "personamem"
     paths = [base / "questions_sample.csv", base / "shared_contexts_sample.jsonl"]
     parsed = get_importer("personamem").read(paths)
-    with Store.open(db) as store:
+    with Store.open(db, mode="create") as store:
         store.import_items(DEMO_DATASET, "personamem", parsed.items, source_path=parsed.source_path,
                            file_hash=parsed.file_hash, contexts=parsed.contexts)
         if DEMO_STUDY not in {s.name for s in store.studies()}:
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from annotator.app import AnnotateApp
 
     app = AnnotateApp(args.db, DEMO_STUDY, args.annotator)
-    app.run()
+    app.run_checked()
     done, total = app.session.progress()
     print(f"{args.annotator}: {done}/{total} answered in the demo study (saved in {args.db}).")
     print(f"Next: prefval status --db {args.db}   |   prefval export {DEMO_STUDY} --db {args.db}")

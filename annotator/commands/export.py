@@ -13,15 +13,15 @@ from storage.errors import PrefvalError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from annotator.cli import add_db_option
+    from annotator.cli import add_db_option, add_out_option
 
     p = sub.add_parser("export", help="export a study's current answers, or a dataset as RealPref records")
     p.add_argument("study", nargs="?")
     p.add_argument("--dataset", help="export this dataset's items instead of a study (with --format realpref)")
     p.add_argument("--format", choices=["jsonl", "csv", "realpref"], default=None,
                    help="jsonl (default) or csv for a study; realpref for a dataset")
-    p.add_argument("--out", help="output file (default: standard output)")
     p.add_argument("--history", action="store_true", help="every row of the append-only log, not just current")
+    add_out_option(p)
     add_db_option(p)
     p.set_defaults(func=run)
 
@@ -96,18 +96,23 @@ def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
 
 def run(args: argparse.Namespace) -> int:
     from annotator.cli import db_path
+    from annotator.safe_text import json_safe
+    from storage.outfile import check_output
     from storage.store import Store
 
     if args.dataset or args.format == "realpref":
         return run_dataset(args)
     if not args.study:
         raise PrefvalError("name a study (or --dataset NAME --format realpref)")
-    with Store.open(db_path(args, must_exist=True)) as store:
+    db = db_path(args, must_exist=True)
+    if args.out:
+        check_output(args.out, [db], args.force)  # before reading anything: a wrong --out fails at once
+    with Store.open(db, mode="ro") as store:
         rows = export_rows(store, args.study, history=args.history)
     buf = io.StringIO()
     if (args.format or "jsonl") == "jsonl":
         for r in rows:
-            buf.write(json.dumps(r, ensure_ascii=False) + "\n")
+            buf.write(json_safe(json.dumps(r, ensure_ascii=False)) + "\n")
     else:
         cols: list[str] = []
         for r in rows:
@@ -117,26 +122,29 @@ def run(args: argparse.Namespace) -> int:
         for r in rows:
             w.writerow({k: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v
                         for k, v in r.items()})
-    _write(args.out, buf.getvalue(), f"{len(rows)} rows")
+    _write(args, db, buf.getvalue(), f"{len(rows)} rows")
     return 0
 
 
-def _write(out: str | None, text: str, what: str) -> None:
-    if out:
-        try:
-            with open(out, "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
-        except OSError as exc:
-            raise PrefvalError(f"{out}: cannot write the output ({exc.strerror})") from None
-        print(f"{what} written to {out}", file=sys.stderr)
+def _write(args: argparse.Namespace, db: str, text: str, what: str) -> None:
+    """text to --out (storage.outfile: never the database, --force to replace) or to standard output (shown as
+    text when that is a terminal)."""
+    from annotator.safe_text import for_stream
+    from storage.outfile import write_output
+
+    if args.out:
+        write_output(args.out, text, [db], args.force)
+        print(f"{what} written to {args.out}", file=sys.stderr)
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(for_stream(text, sys.stdout))
 
 
 def run_dataset(args: argparse.Namespace) -> int:
     """`export --dataset NAME --format realpref`: the dataset's items as RealPref records, one JSON object a line."""
     from annotator.cli import db_path
+    from annotator.safe_text import json_safe
     from storage.importers.realpref import records_from_items
+    from storage.outfile import check_output
     from storage.store import Store
 
     if not args.dataset or args.format != "realpref":
@@ -147,11 +155,15 @@ def run_dataset(args: argparse.Namespace) -> int:
         raise PrefvalError(f"{args.out}: the RealPref export is JSONL; name the file *.jsonl")
     from storage.errors import InputError
 
-    with Store.open(db_path(args, must_exist=True)) as store:
+    db = db_path(args, must_exist=True)
+    if args.out:
+        check_output(args.out, [db], args.force)
+    with Store.open(db, mode="ro") as store:
         try:
             records = records_from_items(store.items(args.dataset))
         except InputError as exc:
             raise PrefvalError(f"dataset '{args.dataset}': {exc.record}: {exc.problem}") from None
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-    _write(args.out, text, f"{len(records)} RealPref records")
+    text = "".join(json_safe(json.dumps(r, ensure_ascii=False)) + "
+" for r in records)
+    _write(args, db, text, f"{len(records)} RealPref records")
     return 0

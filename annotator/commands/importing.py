@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import csv
 
+from annotator.safe_text import visible
 from storage.errors import PrefvalError
 
 
@@ -53,11 +54,12 @@ def run(args: argparse.Namespace) -> int:
         raise PrefvalError(f"{', '.join(args.paths)}: unreadable CSV ({exc})") from None
     if not parsed.items and not parsed.contexts:
         raise PrefvalError(f"{parsed.source_path}: no records found")
-    with Store.open(db_path(args)) as store:
+    with Store.open(db_path(args), mode="create") as store:
         result = store.import_items(args.dataset, args.format, parsed.items, source_path=parsed.source_path,
                                     file_hash=parsed.file_hash, contexts=parsed.contexts)
     extra = f", {result.n_contexts} contexts" if result.n_contexts else ""
-    print(f"dataset {result.dataset}: {result.n_added} items added, {result.n_unchanged} already present{extra}")
+    print(visible(f"dataset {result.dataset}: {result.n_added} items added, {result.n_unchanged} already "
+                  f"present{extra}", layout=False))
     return 0
 
 
@@ -71,7 +73,8 @@ def run_judgments(args: argparse.Namespace) -> int:
         raise PrefvalError("import judgments needs --study STUDY and --judge NAME")
     if len(args.paths) != 1:
         raise PrefvalError("import judgments takes one file")
-    with Store.open(db_path(args)) as store:
+    with Store.open(db_path(args, must_exist=True), mode="rw") as store:
         r = import_judgments(store, args.paths[0], args.study, args.judge, model=args.model)
-    print(f"study {r.study}: {r.n_added} judgments by {r.judge} added, {r.n_present} already present")
+    print(visible(f"study {r.study}: {r.n_added} judgments by {r.judge} added, {r.n_present} already present",
+                  layout=False))
     return 0

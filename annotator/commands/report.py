@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from storage.errors import PrefvalError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from annotator.cli import add_db_option
+    from annotator.cli import add_db_option, add_out_option
 
     p = sub.add_parser(
         "report", help="write a report of one or more studies (Markdown, HTML, LaTeX or JSON)",
@@ -17,7 +16,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "per-annotator section (items done, time, too-fast answers, agreement with the others).")
     p.add_argument("studies", nargs="+", metavar="STUDY")
     p.add_argument("--format", choices=["md", "html", "latex", "json"], default="md")
-    p.add_argument("--out", help="output file (default: standard output)")
     p.add_argument("--too-fast", type=float, default=2.0, metavar="SECONDS",
                    help="floor of the too-fast threshold: max(SECONDS, a tenth of the median time) (default 2)")
     p.add_argument("--epsilon", type=float, default=0.2, metavar="E",
@@ -26,6 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--alt-test-min-items", type=int, default=30, metavar="N",
                    help="alternative annotator test: leave out annotators with fewer than N items shared with the "
                         "judge and another annotator (default 30, for the t-test)")
+    add_out_option(p)
     add_db_option(p)
     p.set_defaults(func=run)
 
@@ -72,20 +71,21 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
 
 def run(args: argparse.Namespace) -> int:
     from annotator.cli import db_path
+    from annotator.safe_text import for_stream
     from reports.render import render
+    from storage.outfile import check_output, write_output
     from storage.store import Store
 
-    with Store.open(db_path(args, must_exist=True)) as store:
+    db = db_path(args, must_exist=True)
+    if args.out:
+        check_output(args.out, [db], args.force)  # before the slow part: a wrong --out fails at once
+    with Store.open(db, mode="ro") as store:
         reports = build_reports(store, args.studies, args.too_fast, args.epsilon, args.alt_test_min_items)
     title = "prefval report: " + ", ".join(args.studies)
     text = render(reports, args.format, title=title)
     if args.out:
-        try:
-            with open(args.out, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as exc:
-            raise PrefvalError(f"{args.out}: cannot write the output ({exc.strerror})") from None
+        write_output(args.out, text, [db], args.force)
         print(f"report of {len(reports)} studies written to {args.out}", file=sys.stderr)
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(for_stream(text, sys.stdout))
     return 0

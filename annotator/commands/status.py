@@ -82,6 +82,7 @@ def _study_header(name_width: int) -> str:
 
 def render_text(status: dict) -> str:
     """The status dict as plain text for the terminal."""
+    from annotator.safe_text import visible
     from reports.figures import Figure
 
     lines = ["datasets:"]
@@ -122,7 +123,7 @@ def render_text(status: dict) -> str:
             for r in t["rows"]:
                 lines.append("      " + "  ".join(_cell(v).ljust(w) for v, w in zip(r, widths)))
         lines.append("")
-    return "\n".join(lines)
+    return "\n".join(visible(line, layout=False) for line in lines)  # names and cells from data: as text
 
 
 def _cell(v) -> str:
@@ -135,12 +136,13 @@ def _cell(v) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from annotator.cli import db_path
+    from annotator.safe_text import json_safe
     from storage.store import Store
 
-    with Store.open(db_path(args, must_exist=True)) as store:
+    with Store.open(db_path(args, must_exist=True), mode="ro") as store:
         status = collect(store, args.study or None, with_annotators=args.format == "json" or bool(args.study))
     if args.format == "json":
-        print(json.dumps(status, indent=2, ensure_ascii=False))
+        print(json_safe(json.dumps(status, indent=2, ensure_ascii=False)))
     else:
         print(render_text(status))
     return 0

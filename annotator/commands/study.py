@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from annotator.safe_text import visible
 from storage.errors import PrefvalError
 from storage.textfile import read_text
 
@@ -135,20 +136,20 @@ def run_create(args: argparse.Namespace) -> int:
                      reasons=_split(args.reasons), dimensions=_split(args.dimensions),
                      calibration=args.calibration, shared=args.shared, options=_parse_options(args.option),
                      checks=args.checks)
-    with Store.open(db_path(args, must_exist=True)) as store:
+    with Store.open(db_path(args, must_exist=True), mode="rw") as store:
         study = create_study(store, spec)
         n = len(store.units(study.id))
         k = study.settings.get("annotators_per_item", 1)
     checks = (study.settings.get("checks") or {}).get("n", 0)
     extra = f" (and {checks} attention checks for every annotator)" if checks else ""
-    print(f"study {study.name}: task {study.task_type}, {n - checks} items{extra}, {k} annotator(s) per item, "
-          f"seed {study.seed}")
+    print(visible(f"study {study.name}: task {study.task_type}, {n - checks} items{extra}, {k} annotator(s) per "
+                  f"item, seed {study.seed}", layout=False))
     if study.task_type == "pairwise" and not args.pairs:
         how = study.settings.get("options", {}).get("pairing")
         asked = "pairing" in spec.options
         if how == "id":
-            print(f"paired by id: records with the same id in {args.dataset[0]} and {args.dataset[1]}"
-                  + ("" if asked else " (--option pairing=random for a seeded random pairing)"))
+            print(visible(f"paired by id: records with the same id in {args.dataset[0]} and {args.dataset[1]}"
+                          + ("" if asked else " (--option pairing=random for a seeded random pairing)"), False))
         else:
             print(f"paired at random (seed {study.seed})"
                   + ("" if asked else ": the two datasets share no ids; use --pairs FILE to fix pairs"))
@@ -161,11 +162,14 @@ def run_list(args: argparse.Namespace) -> int:
     from annotator.cli import db_path
     from storage.store import Store
 
-    with Store.open(db_path(args, must_exist=True)) as store:
+    with Store.open(db_path(args, must_exist=True), mode="ro") as store:
         for s in store.studies(include_archived=args.archived):
             n = len(store.units(s.id))
-            mark = "\tarchived" if s.settings.get("archived") else ""
-            print(f"{s.name}\t{s.task_type}\t{n} items\tdatasets: {', '.join(s.settings.get('datasets', []))}{mark}")
+            datasets = ", ".join(s.settings.get("datasets", []))
+            fields = [s.name, s.task_type, f"{n} items", f"datasets: {datasets}"]
+            if s.settings.get("archived"):
+                fields.append("archived")
+            print("\t".join(visible(v, layout=False) for v in fields))
     return 0
 
 
@@ -175,10 +179,10 @@ def run_assign(args: argparse.Namespace) -> int:
     from storage.store import Store
 
     names = [n.strip() for n in args.annotators.split(",") if n.strip()]
-    with Store.open(db_path(args, must_exist=True)) as store:
+    with Store.open(db_path(args, must_exist=True), mode="rw") as store:
         out = assign_named(store, store.get_study(args.name), names)
     for name, n in out.items():
-        print(f"{name}: {n} items")
+        print(visible(f"{name}: {n} items", layout=False))
     return 0
 
 
@@ -186,7 +190,12 @@ def _open(args: argparse.Namespace):
     from annotator.cli import db_path
     from storage.store import Store
 
-    return Store.open(db_path(args, must_exist=True))
+    return Store.open(db_path(args, must_exist=True), mode="rw")
+
+
+def _say(text: str) -> None:
+    """Print one line that may hold names from the database or the user, as text (annotator.safe_text)."""
+    print(visible(text, layout=False))
 
 
 def run_release(args: argparse.Namespace) -> int:
@@ -197,7 +206,7 @@ def run_release(args: argparse.Namespace) -> int:
         names = [args.annotator] if args.annotator else study_annotator_names(store, study)
         for name in names:
             n, kept = release(store, study, name, keep_skipped=True)
-            print(f"{name}: {n} untouched item(s) back to the pool; keeps {kept} answered or skipped")
+            _say(f"{name}: {n} untouched item(s) back to the pool; keeps {kept} answered or skipped")
     return 0
 
 
@@ -207,7 +216,7 @@ def run_unassign(args: argparse.Namespace) -> int:
     with _open(args) as store:
         n, kept = release(store, store.get_study(args.name), args.annotator, keep_skipped=False)
     tail = f"; {kept} answered item(s) stay theirs (answers are never deleted)" if kept else ""
-    print(f"{args.annotator}: {n} unanswered item(s) back to the pool{tail}")
+    _say(f"{args.annotator}: {n} unanswered item(s) back to the pool{tail}")
     return 0
 
 
@@ -217,9 +226,9 @@ def run_rename_annotator(args: argparse.Namespace) -> int:
     with _open(args) as store:
         how, moved, kept = move_annotator(store, store.get_study(args.name), args.old, args.new)
     if how == "renamed":
-        print(f"annotator '{args.old}' is now '{args.new}' ({moved} item(s) in study {args.name}, answers included)")
+        _say(f"annotator '{args.old}' is now '{args.new}' ({moved} item(s) in study {args.name}, answers included)")
     else:
-        print(f"{moved} unanswered item(s) of '{args.old}' moved to '{args.new}'"
+        _say(f"{moved} unanswered item(s) of '{args.old}' moved to '{args.new}'"
               + (f"; '{args.old}' keeps {kept} answered item(s) (answers are never moved or deleted)" if kept else ""))
     return 0
 
@@ -227,14 +236,14 @@ def run_rename_annotator(args: argparse.Namespace) -> int:
 def run_rename(args: argparse.Namespace) -> int:
     with _open(args) as store:
         store.rename_study(args.name, args.new_name)
-    print(f"study {args.name} is now {args.new_name.strip()}")
+    _say(f"study {args.name} is now {args.new_name.strip()}")
     return 0
 
 
 def run_archive(args: argparse.Namespace) -> int:
     with _open(args) as store:
         store.set_study_archived(args.name, not args.undo)
-    print(f"study {args.name} " + ("is back in the lists" if args.undo else
+    _say(f"study {args.name} " + ("is back in the lists" if args.undo else
                                   "archived (hidden from lists; `study list --archived` shows it)"))
     return 0
 
@@ -242,7 +251,7 @@ def run_archive(args: argparse.Namespace) -> int:
 def run_delete(args: argparse.Namespace) -> int:
     with _open(args) as store:
         n = store.delete_study(args.name)
-    print(f"study {args.name} deleted ({n} items; the imported items stay in their dataset)")
+    _say(f"study {args.name} deleted ({n} items; the imported items stay in their dataset)")
     return 0
 
 

@@ -167,7 +167,7 @@ class AdjudicateApp(App[None]):
 
     def __init__(self, db: str | Store, study: str, adjudicator: str) -> None:
         super().__init__()
-        self.store = db if isinstance(db, Store) else Store.open(db)
+        self.store = db if isinstance(db, Store) else Store.open(db, mode="rw")
         self.session = AdjudicationSession(self.store, study, adjudicator)
 
     def on_mount(self) -> None:

@@ -13,6 +13,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
+from annotator.safe_text import markup, plain, visible
 from annotator.screens.summary import SummaryScreen
 from annotator.session import PendingDecision, Session
 from annotator.widgets.status_header import StatusHeader
@@ -95,15 +96,15 @@ class AnnotateScreen(Screen[None]):
             self._focus_item()
         self.items_drawn += 1
         keys = s.task.decision_keys(view, self.partial)
-        self.query_one("#keys", Static).update(
-            "  ".join(f"[b]{k.shown}[/b] {k.label}" for k in keys))
+        hints = [markup("[b]$key[/b] $label", layout=False, key=k.shown, label=k.label) for k in keys]
+        self.query_one("#keys", Static).update(plain("  ").join(hints))
         state = self.message
         if current is not None and current.status == "answered":
             state = (state + "  " if state else "") + (
                 f"your answer: {s.task.describe_answer(view, current.answer)} (press a key to change it)")
         elif current is not None and current.status == "skipped":
             state = (state + "  " if state else "") + "you skipped this item"
-        self.query_one("#state", Static).update(state)
+        self.query_one("#state", Static).update(plain(state))
         self.message = ""
 
     def _focus_item(self) -> None:
@@ -191,7 +192,7 @@ class AnnotateScreen(Screen[None]):
                 self.run_worker(self._save_in_background(pending), group="save", exit_on_error=False)
                 return
         except PrefvalError as exc:  # not saved: stay on the item and say so
-            self.notify(str(exc), severity="error", timeout=8)
+            self.notify(visible(exc), severity="error", timeout=8, markup=False)
             return
         await self._saved(pending)
 
@@ -213,7 +214,7 @@ class AnnotateScreen(Screen[None]):
         except PrefvalError as exc:
             self.saving = None
             self.query_one("#state", Static).update("")
-            self.notify(str(exc), severity="error", timeout=8)
+            self.notify(visible(exc), severity="error", timeout=8, markup=False)
             return
         self.saving = None
         await self._saved(pending)
@@ -264,7 +265,8 @@ class AnnotateScreen(Screen[None]):
             return
         note = self.query_one("#note", Input)
         earlier = self.session.notes()
-        note.placeholder = (f"earlier note: {earlier[-1]}  (a new note is added; enter saves, escape cancels)"
+        note.placeholder = (f"earlier note: {visible(earlier[-1], layout=False)}  (a new note is added; enter saves, "
+                            "escape cancels)"
                             if earlier else "note for this item (enter saves, escape cancels)")
         note.disabled = False
         note.add_class("open")
@@ -292,7 +294,7 @@ class AnnotateScreen(Screen[None]):
     def action_guidelines(self) -> None:
         from annotator.screens.guidelines import GuidelinesScreen  # Markdown is slow to import: load on demand
 
-        self.app.push_screen(GuidelinesScreen(self.session.study.settings.get("guidelines", "")))
+        self.app.push_screen(GuidelinesScreen(visible(self.session.study.settings.get("guidelines", ""))))
 
     def action_quit_app(self) -> None:
         if self.saving is not None:  # never drop a decision: quit once it is committed

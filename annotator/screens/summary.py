@@ -9,18 +9,19 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from annotator.safe_text import markup
 from annotator.session import Session
 from annotator.widgets.status_header import format_seconds
 
 
-def summary_text(session: Session) -> str:
-    """Counts, median seconds per item and what to do next, as Rich markup."""
+def summary_text(session: Session):
+    """Counts, median seconds per item and what to do next, as a Textual Content (names shown as plain text)."""
     c = session.counts()
     rows = session.store.current_annotations(session.study.id, session.annotator.id)
     secs = [r.seconds for r in rows if r.seconds is not None]
     median = format_seconds(statistics.median(secs)) if secs else "-"
     lines = [
-        f"[b]All done in {session.study.name}[/b], {session.annotator.name}. Thank you.",
+        "[b]All done in $study[/b], $annotator. Thank you.",
         "",
         f"answered: {c['answered']}   skipped: {c['skipped']}   open: {c['open']}",
         f"median time per answered item: {median}",
@@ -30,7 +31,7 @@ def summary_text(session: Session) -> str:
     if c["skipped"]:
         lines.append("Press [b]r[/b] to go through the skipped items.")
     lines.append("Press [b]u[/b] to go back to the last item, [b]q[/b] to quit.")
-    return "\n".join(lines)
+    return markup("\n".join(lines), layout=False, study=session.study.name, annotator=session.annotator.name)
 
 
 class SummaryScreen(Screen[str]):

@@ -32,6 +32,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Input
 
+from annotator.safe_text import has_control, visible
 from storage.models import Message
 from storage.store import Store
 
@@ -307,15 +308,19 @@ class ContextView(ScrollView, can_focus=True):
             strips = [Strip([Segment(line)], len(line)) for line in wrap_plain(body, width)]
             if block.first:
                 role = self.roles[block.message]
-                head = f"{block.message + 1}. {role}"
+                head = f"{block.message + 1}. {visible(role, layout=False)}"
                 strips.insert(0, Strip([Segment(head, Style.parse(ROLE_STYLE.get(role, "bold")))], len(head)))
         else:
             text = Text(no_wrap=False, overflow="fold")
             if block.first:
                 role = self.roles[block.message]
-                text.append(f"{block.message + 1}. {role}\n", style=ROLE_STYLE.get(role, "bold"))
+                text.append(f"{block.message + 1}. {visible(role, layout=False)}\n", style=ROLE_STYLE.get(role, "bold"))
             offset = len(text)
-            text.append(body)  # plain text: never markup; Rich drops control codes
+            if has_control(body):  # shown as visible escapes (annotator.safe_text); the match moves with them
+                if hit is not None:
+                    hit = (len(visible(body[:hit[0]])), len(visible(body[:hit[1]])))
+                body = visible(body)
+            text.append(body)  # plain text: never markup, never a control character
             if hit is not None:
                 text.stylize(MATCH_STYLE, offset + hit[0], offset + hit[1])
             console = self.app.console
@@ -487,7 +492,7 @@ class ContextView(ScrollView, can_focus=True):
         if text:
             hit = self.find(text)
             if hit is None:
-                self.notify(f"not found in this conversation: {text}", timeout=3)
+                self.notify(f"not found in this conversation: {visible(text, layout=False)}", timeout=3, markup=False)
 
     def find(self, text: str) -> tuple[int, int] | None:
         """Go to the next occurrence of `text` (case-insensitive) after the last hit or the top line, wrapping

@@ -5,10 +5,11 @@ annotators split) is given only on adjudication screens.
 """
 from __future__ import annotations
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
+
+from annotator.safe_text import markup, plain
 
 
 class GoldCandidateView(Vertical):
@@ -40,14 +41,14 @@ class GoldCandidateView(Vertical):
         with Vertical(id="context") as ctx:
             ctx.border_title = "The assistant writes on the user's behalf"
             if self.gc_user:
-                yield Static(f"[b]User:[/b]      {escape(self.gc_user)}")
-            yield Static(f"[b]Recipient:[/b] {escape(self.gc_recipient)}")
-            yield Static(f"[b]Task:[/b]      {escape(self.gc_task)}")
+                yield Static(markup("[b]User:[/b]      $v", v=self.gc_user))
+            yield Static(markup("[b]Recipient:[/b] $v", v=self.gc_recipient))
+            yield Static(markup("[b]Task:[/b]      $v", v=self.gc_task))
         with VerticalScroll(id="memory") as mem:
             mem.border_title = "What the assistant remembers"
-            yield Static(escape(self.gc_attribute), classes="attribute")
+            yield Static(plain(self.gc_attribute), classes="attribute")
             if self.gc_statement:
-                yield Static(escape(self.gc_statement), classes="statement")
+                yield Static(plain(self.gc_statement), classes="statement")
         if self.gc_votes is not None:
             with Vertical(id="votes") as box:
                 box.border_title = "Annotators disagreed"

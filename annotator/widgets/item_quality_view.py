@@ -2,11 +2,11 @@
 details, the question, the correct and incorrect responses, and the True/False checks answered so far."""
 from __future__ import annotations
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Static
 
+from annotator.safe_text import markup, plain, visible
 from annotator.widgets.context import ContextView
 
 
@@ -46,18 +46,18 @@ class ItemQualityView(Horizontal):
             if self.persona:
                 with VerticalScroll(id="iq-persona") as box:
                     box.border_title = "Persona"
-                    yield Static(escape(self.persona))
+                    yield Static(plain(self.persona))
             with VerticalScroll(id="iq-item") as box:
                 box.border_title = "Question and responses"
                 if self.details:
-                    yield Static(" · ".join(f"{k}: {escape(str(v))}" for k, v in self.details.items()),
+                    yield Static(plain(" · ".join(f"{visible(k)}: {visible(v)}" for k, v in self.details.items())),
                                  classes="details")
-                yield Static(escape(self.question), classes="question")
-                yield Static(f"[b]Correct[/b]  {escape(self.correct)}", classes="correct")
+                yield Static(plain(self.question), classes="question")
+                yield Static(markup("[b]Correct[/b]  $v", v=self.correct), classes="correct")
                 for text in self.incorrect:
-                    yield Static(f"[b]Incorrect[/b]  {escape(text)}", classes="incorrect")
+                    yield Static(markup("[b]Incorrect[/b]  $v", v=text), classes="incorrect")
                 if self.metadata:
-                    yield Static("\n".join(f"{k}: {escape(str(v))}" for k, v in self.metadata.items()),
+                    yield Static(plain("\n".join(f"{visible(k)}: {visible(v)}" for k, v in self.metadata.items())),
                                  classes="details metadata")
             current = next((d for d in self.dimensions if d not in self.labels), None)
             with Vertical(id="iq-dims") as box:
@@ -68,10 +68,11 @@ class ItemQualityView(Horizontal):
                     if self.previous and d in self.previous:
                         was = f"  (stored: {'True' if self.previous[d] else 'False'})"
                     if d in self.labels:
-                        yield Static(f"✓ {i}. {escape(title)}: [b]{'True' if self.labels[d] else 'False'}[/b]",
+                        yield Static(markup("✓ $i. $title: [b]$value[/b]", i=i, title=title,
+                                        value="True" if self.labels[d] else "False"),
                                      classes="dim done")
                     elif d == current:
-                        hint = f" — {escape(self.help[d])}" if self.help.get(d) else ""
-                        yield Static(f"▶ {i}. {escape(title)}{hint}{was}", classes="dim current")
+                        hint = f" — {self.help[d]}" if self.help.get(d) else ""
+                        yield Static(plain(f"▶ {i}. {title}{hint}{was}"), classes="dim current")
                     else:
-                        yield Static(f"  {i}. {escape(title)}{was}", classes="dim pending")
+                        yield Static(plain(f"  {i}. {title}{was}"), classes="dim pending")

@@ -5,12 +5,12 @@ conversations; ↑ ↓ PgUp PgDn Home End scroll the one in focus (Textual's scr
 """
 from __future__ import annotations
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
+from annotator.safe_text import markup
 from annotator.widgets.context import ContextView
 from storage.models import Message
 
@@ -46,7 +46,7 @@ class PairView(Horizontal):
                 box.border_title = f"{LABELS[i]} · {len(messages)} messages"
                 if chosen:
                     box.border_subtitle = "tie" if self.chosen == "tie" else "your choice"
-                yield Static(f"Preference: {escape(preference)}", classes="pref")
+                yield Static(markup("Preference: $v", v=preference), classes="pref")
                 yield ContextView(None, None, None, messages=messages, id=f"ctx-{i}")
 
     def on_mount(self) -> None:

@@ -1,10 +1,11 @@
 """The persona_filter panel: the record, its profile (when it has one), and the numbered drop reasons."""
 from __future__ import annotations
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
+
+from annotator.safe_text import markup, plain
 
 TYPE_TITLES = {"persona": "Persona", "profile": "Profile", "event": "Life event", "preference": "Preference"}
 
@@ -39,13 +40,13 @@ class PersonaRecordView(Vertical):
         if self.pr_profile:
             with VerticalScroll(id="profile") as prof:
                 prof.border_title = "Profile it belongs to"
-                yield Static(escape(self.pr_profile), classes="profile-text")
+                yield Static(plain(self.pr_profile), classes="profile-text")
         cls = {"keep": "kept", "drop": "dropped"}.get(self.pr_decision or "", "")
         with VerticalScroll(id="record", classes=cls) as rec:
             rec.border_title = TYPE_TITLES.get(self.pr_record_type, self.pr_record_type.title())
-            yield Static(escape(self.pr_text), classes="record-text")
+            yield Static(plain(self.pr_text), classes="record-text")
         with Vertical(id="reasons") as box:
             box.border_title = "Drop reasons (press the digit)"
             for i, reason in enumerate(self.pr_reasons):
                 cls = "reason chosen" if reason in self.pr_chosen else "reason"
-                yield Static(f"[b]{i + 1}[/b]  {escape(reason)}", classes=cls, id=f"reason-{i}")
+                yield Static(markup("[b]$n[/b]  $reason", n=i + 1, reason=reason), classes=cls, id=f"reason-{i}")

@@ -3,11 +3,11 @@ far, the current one with its five level descriptions; for a calibration item wh
 reference scores next to the annotator's."""
 from __future__ import annotations
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
+from annotator.safe_text import markup, plain
 from annotator.tasks._rubric_schema import Rubric
 
 
@@ -45,9 +45,9 @@ class RubricView(Vertical):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="rb-item") as box:
             box.border_title = "Calibration item" if self.calibration else "Item"
-            yield Static(f"[dim]User preference[/dim]  {escape(self.preference)}", classes="pref")
-            yield Static(f"[dim]User query[/dim]  {escape(self.query_text)}", classes="query")
-            yield Static(f"[dim]Answer[/dim]  {escape(self.answer)}", classes="answer")
+            yield Static(markup("[dim]User preference[/dim]  $v", v=self.preference), classes="pref")
+            yield Static(markup("[dim]User query[/dim]  $v", v=self.query_text), classes="query")
+            yield Static(markup("[dim]Answer[/dim]  $v", v=self.answer), classes="answer")
         current = next((d.name for d in self.rubric.dimensions if d.name not in self.scores), None)
         with VerticalScroll(id="rb-dims") as dims:
             dims.border_title = "Rubric"
@@ -55,23 +55,23 @@ class RubricView(Vertical):
                 yield Static("Calibration: the reference scores appear after your last score.", classes="banner")
             for i, d in enumerate(self.rubric.dimensions, start=1):
                 if d.name in self.scores:
-                    yield Static(f"✓ {i}. {escape(d.title)}: [b]{self.scores[d.name]}[/b]", classes="dim done")
+                    yield Static(markup("✓ $i. $title: [b]$score[/b]", i=i, title=d.title, score=self.scores[d.name]), classes="dim done")
                 elif d.name == current:
                     was = f"  (stored: {self.previous[d.name]})" if self.previous and d.name in self.previous else ""
-                    yield Static(f"▶ {i}. {escape(d.title)} — {escape(d.description)}{was}", classes="dim current")
+                    yield Static(plain(f"▶ {i}. {d.title} — {d.description}{was}"), classes="dim current")
                     for level, text in d.levels.items():
-                        yield Static(f"[b]{level}[/b]  {escape(text)}", classes="level")
+                        yield Static(markup("[b]$level[/b]  $text", level=level, text=text), classes="level")
                 else:
                     was = ""
                     if self.previous and d.name in self.previous:
                         was = f"  (stored: {self.previous[d.name]})"
-                    yield Static(f"  {i}. {escape(d.title)}{was}", classes="dim pending")
+                    yield Static(plain(f"  {i}. {d.title}{was}"), classes="dim pending")
             if self.reference is not None:
                 yours = self.scores if current is None else (self.previous or {})
                 rows = []
                 for d in self.rubric.dimensions:
                     ref = self.reference.get(d.name)
-                    rows.append(f"{escape(d.title)}: yours {yours.get(d.name, '-')}, "
+                    rows.append(f"{d.title}: yours {yours.get(d.name, '-')}, "
                                 f"reference {ref if ref is not None else '— (none given)'}")
                 tail = "\nPress c to continue." if current is None else ""
-                yield Static("Reference scores\n" + "\n".join(rows) + tail, classes="reference", id="rb-reference")
+                yield Static(plain("Reference scores\n" + "\n".join(rows) + tail), classes="reference", id="rb-reference")

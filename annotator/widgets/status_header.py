@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
+from annotator.safe_text import markup
+
 
 def progress_bar(done: int, total: int, width: int = 20) -> str:
     """A text bar like "█████░░░░░" for done/total."""
@@ -31,5 +33,6 @@ class StatusHeader(Static):
         pos = f"item {position + 1}/{total}" if position < total else "finished"
         timer = f" · {format_seconds(seconds)} on item" if seconds is not None else ""
         more = f" +{unclaimed:,} to claim" if unclaimed > 0 else ""
-        self.update(f"[b]{study}[/b] ({task}) · {annotator} · {done}/{total} done {progress_bar(done, total)}"
-                    f"{more} · {pos}{timer}")
+        self.update(markup("[b]$study[/b] ($task) · $annotator · $figures", layout=False, study=study, task=task,
+                           annotator=annotator,
+                           figures=f"{done}/{total} done {progress_bar(done, total)}{more} · {pos}{timer}"))

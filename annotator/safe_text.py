@@ -1,0 +1,77 @@
+"""Text from data or a user, made safe to show: never a terminal control sequence, never markup.
+
+Every string that comes from an item, a context, a study, an annotator, a note, a rubric, guidelines or an error
+message goes through this module before it reaches the terminal:
+
+- `visible(s)`: control characters (C0 except the newline and tab that layout wants, DEL, C1) become visible
+  escapes such as ``\\x1b``, so ``\\x1b]52;c;...\\x07`` (clipboard write), ``\\x1bc`` (reset) or
+  ``\\x1b[?1049l`` are shown as text and never interpreted;
+- `plain(s)`: a Textual Content of `visible(s)`: shown as it is, never parsed as markup (``[/]`` stays ``[/]``);
+- `markup(template, **values)`: the program's own markup template (``"[b]$key[/b]  $text"``) with the values
+  inserted as plain visible text.
+
+The CLI uses `visible` for what it prints to a terminal; the TUI uses `plain` and `markup` for every widget.
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # Textual is imported on first use only: the CLI's reading commands do not need it
+    from textual.content import Content
+
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROL_BUT_LAYOUT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_JSON_RAW = re.compile("[\x7f-\x9f]")
+
+
+def _escape_char(match: re.Match) -> str:
+    ch = match.group(0)
+    return _NAMED.get(ch) or f"\\x{ord(ch):02x}"
+
+
+def visible(text: Any, layout: bool = True) -> str:
+    """str(text) with every control character replaced by a visible escape (``\\x1b``, ``\\x00``, ``\\x9b``,
+    ``\\r``). layout=True keeps newline and tab (multi-line fields); layout=False escapes them too (one-line
+    places: the header, key hints, names). None becomes "". Linear in the length; a string without control
+    characters is returned unchanged."""
+    if text is None:
+        return ""
+    s = text if isinstance(text, str) else str(text)
+    pattern = _CONTROL_BUT_LAYOUT if layout else _CONTROL
+    if pattern.search(s) is None:
+        return s
+    return pattern.sub(_escape_char, s)
+
+
+def plain(text: Any, layout: bool = True) -> "Content":
+    """A Textual Content showing `visible(text, layout)` as it is (no markup is parsed)."""
+    from textual.content import Content
+
+    return Content(visible(text, layout))
+
+
+def markup(template: str, layout: bool = True, **values: Any) -> "Content":
+    """Content.from_markup(template) with each ``$name`` in the template replaced by `visible(values[name])` as
+    plain text. Only the template (written in the program, never from data) is parsed as markup."""
+    from textual.content import Content
+
+    return Content.from_markup(template, **{k: visible(v, layout) for k, v in values.items()})
+
+
+def json_safe(text: str) -> str:
+    """JSON text (e.g. json.dumps(..., ensure_ascii=False)) with DEL and the C1 controls written as \\u escapes,
+    which json.dumps leaves raw: the same JSON value, safe to print. (C0 controls are already escaped by json.)"""
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def for_stream(text: str, stream: Any) -> str:
+    """text as it is for a file or a pipe (data stays data), or `visible(text)` when stream is a terminal."""
+    isatty = getattr(stream, "isatty", None)
+    return visible(text) if isatty is not None and isatty() else text
+
+
+def has_control(text: str) -> bool:
+    """Whether text holds a control character other than newline and tab (what `visible` would escape)."""
+    return _CONTROL_BUT_LAYOUT.search(text) is not None
