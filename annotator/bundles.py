@@ -8,29 +8,13 @@ file. `merge_bundles` checks every bundle before any is merged (storage.bundles 
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
 
 from annotator.study_setup import claim_assignments
 from annotator.tasks import get_task
-from storage.bundles import MergeSummary
+from storage.bundles import MergeSummary, is_bundle_file
 from storage.errors import PrefvalError
+from storage.outfile import check_output, output_path
 from storage.store import Store
-
-
-def _check_out_path(out: str, main_path: str, force: bool) -> Path:
-    target = Path(out)
-    if target.is_dir():
-        raise PrefvalError(f"{out}: is a folder; give a file name for the bundle")
-    if os.path.exists(main_path) and target.exists() and os.path.samefile(target, main_path):
-        raise PrefvalError(f"{out}: is the database itself; give another file name for the bundle")
-    if target.is_symlink() and not force:
-        raise PrefvalError(f"{out}: is a symbolic link; pass --force to replace it")
-    if target.exists() and not force:
-        raise PrefvalError(f"{out}: already exists; pass --force to replace it")
-    if not target.parent.exists():
-        raise PrefvalError(f"{out}: folder {target.parent} does not exist")
-    return target
 
 
 def _redact_settings(value, aliases: dict[str, str], key: str = ""):
@@ -61,7 +45,7 @@ def export_bundle(store: Store, study_name: str, annotator_name: str, out: str, 
     The file is built under a temporary name beside `out` and renamed into place, so a failure leaves no half
     bundle. Raises PrefvalError when `out` exists (without force), is the database, or the annotator has no items.
     """
-    target = _check_out_path(out, store.path, force)
+    check_output(out, [store.path], force, replaceable_sqlite=is_bundle_file)  # before any work
     study = store.get_study(study_name)
     task = get_task(study.task_type)
     annotator = store.ensure_annotator(annotator_name)
@@ -98,19 +82,17 @@ def export_bundle(store: Store, study_name: str, annotator_name: str, out: str, 
 
     content = BundleContent(study=study.model_copy(update={"settings": settings}), annotator_id=annotator.id,
                             units=[_unmarked(u) for u in units], items=redacted, dataset_names=names)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(target.parent or "."))
-    os.close(fd)
-    os.unlink(tmp)  # Store.open creates the file fresh
-    try:
-        with Store.open(tmp) as out_store:
-            counts = store.write_bundle(out_store, content)
-            out_store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            out_store.db.execute("PRAGMA journal_mode = DELETE")
-        os.replace(tmp, target)
-    finally:
-        for suffix in ("", "-wal", "-shm"):
-            if os.path.exists(tmp + suffix):
-                os.unlink(tmp + suffix)
+    with output_path(out, [store.path], force, replaceable_sqlite=is_bundle_file) as tmp:
+        tmp.unlink()  # Store.open creates the file fresh
+        try:
+            with Store.open(tmp, mode="create") as out_store:
+                counts = store.write_bundle(out_store, content)
+                out_store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                out_store.db.execute("PRAGMA journal_mode = DELETE")
+        finally:
+            for suffix in ("-wal", "-shm"):
+                if os.path.exists(f"{tmp}{suffix}"):
+                    os.unlink(f"{tmp}{suffix}")
     return counts
 
 

@@ -36,14 +36,14 @@ def build(path: str, n_answers: int) -> None:
                     payload=McqPayload(question=f"Question {i}?", options=["a", "b", "c", "d"],
                                        correct_index=i % 4).model_dump(exclude_none=True))
              for i in range(n_units)]
-    with Store.open(path) as s:
+    with Store.open(path, mode="create") as s:
         s.import_items("bench", "jsonl", items, contexts=[ctx])
         create_study(s, StudySpec(name="bench", task="mcq", datasets=["bench"], seed=1, annotators=ANNOTATORS,
                                   annotators_per_item=1))
 
 
 def writer(path: str, who: str, n: int, barrier, out) -> None:
-    with Store.open(path) as s:
+    with Store.open(path, mode="rw") as s:
         study = s.get_study("bench")
         ann = s.ensure_annotator(who)
         queue = s.assignments(study.id, ann.id)

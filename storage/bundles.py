@@ -237,6 +237,20 @@ class BundlesMixin:
                             added=added, already_present=already)
 
 
+def is_bundle_file(path: str | Path) -> bool:
+    """Whether path is an intact prefval bundle (its meta table names what it is a bundle of). Never raises."""
+    try:
+        conn = open_bundle_readonly(str(path))
+    except PrefvalError:
+        return False
+    try:
+        return conn.execute("SELECT 1 FROM meta WHERE key = 'bundle'").fetchone() is not None
+    except sqlite3.DatabaseError:
+        return False
+    finally:
+        conn.close()
+
+
 def open_bundle_readonly(path: str) -> sqlite3.Connection:
     """A read-only connection to a bundle file after checking it is an intact SQLite file.
 

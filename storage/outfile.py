@@ -24,7 +24,7 @@ import errno
 import os
 import tempfile
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from storage.db import is_sqlite_file
 from storage.errors import PrefvalError
@@ -42,11 +42,14 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
-def check_output(path: str | Path, databases: Iterable[str | Path | None] = (), force: bool = False) -> Path:
+def check_output(path: str | Path, databases: Iterable[str | Path | None] = (), force: bool = False,
+                 replaceable_sqlite: Callable[[str], bool] | None = None) -> Path:
     """Check that path may be written; return the file that will be replaced or created (the link's target
     when path is a symbolic link and force is given).
 
     databases: database paths the command reads or writes (None and ":memory:" are ignored).
+    replaceable_sqlite: for a command whose output is itself a SQLite file (a bundle): an existing SQLite file for
+    which it returns True (an earlier output of the same kind) may be replaced with force; any other is refused.
     Raises PrefvalError (one line) when path is one of those databases or their -wal/-shm/-journal files, an
     existing SQLite file, a folder, an existing file without force, a symbolic link without force, or in a
     folder that does not exist.
@@ -65,11 +68,11 @@ def check_output(path: str | Path, databases: Iterable[str | Path | None] = (), 
             continue
         for side in SIDE_FILES:
             if _same_file(target, f"{db}{side}"):
-                what = "the database" if not side else f"the database's {side[1:]} file"
+                what = "the database itself" if not side else f"the database's {side[1:]} file"
                 raise PrefvalError(f"{out}: is {what} ({db}{side}); refusing to overwrite it, choose another --out")
     if os.path.isdir(target):
         raise PrefvalError(f"{out}: is a folder; give a file name")
-    if is_sqlite_file(target):
+    if is_sqlite_file(target) and not (replaceable_sqlite is not None and replaceable_sqlite(target)):
         raise PrefvalError(f"{out}: is a SQLite database; refusing to overwrite it (even with --force)")
     if os.path.lexists(target) and not force:
         raise PrefvalError(f"{out}: already exists; pass --force to replace it")
@@ -88,14 +91,16 @@ def _write_error(out: str, folder: str, exc: OSError) -> PrefvalError:
 
 
 @contextlib.contextmanager
-def output_path(path: str | Path, databases: Iterable[str | Path | None] = (), force: bool = False) -> Iterator[Path]:
+def output_path(path: str | Path, databases: Iterable[str | Path | None] = (), force: bool = False,
+                replaceable_sqlite: Callable[[str], bool] | None = None) -> Iterator[Path]:
     """Yield a temporary file path beside the output; when the block ends without an exception it is renamed
-    onto the output (check_output's rules are applied before and again just before the rename). On an
+    onto the output (check_output's rules are applied before and again just before the rename; the temporary
+    file exists, empty). On an
     exception the temporary file is removed and the output is left as it was. Raises PrefvalError as
     check_output, and for a read-only folder or a full disk."""
     databases = list(databases)
     out = str(path)
-    target = check_output(out, databases, force)
+    target = check_output(out, databases, force, replaceable_sqlite)
     folder = os.path.dirname(os.path.abspath(target))
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
@@ -106,7 +111,7 @@ def output_path(path: str | Path, databases: Iterable[str | Path | None] = (), f
         mode = os.stat(target).st_mode & 0o7777 if target.exists() else 0o666 & ~_umask()
         os.chmod(tmp, mode)
         yield Path(tmp)
-        check_output(out, databases, force)  # nothing appeared at the path meanwhile that must not be replaced
+        check_output(out, databases, force, replaceable_sqlite)  # nothing appeared at the path meanwhile that must not be replaced
         os.replace(tmp, target)
     except OSError as exc:
         raise _write_error(out, folder, exc) from None

@@ -28,7 +28,7 @@ def blind_main(db_file):
     items = [item("b1", 0, "Negative Preference"), item("b2", 1, "Positive Preference"),
              item("b3", 2, "Negative Preference"), item("b1t", 0, "Negative Preference", tf=True),
              item("b1f", 1, "Negative Preference", tf=True)]
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("blindsrc", "jsonl", items, contexts=[ctx])
         study = create_study(s, StudySpec(name="bt", task="blind_test", datasets=["blindsrc"], seed=9,
                                           annotators=["ana", "ben", "cy"]))
@@ -69,7 +69,7 @@ def _counts(path: str) -> dict[str, int]:
 
 
 def _ann_rows(path: str, who: str) -> list[dict]:
-    with Store.open(path) as s:
+    with Store.open(path, mode="create") as s:
         study = s.get_study("bt")
         a = s.ensure_annotator(who)
         return [r.model_dump() for r in s.annotations(study.id) if r.annotator_id == a.id]
@@ -86,7 +86,7 @@ async def _answer(path: str, who: str, keys: list[str]) -> None:
 
 def test_blind_bundle_holds_nothing_the_annotator_must_not_see(blind_main, tmp_path):
     out = str(tmp_path / "ana.bundle")
-    with Store.open(blind_main) as s:
+    with Store.open(blind_main, mode="create") as s:
         counts = export_bundle(s, "bt", "ana", out)
     assert counts["study_items"] == 5 and counts["annotations"] == 0
     tables = _tables(out)
@@ -111,16 +111,16 @@ def test_blind_bundle_holds_nothing_the_annotator_must_not_see(blind_main, tmp_p
 
 async def test_round_trip_merge_twice_then_more_work_keeps_the_whole_history(blind_main, tmp_path):
     out = str(tmp_path / "ana.bundle")
-    with Store.open(blind_main) as s:
+    with Store.open(blind_main, mode="create") as s:
         export_bundle(s, "bt", "ana", out)
     await _answer(out, "ana", ["a", "b"])
-    with Store.open(blind_main) as s:
+    with Store.open(blind_main, mode="create") as s:
         first = merge_bundles(s, [out])
     assert first[0].added == {"answered": 2} and first[0].already_present == 0
     main_rows = _ann_rows(blind_main, "ana")
     assert [r["id"] for r in main_rows] == [r["id"] for r in _ann_rows(out, "ana")]
     before = _counts(blind_main)
-    with Store.open(blind_main) as s:
+    with Store.open(blind_main, mode="create") as s:
         again = merge_bundles(s, [out])
     assert again[0].n_added == 0 and again[0].already_present == 2
     assert _counts(blind_main) == before
@@ -133,7 +133,7 @@ async def test_round_trip_merge_twice_then_more_work_keeps_the_whole_history(bli
         tf = app.session.view().item.payload.get("fmt") == "tf"
         await pilot.press("f" if tf else "d")
         await pilot.pause()
-    with Store.open(blind_main) as s:
+    with Store.open(blind_main, mode="create") as s:
         third = merge_bundles(s, [out])
     assert third[0].added == {"answered": 2} and third[0].already_present == 2
     main_rows = _ann_rows(blind_main, "ana")
@@ -141,7 +141,7 @@ async def test_round_trip_merge_twice_then_more_work_keeps_the_whole_history(bli
     assert sorted(r["id"] for r in main_rows) == sorted(r["id"] for r in bundle_rows)
     changed = [r for r in main_rows if r["supersedes"]]
     assert len(changed) == 1 and changed[0]["supersedes"] in {r["id"] for r in main_rows}
-    with Store.open(blind_main) as s:
+    with Store.open(blind_main, mode="create") as s:
         study = s.get_study("bt")
         current = s.current_annotations(study.id, s.ensure_annotator("ana").id)
     assert len(current) == 3
@@ -152,7 +152,7 @@ def test_cli_export_then_reexport_carries_earlier_answers(blind_main, tmp_path, 
     assert main(["bundle", "export", "bt", "--annotator", "ana", "--out", out, "--db", blind_main]) == 0
     assert main(["bundle", "export", "bt", "--annotator", "ana", "--out", out, "--db", blind_main]) == 1
     assert "already exists" in capsys.readouterr().err
-    with Store.open(out) as b:
+    with Store.open(out, mode="create") as b:
         study = b.get_study("bt")
         ana = b.ensure_annotator("ana")
         a = b.assignments(study.id, ana.id)[0]
@@ -167,9 +167,9 @@ def test_cli_export_then_reexport_carries_earlier_answers(blind_main, tmp_path, 
 
 def test_damaged_foreign_and_unassigned_bundles_are_refused_with_main_unchanged(blind_main, tmp_path, capsys):
     good = str(tmp_path / "ana.bundle")
-    with Store.open(blind_main) as s:
+    with Store.open(blind_main, mode="create") as s:
         export_bundle(s, "bt", "ana", good)
-    with Store.open(good) as b:
+    with Store.open(good, mode="create") as b:
         study = b.get_study("bt")
         ana = b.ensure_annotator("ana")
         a = b.assignments(study.id, ana.id)[0]
@@ -184,7 +184,7 @@ def test_damaged_foreign_and_unassigned_bundles_are_refused_with_main_unchanged(
     # the same study set up in another database: same names, another database id
     other_db = str(tmp_path / "other.db")
     shutil.copy(blind_main, other_db)
-    with Store.open(other_db) as o:
+    with Store.open(other_db, mode="create") as o:
         o.db.execute("UPDATE meta SET value = 'another-database' WHERE key = 'database_id'")
         o.db.conn.commit()
         foreign = str(tmp_path / "foreign.bundle")
@@ -192,14 +192,14 @@ def test_damaged_foreign_and_unassigned_bundles_are_refused_with_main_unchanged(
     # a bundle of an annotator who claimed items only in a copy of the database
     copy_db = str(tmp_path / "copy.db")
     shutil.copy(blind_main, copy_db)
-    with Store.open(copy_db) as c:
+    with Store.open(copy_db, mode="create") as c:
         st = c.get_study("bt")
         dan = c.ensure_annotator("dan")
         c.add_assignments(st.id, [(u.id, dan.id, i, 1) for i, u in enumerate(c.units(st.id))])
         unassigned = str(tmp_path / "dan.bundle")
         export_bundle(c, "bt", "dan", unassigned)
     plain = str(tmp_path / "plain.db")
-    Store.open(plain).close()
+    Store.open(plain, mode="create").close()
     digest = hashlib.sha256(open(blind_main, "rb").read()).hexdigest()
     before = _counts(blind_main)
     cases = {truncated: "damaged or truncated", garbage: "not an SQLite file", foreign: "another database",
@@ -216,7 +216,7 @@ def test_damaged_foreign_and_unassigned_bundles_are_refused_with_main_unchanged(
 
 
 def test_out_path_refusals(blind_main, tmp_path):
-    with Store.open(blind_main) as s:
+    with Store.open(blind_main, mode="create") as s:
         with pytest.raises(PrefvalError, match="database itself"):
             export_bundle(s, "bt", "ana", blind_main, force=True)
         with pytest.raises(PrefvalError, match="folder"):
@@ -234,7 +234,7 @@ def test_pairwise_bundle_hides_the_sources(db_file, tmp_path):
     b = [ItemIn(external_id=f"p{i}", kind="conversation_record",
                 payload={"preference": f"Enjoys item {i}", "messages": [{"role": "user", "content": f"yo {i}"}],
                          "metadata": {"generator": "SECRET-GEN-B"}}) for i in range(3)]
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("secret_source_a", "jsonl", a, source_path="/data/secret_source_a.jsonl")
         s.import_items("secret_source_b", "jsonl", b, source_path="/data/secret_source_b.jsonl")
         create_study(s, StudySpec(name="plaus", task="pairwise", datasets=["secret_source_a", "secret_source_b"],

@@ -43,7 +43,7 @@ def _answer(s: Store, study_name: str, who: str, answers: dict[str, dict]) -> No
 @pytest.fixture
 def curated(db_file):
     names = ["ana", "bo", "cy"]
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("personas", "jsonl", [
             ItemIn(external_id=p, kind="persona_record", payload={"text": f"A person {p}."})
             for p in PERSONA_VOTES])
@@ -67,7 +67,7 @@ def curated(db_file):
 
 
 def test_released_items_exclusions_and_funnel_match_hand_counts(curated):
-    with Store.open(curated) as s:
+    with Store.open(curated, mode="create") as s:
         released, sheet = build_release(s, ["pf", "gold"])
     assert [r["external_id"] for r in released["personas"]] == ["p1", "p2", "p3", "p4"]
     gold = {r["external_id"]: r["release"]["gold_label"] for r in released["cands"]}

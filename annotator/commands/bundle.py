@@ -40,7 +40,7 @@ def run_export(args: argparse.Namespace) -> int:
     from storage.store import Store
 
     path = db_path(args, must_exist=True)
-    with Store.open(path) as store:
+    with Store.open(path, mode="rw") as store:
         counts = export_bundle(store, args.study, args.annotator, args.out, force=args.force)
     print(f"wrote {args.out}: {counts['study_items']} items of study '{args.study}' for {args.annotator} "
           f"({counts['annotations']} earlier rows of theirs); annotate with "
@@ -54,7 +54,7 @@ def run_merge(args: argparse.Namespace) -> int:
     from storage.store import Store
 
     path = db_path(args, must_exist=True)
-    with Store.open(path) as store:
+    with Store.open(path, mode="rw") as store:
         summaries = merge_bundles(store, args.bundles)
     for s in summaries:
         print(s.line())

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from annotator.release import write_release
     from storage.store import Store
 
-    with Store.open(db_path(args, must_exist=True)) as store:
+    with Store.open(db_path(args, must_exist=True), mode="ro") as store:
         sheet = write_release(store, args.studies, args.out, force=args.force, with_names=args.names)
     rel = sheet["release"]
     print(f"wrote {args.out}: {rel['items']} items released "
