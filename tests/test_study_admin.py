@@ -18,7 +18,7 @@ from tests.conftest import make_mcq_items
 
 
 def _mcq_study(db_file: str, name: str = "st", n: int = 6, annotators: list[str] | None = None, k: int = 1) -> None:
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         items, ctxs = make_mcq_items(n, with_context=False)
         s.import_items("ds", "jsonl", items)
         create_study(s, StudySpec(name=name, task="mcq", datasets=["ds"], seed=3, annotators_per_item=k,
@@ -51,7 +51,7 @@ def test_mistyped_name_is_asked_for_and_refused_without_a_terminal(db_file, caps
     rc, out, err = _out(capsys, ["annotate", "st", "--annotator", "cyy", "--db", db_file])
     assert rc == 1
     assert "already has annotators cy" in err and "Did you mean 'cy'?" in err and "--new-annotator" in err
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         assert s.find_annotator("cyy") is None  # nothing written: no annotator, no claim
         assert len(_queue(s, "st", "cy")) == 6
 
@@ -76,13 +76,13 @@ def test_new_name_is_asked_on_a_terminal_and_no_means_nothing_claimed(db_file, c
 
 def test_unassign_gives_unanswered_items_back_and_keeps_answers(db_file, capsys):
     _mcq_study(db_file)  # annotators_per_item 1, nobody named: the first to open claims everything
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         sess = _answer(s, "st", "cyy", 2)
         sess.skip()
         assert len(_queue(s, "st", "cyy")) == 6
     rc, out, _ = _out(capsys, ["study", "unassign", "st", "--annotator", "cyy", "--db", db_file])
     assert rc == 0 and "cyy: 4 unanswered item(s) back to the pool; 2 answered item(s) stay theirs" in out
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         assert len(_queue(s, "st", "cyy")) == 2
         assert len(s.current_annotations(s.get_study("st").id)) == 2  # answers untouched
         assert len(s.annotations(s.get_study("st").id)) == 3         # the skip row stays in the log
@@ -92,25 +92,25 @@ def test_unassign_gives_unanswered_items_back_and_keeps_answers(db_file, capsys)
 
 def test_release_keeps_answered_and_skipped_items(db_file, capsys):
     _mcq_study(db_file, annotators=["ana", "bo"])  # 3 items each
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         sess = _answer(s, "st", "ana", 1)
         sess.skip()
     rc, out, _ = _out(capsys, ["study", "release", "st", "--db", db_file])
     assert rc == 0
     assert "ana: 1 untouched item(s) back to the pool; keeps 2 answered or skipped" in out
     assert "bo: 3 untouched item(s) back to the pool; keeps 0 answered or skipped" in out
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         assert s.assignment_counts(s.get_study("st").id) == {u: 1 for u in _queue(s, "st", "ana")}
         assert len(Session(s, "st", "cy").queue) == 4  # a newcomer claims the 4 released items
 
 
 def test_rename_annotator_renames_when_the_new_name_is_free(db_file, capsys):
     _mcq_study(db_file)
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         _answer(s, "st", "cyy", 2)
     rc, out, _ = _out(capsys, ["study", "rename-annotator", "st", "cyy", "cy", "--db", db_file])
     assert rc == 0 and "annotator 'cyy' is now 'cy' (6 item(s)" in out
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         assert s.find_annotator("cyy") is None
         assert len(Session(s, "st", "cy").queue) == 6
         rows = json.loads(json.dumps([r.answer for r in s.current_annotations(s.get_study("st").id)]))
@@ -121,12 +121,12 @@ def test_rename_annotator_renames_when_the_new_name_is_free(db_file, capsys):
 
 def test_rename_annotator_moves_unanswered_items_when_the_new_name_exists(db_file, capsys):
     _mcq_study(db_file, annotators=["cy", "cyy"])  # 3 each
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         _answer(s, "st", "cyy", 1)
         before_cy = _queue(s, "st", "cy")
     rc, out, _ = _out(capsys, ["study", "rename-annotator", "st", "cyy", "cy", "--db", db_file])
     assert rc == 0 and "2 unanswered item(s) of 'cyy' moved to 'cy'; 'cyy' keeps 1 answered item(s)" in out
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         q = _queue(s, "st", "cy")
         assert q[:3] == before_cy and len(q) == 5  # appended after cy's own queue
         assert len(_queue(s, "st", "cyy")) == 1
@@ -142,7 +142,7 @@ def test_release_of_an_unknown_name_is_one_line_error(db_file, capsys):
 def test_rename_archive_and_delete_a_study(db_file, capsys):
     _mcq_study(db_file, "typo")
     _mcq_study(db_file, "kept")
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         _answer(s, "kept", "ana", 1)
         order_before = _queue(s, "kept", "ana")
     assert _out(capsys, ["study", "rename", "kept", "final", "--db", db_file])[0] == 0
@@ -158,7 +158,7 @@ def test_rename_archive_and_delete_a_study(db_file, capsys):
     assert [x["name"] for x in json.loads(out)["studies"]] == ["typo"]
     rc, out, _ = _out(capsys, ["study", "delete", "typo", "--db", db_file])
     assert rc == 0 and "6 items" in out
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         assert [x.name for x in s.studies(include_archived=True)] == ["final"]
         assert len(s.items("ds")) == 6  # the items stay
         st = s.get_study("final")  # archived studies still open by name, answers intact
@@ -170,7 +170,7 @@ def test_rename_archive_and_delete_a_study(db_file, capsys):
 # ---- flags and exports --------------------------------------------------------------------------------------
 def test_flags_are_append_only_and_exported(db_file, capsys):
     _mcq_study(db_file, n=3)
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         sess = Session(s, "st", "ana")
         first = sess.queue[0].unit_id
         sess.flag()                        # flag the first item without answering it
@@ -198,7 +198,7 @@ def test_flags_are_append_only_and_exported(db_file, capsys):
 
 
 def test_horizonbench_export_says_whether_the_distractor_was_picked(db_file, capsys):
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("hb", "jsonl", [ItemIn(external_id=f"h{i}", kind="mcq", payload=McqPayload(
             question=f"q{i}?", options=["a", "b", "c", "d", "e"], correct_index=0, distractor_index=2).model_dump())
             for i in range(3)])
@@ -222,14 +222,14 @@ def _records(prefix: str, ids: list[str]) -> list[ItemIn]:
 
 
 def test_parallel_datasets_pair_by_id_by_default_and_say_so(db_file, capsys):
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("gen_a", "jsonl", _records("A", ["p1", "p2", "p3", "p4"]))
         s.import_items("gen_b", "jsonl", _records("B", ["p4", "p3", "p2", "x9"]))
         s.import_items("other", "jsonl", _records("O", ["o1", "o2"]))
     rc, out, _ = _out(capsys, ["study", "create", "pw", "--task", "pairwise", "--dataset", "gen_a",
                                "--dataset", "gen_b", "--seed", "4", "--db", db_file])
     assert rc == 0 and "3 items" in out and "paired by id" in out
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         units = s.units(s.get_study("pw").id)
         items = s.get_items([u.item_id for u in units] + [u.item_b_id for u in units])
         assert [(items[u.item_id].external_id, items[u.item_b_id].external_id) for u in units] == [

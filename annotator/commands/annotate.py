@@ -45,7 +45,7 @@ def confirm_newcomer(args: argparse.Namespace) -> bool:
 
     if args.new_annotator:
         return True
-    with Store.open(db_path(args, must_exist=True), mode="ro") as store:  # nothing is written before the answer
+    with Store.open(db_path(args, must_exist=True), mode="rw") as store:  # migrated at most; no claim yet
         question = newcomer_question(store, store.get_study(args.study), args.annotator)
     if question is None:
         return True
