@@ -63,7 +63,7 @@ def _answer_plan(s: Store, study_name: str, plan: dict[str, list], notes: dict |
 @pytest.fixture
 def mcq3(db_file):
     items, contexts = make_mcq_items()
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("ds", "jsonl", items, contexts=contexts)
         create_study(s, StudySpec(name="st", task="mcq", datasets=["ds"], seed=3, annotators=NAMES))
         # a judge that disagrees everywhere must not create disagreements (only human answers count)
@@ -98,7 +98,7 @@ def test_disagreements_follow_each_task_rule():
 
 
 async def test_screen_sets_final_answers_excludes_and_changes(mcq3):
-    with Store.open(mcq3) as s:
+    with Store.open(mcq3, mode="create") as s:
         session = AdjudicationSession(s, "st", "judy")
         items = [session.items[u.item_id].external_id for u in session.units]
     assert items == ["q1", "q2"]
@@ -117,7 +117,7 @@ async def test_screen_sets_final_answers_excludes_and_changes(mcq3):
         await pilot.press("u")  # back to q1: change the final answer
         await pilot.press("c")
         await pilot.pause()
-    with Store.open(mcq3) as s:
+    with Store.open(mcq3, mode="create") as s:
         study = s.get_study("st")
         log = s.adjudication_log(study.id)
         units = {u.id: u for u in s.units(study.id)}
@@ -140,7 +140,7 @@ async def test_screen_sets_final_answers_excludes_and_changes(mcq3):
 
 def test_no_disagreement_is_one_line_error(db_file):
     items, contexts = make_mcq_items(2)
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("ds", "jsonl", items, contexts=contexts)
         create_study(s, StudySpec(name="st", task="mcq", datasets=["ds"], seed=3, annotators=NAMES))
         with pytest.raises(PrefvalError, match="no disagreements"):
@@ -150,7 +150,7 @@ def test_no_disagreement_is_one_line_error(db_file):
 def test_gold_label_adjudicated_through_the_screen_becomes_the_gold_label(db_file):
     cands = [ItemIn(external_id=g, kind="gold_candidate",
                     payload={"recipient": "r", "task": "t", "attribute": f"attr {g}"}) for g in ("g1", "g2", "g3")]
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("c", "jsonl", cands)
         create_study(s, StudySpec(name="gold", task="gold_label", datasets=["c"], seed=1, annotators=NAMES,
                                   options={"context_threshold": "0"}))

@@ -153,7 +153,7 @@ def judged_db(db_file, tmp_path):
     for judge, path in (("judge-a", "judge_a.jsonl"), ("judge-b", "judge_b.csv")):
         assert main(["import", "judgments", f"sample_data/judgments/{path}", "--study", "jvs", "--judge", judge,
                      "--db", db_file]) == 0
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         st = s.get_study("jvs")
         units = s.units(st.id)
         for k, name in enumerate(("ana", "bo", "cy")):
@@ -181,10 +181,10 @@ def test_report_shows_the_judge_validation_section(judged_db, fmt, capsys):
 
 
 def test_report_rejects_a_bad_epsilon(judged_db, capsys):
-    with Store.open(judged_db) as s:
+    with Store.open(judged_db, mode="create") as s:
         before = len(s.annotations(s.get_study("jvs").id))
     assert main(["report", "jvs", "--epsilon", "1.5", "--db", judged_db]) != 0
     err = capsys.readouterr().err.strip()
     assert "--epsilon" in err and len(err.splitlines()) == 1
-    with Store.open(judged_db) as s:
+    with Store.open(judged_db, mode="create") as s:
         assert len(s.annotations(s.get_study("jvs").id)) == before
