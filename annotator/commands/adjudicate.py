@@ -21,10 +21,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from annotator.cli import db_path
+    from annotator.safe_text import visible
     from annotator.screens.adjudicate import AdjudicateApp
 
     app = AdjudicateApp(db_path(args, must_exist=True), args.study, args.annotator)
-    app.run()
+    app.run_checked()
     done, total = app.session.progress()
-    print(f"{args.annotator} adjudicated {done} of {total} disagreements in {args.study}")
+    print(visible(f"{args.annotator} adjudicated {done} of {total} disagreements in {args.study}", layout=False))
     return 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from storage.errors import PrefvalError
+
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -2,7 +2,7 @@
 
 Each unit where annotators disagree is shown with the task's own item panel (options in the original order) and,
 beside it, every annotator's answer with their name and notes. The task's decision keys set the final answer
-(saved at once); `E` excludes the unit after a reason is typed (enter saves, escape cancels); `s` or `>` goes to
+(saved at once); `+`/`-` turn the pages of a long field; `E` excludes the unit after a reason is typed (enter saves, escape cancels); `s` or `>` goes to
 the next unit, `u` or `<` to the previous one; `q` quits. Nothing from the data is read as markup.
 """
 from __future__ import annotations
@@ -16,6 +16,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from annotator.adjudication import AdjudicationSession
+from annotator.crash import OneLineCrash
+from annotator.safe_text import visible
 from storage.errors import PrefvalError
 from storage.store import Store
 
@@ -38,6 +40,8 @@ class AdjudicateScreen(Screen[None]):
         Binding("u", "move(-1)", "previous"), Binding("less_than_sign", "move(-1)", "previous", show=False),
         Binding("q", "quit_app", "quit"),
         Binding("escape", "close_reason", "cancel", show=False),
+        Binding("plus", "page(1)", "next page of a long field", show=False),
+        Binding("minus", "page(-1)", "previous page of a long field", show=False),
     ]
 
     def __init__(self, session: AdjudicationSession) -> None:
@@ -62,19 +66,19 @@ class AdjudicateScreen(Screen[None]):
     async def show_current(self) -> None:
         s = self.session
         done, total = s.progress()
-        self.query_one("#head", Static).update(Text(
+        self.query_one("#head", Static).update(Text(visible(
             f"adjudicate {s.study.name} ({s.task.name}) · {s.adjudicator.name} · {done}/{total} adjudicated · "
-            f"disagreement {s.index + 1}/{total}"))
+            f"disagreement {s.index + 1}/{total}", layout=False)))
         view = s.view()
         panel = self.query_one("#item", Vertical)
         await panel.remove_children()
         await panel.mount(s.task.compose_item(view, self.partial, s.store))
         lines = Text()
         for row in s.answers[s.unit.id]:
-            lines.append(f"{row.annotator}: ", style="bold")
-            lines.append(s.describe(row.answer) + "\n")
+            lines.append(f"{visible(row.annotator, layout=False)}: ", style="bold")
+            lines.append(visible(s.describe(row.answer)) + "\n")
             for note in row.notes:
-                lines.append(f"  note: {note}\n", style="italic")
+                lines.append(f"  note: {visible(note)}\n", style="italic")
         self.query_one("#answer-list", Static).update(lines)
         cur = s.current.get(s.unit.id)
         state = ""
@@ -82,11 +86,11 @@ class AdjudicateScreen(Screen[None]):
             state = f"final answer: {s.describe(cur.answer or {})} (a decision key changes it)"
         elif cur is not None:
             state = f"excluded: {cur.reason} (a decision key sets a final answer instead)"
-        self.query_one("#state", Static).update(Text(state))
+        self.query_one("#state", Static).update(Text(visible(state)))
         keys = Text()
         for k in s.task.decision_keys(view, self.partial):
-            keys.append(k.shown, style="bold")
-            keys.append(f" {k.label}  ")
+            keys.append(visible(k.shown, layout=False), style="bold")
+            keys.append(f" {visible(k.label, layout=False)}  ")
         keys.append(EXCLUDE_KEY, style="bold")
         keys.append(" exclude with a reason")
         self.query_one("#keys", Static).update(keys)
@@ -119,7 +123,7 @@ class AdjudicateScreen(Screen[None]):
         try:
             saved = s.decide(decision)
         except PrefvalError as exc:
-            self.notify(str(exc), severity="error", timeout=8)
+            self.notify(visible(exc), severity="error", timeout=8, markup=False)
             return
         if saved is None:  # a step of a multi-step answer
             self.partial = decision.answer
@@ -133,7 +137,7 @@ class AdjudicateScreen(Screen[None]):
         try:
             self.session.exclude(event.value)
         except PrefvalError as exc:
-            self.notify(str(exc), severity="error", timeout=6)
+            self.notify(visible(exc), severity="error", timeout=6, markup=False)
             return
         self.action_close_reason()
         self.notify("excluded", timeout=2)
@@ -155,15 +159,21 @@ class AdjudicateScreen(Screen[None]):
         else:
             self.notify("No more disagreements this way.", timeout=2)
 
+    def action_page(self, step: int) -> None:
+        from annotator.widgets.paged_text import turn_page
+
+        turn_page(self.query_one("#item", Vertical), step)
+
     def action_quit_app(self) -> None:
         self.app.exit()
 
 
-class AdjudicateApp(App[None]):
+class AdjudicateApp(OneLineCrash, App[None]):
     """Adjudicate one study's disagreements as one adjudicator. Raises PrefvalError on start for an unknown study
     or one without disagreements."""
 
     TITLE = "prefval adjudicate"
+    what = "the adjudication screen"
 
     def __init__(self, db: str | Store, study: str, adjudicator: str) -> None:
         super().__init__()

@@ -38,6 +38,8 @@ class AnnotateScreen(Screen[None]):
         Binding("question_mark", "guidelines", "guidelines", key_display="?"),
         Binding("q", "quit_app", "quit"),
         Binding("escape", "close_note", "close note", show=False),
+        Binding("plus", "page(1)", "next page of a long field", show=False, key_display="+"),
+        Binding("minus", "page(-1)", "previous page of a long field", show=False, key_display="-"),
     ]
 
     def __init__(self, session: Session, show_timer: bool = True) -> None:
@@ -138,7 +140,7 @@ class AnnotateScreen(Screen[None]):
         return isinstance(self.focused, Input)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("skip", "back", "note", "guidelines", "quit_app") and self._note_open():
+        if action in ("skip", "back", "note", "guidelines", "quit_app", "page") and self._note_open():
             return False
         return True
 
@@ -290,6 +292,13 @@ class AnnotateScreen(Screen[None]):
             return
         self.action_close_note()
         await self._save(self.session.prepare("note", note=text))
+
+    def action_page(self, step: int) -> None:
+        """Show the next (step 1) or previous (step -1) page of the item's long fields (widgets.paged_text)."""
+        from annotator.widgets.paged_text import turn_page
+
+        if turn_page(self.query_one("#item", Vertical), step) is False:
+            self.notify("No further page." if step > 0 else "This is the first page.", timeout=2)
 
     def action_guidelines(self) -> None:
         from annotator.screens.guidelines import GuidelinesScreen  # Markdown is slow to import: load on demand

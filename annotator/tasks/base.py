@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from reports.study_data import StudyData
     from storage.store import Store
 
-RESERVED_KEYS = frozenset({"s", "u", "n", "question_mark", "q", "escape", "tab", "enter"})
+RESERVED_KEYS = frozenset({"s", "u", "n", "question_mark", "q", "escape", "tab", "enter", "plus", "minus"})
 
 
 @dataclass

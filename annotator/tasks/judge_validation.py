@@ -91,19 +91,19 @@ class JudgeValidationTask(TaskType):
 
     def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store) -> Any:
         """Two panels: the preference (payload attribute) and the response (metadata response). Nothing else."""
-        from annotator.safe_text import markup, plain
+        from annotator.widgets.paged_text import PagedText
         from textual.containers import Vertical, VerticalScroll
         from textual.widgets import Static
 
         attribute = view.item.payload["attribute"]
         response = view.item.payload["metadata"]["response"]
         chosen = view.answer.get("reflected") if view.answer else None
-        pref = Static(markup("[b]$v[/b]", v=attribute), id="jv-preference")
+        pref = PagedText(attribute, "[b]$text[/b]", id="jv-preference")
         pref.styles.border = ("round", "ansi_bright_blue")
         pref.border_title = "Preference"
         pref.styles.height = "auto"
         pref.styles.padding = (0, 1)
-        body = VerticalScroll(Static(plain(response), id="jv-response-text"), id="jv-response")
+        body = VerticalScroll(PagedText(response, id="jv-response-text"), id="jv-response")
         body.border_title = "Response"
         body.styles.border = ("round", "ansi_bright_green")
         body.styles.padding = (0, 1)

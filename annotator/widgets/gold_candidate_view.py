@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
-from annotator.safe_text import markup, plain
+from annotator.widgets.paged_text import PagedText
 
 
 class GoldCandidateView(Vertical):
@@ -41,14 +41,14 @@ class GoldCandidateView(Vertical):
         with Vertical(id="context") as ctx:
             ctx.border_title = "The assistant writes on the user's behalf"
             if self.gc_user:
-                yield Static(markup("[b]User:[/b]      $v", v=self.gc_user))
-            yield Static(markup("[b]Recipient:[/b] $v", v=self.gc_recipient))
-            yield Static(markup("[b]Task:[/b]      $v", v=self.gc_task))
+                yield PagedText(self.gc_user, "[b]User:[/b]      $text")
+            yield PagedText(self.gc_recipient, "[b]Recipient:[/b] $text")
+            yield PagedText(self.gc_task, "[b]Task:[/b]      $text")
         with VerticalScroll(id="memory") as mem:
             mem.border_title = "What the assistant remembers"
-            yield Static(plain(self.gc_attribute), classes="attribute")
+            yield PagedText(self.gc_attribute, classes="attribute")
             if self.gc_statement:
-                yield Static(plain(self.gc_statement), classes="statement")
+                yield PagedText(self.gc_statement, classes="statement")
         if self.gc_votes is not None:
             with Vertical(id="votes") as box:
                 box.border_title = "Annotators disagreed"

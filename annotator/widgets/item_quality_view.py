@@ -8,6 +8,7 @@ from textual.widgets import Static
 
 from annotator.safe_text import markup, plain, visible
 from annotator.widgets.context import ContextView
+from annotator.widgets.paged_text import PagedText
 
 
 class ItemQualityView(Horizontal):
@@ -46,16 +47,16 @@ class ItemQualityView(Horizontal):
             if self.persona:
                 with VerticalScroll(id="iq-persona") as box:
                     box.border_title = "Persona"
-                    yield Static(plain(self.persona))
+                    yield PagedText(self.persona)
             with VerticalScroll(id="iq-item") as box:
                 box.border_title = "Question and responses"
                 if self.details:
                     yield Static(plain(" · ".join(f"{visible(k)}: {visible(v)}" for k, v in self.details.items())),
                                  classes="details")
-                yield Static(plain(self.question), classes="question")
-                yield Static(markup("[b]Correct[/b]  $v", v=self.correct), classes="correct")
+                yield PagedText(self.question, classes="question")
+                yield PagedText(self.correct, "[b]Correct[/b]  $text", classes="correct")
                 for text in self.incorrect:
-                    yield Static(markup("[b]Incorrect[/b]  $v", v=text), classes="incorrect")
+                    yield PagedText(text, "[b]Incorrect[/b]  $text", classes="incorrect")
                 if self.metadata:
                     yield Static(plain("\n".join(f"{visible(k)}: {visible(v)}" for k, v in self.metadata.items())),
                                  classes="details metadata")

@@ -5,10 +5,13 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
-from annotator.safe_text import markup, plain
 from annotator.widgets.context import ContextView
+from annotator.widgets.paged_text import PagedText
 from storage.models import Message
 from storage.payloads import letter
+
+
+OPTION = "[b]$key[/b]  $text"
 
 
 class McqView(Vertical):
@@ -54,10 +57,10 @@ class McqView(Vertical):
                               id="context")
         with VerticalScroll(id="qa") as qa:
             qa.border_title = self.question_label
-            yield Static(plain(self.question), classes="question")
+            yield PagedText(self.question, classes="question")
             for i, text in enumerate(self.options):
                 cls = "option chosen" if self.chosen == i else "option"
-                yield Static(markup("[b]$key[/b]  $text", key=self.keys[i], text=text), classes=cls, id=f"opt-{i}")
+                yield PagedText(text, OPTION, values={"key": self.keys[i]}, classes=cls, id=f"opt-{i}")
             cls = "cant-tell chosen" if self.chosen == "x" else "cant-tell"
             yield Static("[b]x[/b]  can't tell", classes=cls)
 
@@ -78,10 +81,10 @@ class McqView(Vertical):
             self.query_one("#context", ContextView).show_messages(new.snippet)
         self.context, self.snippet = new.context, new.snippet
         self.question, self.options, self.chosen, self.tf = new.question, new.options, new.chosen, new.tf
-        self.query_one(".question", Static).update(plain(self.question))
+        self.query_one(".question", PagedText).show_text(self.question)
         for i, text in enumerate(self.options):
-            w = self.query_one(f"#opt-{i}", Static)
-            w.update(markup("[b]$key[/b]  $text", key=self.keys[i], text=text))
+            w = self.query_one(f"#opt-{i}", PagedText)
+            w.show_text(text, values={"key": self.keys[i]})
             w.set_class(self.chosen == i, "chosen")
         self.query_one(".cant-tell", Static).set_class(self.chosen == "x", "chosen")
         self.query_one("#qa", VerticalScroll).scroll_home(animate=False)

@@ -8,10 +8,9 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Static
 
-from annotator.safe_text import markup
 from annotator.widgets.context import ContextView
+from annotator.widgets.paged_text import PagedText
 from storage.models import Message
 
 LABELS = ("Left  [b]1[/b]", "Right  [b]2[/b]")
@@ -46,7 +45,7 @@ class PairView(Horizontal):
                 box.border_title = f"{LABELS[i]} · {len(messages)} messages"
                 if chosen:
                     box.border_subtitle = "tie" if self.chosen == "tie" else "your choice"
-                yield Static(markup("Preference: $v", v=preference), classes="pref")
+                yield PagedText(preference, "Preference: $text", classes="pref")
                 yield ContextView(None, None, None, messages=messages, id=f"ctx-{i}")
 
     def on_mount(self) -> None:

@@ -5,7 +5,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
-from annotator.safe_text import markup, plain
+from annotator.safe_text import markup
+from annotator.widgets.paged_text import PagedText
 
 TYPE_TITLES = {"persona": "Persona", "profile": "Profile", "event": "Life event", "preference": "Preference"}
 
@@ -40,11 +41,11 @@ class PersonaRecordView(Vertical):
         if self.pr_profile:
             with VerticalScroll(id="profile") as prof:
                 prof.border_title = "Profile it belongs to"
-                yield Static(plain(self.pr_profile), classes="profile-text")
+                yield PagedText(self.pr_profile, classes="profile-text")
         cls = {"keep": "kept", "drop": "dropped"}.get(self.pr_decision or "", "")
         with VerticalScroll(id="record", classes=cls) as rec:
             rec.border_title = TYPE_TITLES.get(self.pr_record_type, self.pr_record_type.title())
-            yield Static(plain(self.pr_text), classes="record-text")
+            yield PagedText(self.pr_text, classes="record-text")
         with Vertical(id="reasons") as box:
             box.border_title = "Drop reasons (press the digit)"
             for i, reason in enumerate(self.pr_reasons):

@@ -9,6 +9,7 @@ from textual.widgets import Static
 
 from annotator.safe_text import markup, plain
 from annotator.tasks._rubric_schema import Rubric
+from annotator.widgets.paged_text import PagedText
 
 
 class RubricView(Vertical):
@@ -45,9 +46,9 @@ class RubricView(Vertical):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="rb-item") as box:
             box.border_title = "Calibration item" if self.calibration else "Item"
-            yield Static(markup("[dim]User preference[/dim]  $v", v=self.preference), classes="pref")
-            yield Static(markup("[dim]User query[/dim]  $v", v=self.query_text), classes="query")
-            yield Static(markup("[dim]Answer[/dim]  $v", v=self.answer), classes="answer")
+            yield PagedText(self.preference, "[dim]User preference[/dim]  $text", classes="pref")
+            yield PagedText(self.query_text, "[dim]User query[/dim]  $text", classes="query")
+            yield PagedText(self.answer, "[dim]Answer[/dim]  $text", classes="answer")
         current = next((d.name for d in self.rubric.dimensions if d.name not in self.scores), None)
         with VerticalScroll(id="rb-dims") as dims:
             dims.border_title = "Rubric"

@@ -1,0 +1,82 @@
+"""A field from data (a question, an option, a record, a response) shown as text, one page at a time.
+
+A field of any length draws in the time of one page: a 5 MB single-line question shows its first PAGE_CHARS
+characters and a line saying which page this is; `+` shows the next page and `-` the previous one (keys of the
+annotation and adjudication screens, through turn_page: forward, the item's first field with a page left). The text goes through annotator.safe_text:
+control characters become visible escapes and nothing in it is parsed as markup.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from textual.content import Content
+from textual.widgets import Static
+
+from annotator.safe_text import markup, visible
+
+PAGE_CHARS = 4000
+
+
+class PagedText(Static):
+    """text: the field (any length); template: the program's markup with ``$text`` where the page goes (e.g.
+    ``"[b]$key[/b]  $text"``), with the other ``$names`` given in values; layout=False also escapes newlines
+    and tabs (one-line places). page_chars: characters per page."""
+
+    def __init__(self, text: Any, template: str = "$text", page_chars: int = PAGE_CHARS, layout: bool = True,
+                 values: dict[str, Any] | None = None, **kw: Any) -> None:
+        self.template = template
+        self.values = dict(values or {})
+        self.page_chars = page_chars
+        self.keep_layout = layout
+        self.full = ""
+        self.page = 0
+        super().__init__(**kw)
+        self._set_text(text, values)
+        super().update(self._page_content())
+
+    # ---- what is shown -----------------------------------------------------------------------------------
+    @property
+    def pages(self) -> int:
+        """How many pages the field has (1 for a short one)."""
+        return max(1, -(-len(self.full) // self.page_chars))
+
+    def _set_text(self, text: Any, values: dict[str, Any] | None) -> None:
+        self.full = visible(text, self.keep_layout)
+        if values is not None:
+            self.values = dict(values)
+        self.page = 0
+
+    def _page_content(self) -> Content:
+        start = self.page * self.page_chars
+        body = markup(self.template, layout=self.keep_layout, **{**self.values, "text": self.full[start:start + self.page_chars]})
+        if self.pages == 1:
+            return body
+        shown_to = min(start + self.page_chars, len(self.full))
+        more = (f"\n[dim]… characters {start + 1:,}-{shown_to:,} of {len(self.full):,} (page {self.page + 1}/"
+                f"{self.pages}): [b]+[/b] next page, [b]-[/b] previous[/dim]")
+        return body + Content.from_markup(more)
+
+    def show_text(self, text: Any, values: dict[str, Any] | None = None) -> None:
+        """Show another text (and template values) from its first page."""
+        self._set_text(text, values)
+        self.update(self._page_content())
+
+    def turn(self, step: int) -> bool:
+        """Show the page step pages further (negative: back). Returns False when there is no such page."""
+        page = self.page + step
+        if not 0 <= page < self.pages:
+            return False
+        self.page = page
+        self.update(self._page_content())
+        return True
+
+
+def turn_page(root: Any, step: int) -> bool | None:
+    """Turn a page of the long fields under root (a widget): step 1 shows the next page of the first field that
+    has one, -1 the previous page of the last field not on its first page. Returns True when a page turned, False
+    when there was none to turn, None when root has no long field."""
+    fields = [w for w in root.query(PagedText) if w.pages > 1]
+    for field in (fields if step > 0 else list(reversed(fields))):
+        if field.turn(step):
+            return True
+    return False if fields else None
