@@ -221,7 +221,7 @@ def test_items_from_records_matches_the_file_importer(tmp_path):
 
 def test_cli_export_realpref_then_import_gives_the_same_items(tmp_path, capsys):
     db = tmp_path / "g.db"
-    with Store.open(str(db)) as s:
+    with Store.open(str(db), mode="create") as s:
         asyncio.run(Pipeline(s, load_config(CONFIG), FakeClient(), token_counter=word_tokens).run())
         before = sorted((i.external_id, i.kind, i.payload) for i in s.items("sample-queries"))
     out = tmp_path / "q.jsonl"
@@ -230,7 +230,7 @@ def test_cli_export_realpref_then_import_gives_the_same_items(tmp_path, capsys):
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 9 * 4 * 2   # a query record and a conversation record per preference and expression type
     assert main(["import", "realpref", str(out), "--dataset", "again", "--db", str(db)]) == 0
-    with Store.open(str(db)) as s:
+    with Store.open(str(db), mode="create") as s:
         assert sorted((i.external_id, i.kind, i.payload) for i in s.items("again")) == before
     assert main(["export", "--dataset", "sample-events", "--format", "realpref", "--db", str(db)]) == 1
     assert "u001:e01" in capsys.readouterr().err

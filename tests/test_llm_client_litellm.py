@@ -51,7 +51,7 @@ async def _complete_all(client: LLMClient, requests, model=Profile, return_excep
 
 
 def test_schema_reaches_the_server_and_reply_is_valid_and_no_key_is_stored(fake_llm, fake_key, db_file):
-    with Store.open(db_file) as store:
+    with Store.open(db_file, mode="create") as store:
         run_id = store.start_run("generate", {"model": "openai/fake-model", "api_base": fake_llm.url})
         replies = run(_complete_all(LLMClient(store, run_id=run_id, retry=FAST), [req(0, fake_llm.url)]))
         reply = replies[0]
@@ -66,7 +66,7 @@ def test_schema_reaches_the_server_and_reply_is_valid_and_no_key_is_stored(fake_
         store.finish_run(run_id, "done", {"calls": 1})
     raw = Path(db_file).read_bytes() + b"".join(p.read_bytes() for p in Path(db_file).parent.glob("*.db-wal"))
     assert fake_key.encode() not in raw
-    with Store.open(db_file) as store:
+    with Store.open(db_file, mode="create") as store:
         for table in store.db.table_names():
             for row in store.db[table].rows:
                 assert fake_key not in json.dumps(row, default=str), table
@@ -157,10 +157,10 @@ def test_missing_usage_is_recorded_as_unknown(fake_llm, fake_key, store):
 
 
 def test_a_cache_hit_sends_no_request(fake_llm, fake_key, db_file):
-    with Store.open(db_file) as store:
+    with Store.open(db_file, mode="create") as store:
         run(_complete_all(LLMClient(store, retry=FAST), [req(i, fake_llm.url) for i in range(3)]))
     assert fake_llm.log.count() == 3
-    with Store.open(db_file) as store:
+    with Store.open(db_file, mode="create") as store:
         client = LLMClient(store, retry=FAST)
         replies = run(_complete_all(client, [req(i, fake_llm.url) for i in range(4)]))
     assert fake_llm.log.count() == 4 and [r.cached for r in replies] == [True, True, True, False]
@@ -206,7 +206,7 @@ from storage.store import Store
 from tests.test_llm_client_litellm import Profile, req
 
 async def main():
-    store = Store.open(sys.argv[1])
+    store = Store.open(sys.argv[1], mode="create")
     async with LLMClient(store, retry=RetryPolicy(timeout=10, deadline=60),
                          limits={"openai/fake-model": ModelLimits(max_in_flight=4)}) as client:
         await asyncio.gather(*[client.complete(req(i, sys.argv[2]), Profile) for i in range(40)])
@@ -228,7 +228,7 @@ def test_killed_and_resumed_sends_no_cached_request_again(fake_llm, fake_key, db
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert 12 <= fake_llm.log.count() < 40, "the first run must be killed part-way"
-    with Store.open(db_file) as store:
+    with Store.open(db_file, mode="create") as store:
         cached = {row.request["messages"][0]["content"] for row in store.llm_calls()}
     assert 0 < len(cached) < 40
     first_run = fake_llm.log.count()
@@ -239,7 +239,7 @@ def test_killed_and_resumed_sends_no_cached_request_again(fake_llm, fake_key, db
     resent = {r.body["messages"][0]["content"] for r in second}
     assert not resent & cached, "a call cached before the kill reached the server again"
     assert len(second) == 40 - len(cached)
-    with Store.open(db_file) as store:
+    with Store.open(db_file, mode="create") as store:
         assert len(store.llm_call_keys()) == 40
     counts = fake_llm.log.per_hash()
     for r in second:

@@ -36,7 +36,7 @@ def _checks() -> list[ItemIn]:
 @pytest.fixture
 def checked(db_file):
     items, contexts = make_mcq_items()
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("ds", "jsonl", items, contexts=contexts)
         s.import_items("chk", "jsonl", _checks())
         create_study(s, StudySpec(name="st", task="mcq", datasets=["ds"], seed=3, annotators=["ana", "bo"],
@@ -61,7 +61,7 @@ def _answer_all(s: Store, who: str, right: bool, seconds: float, checks_right: b
 
 
 def test_checks_reach_every_queue_mixed_in_and_stay_out_of_the_figures(checked):
-    with Store.open(checked) as s:
+    with Store.open(checked, mode="create") as s:
         study = s.get_study("st")
         units = {u.id: u for u in s.units(study.id)}
         assert sum(1 for u in units.values() if u.extra.get("check")) == 3
@@ -86,7 +86,7 @@ def test_checks_reach_every_queue_mixed_in_and_stay_out_of_the_figures(checked):
 
 
 def test_excluding_an_annotator_changes_the_figures_and_keeps_the_rows(checked, capsys):
-    with Store.open(checked) as s:
+    with Store.open(checked, mode="create") as s:
         _answer_all(s, "ana", right=True, seconds=6.0, checks_right=True)
         _answer_all(s, "bo", right=False, seconds=6.0, checks_right=False)
         before = build_reports(s, ["st"])[0].figures.figure("accuracy").value
@@ -95,7 +95,7 @@ def test_excluding_an_annotator_changes_the_figures_and_keeps_the_rows(checked, 
     assert "--reason" in capsys.readouterr().err
     assert main(["study", "exclude-annotator", "st", "bo", "--reason", "failed attention checks",
                  "--db", checked]) == 0
-    with Store.open(checked) as s:
+    with Store.open(checked, mode="create") as s:
         rep = build_reports(s, ["st"])[0]
         n_rows = len(s.annotations(s.get_study("st").id))
     assert rep.figures.figure("accuracy").value == pytest.approx(1.0)
@@ -103,7 +103,7 @@ def test_excluding_an_annotator_changes_the_figures_and_keeps_the_rows(checked, 
     assert "excluded: failed attention checks" in rows["bo"]["flags"]
     assert n_rows == 18  # every row stays
     assert main(["study", "exclude-annotator", "st", "bo", "--undo", "--db", checked]) == 0
-    with Store.open(checked) as s:
+    with Store.open(checked, mode="create") as s:
         assert build_reports(s, ["st"])[0].figures.figure("accuracy").value == pytest.approx(0.5)
 
 
@@ -125,7 +125,7 @@ async def test_a_check_looks_like_any_other_item_on_screen(checked):
 
 def test_checks_from_the_input_dataset_and_bad_requests(db_file, tmp_path):
     items, contexts = make_mcq_items(6)
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("ds", "jsonl", items, contexts=contexts)
         create_study(s, StudySpec(name="a", task="mcq", datasets=["ds"], seed=1, sample=4, checks="2",
                                   annotators=["ana"], annotators_per_item=1))

@@ -57,9 +57,9 @@ def run(args: argparse.Namespace) -> int:
         config.api_base = None
     if args.dry_run:
         path = db_path(args)
-        with Store.open(path if os.path.exists(path) else ":memory:") as store:
+        with Store.open(path, mode="ro") if os.path.exists(path) else Store.open(":memory:") as store:
             return _dry_run(store, config, args.stage)
-    with Store.open(db_path(args)) as store:
+    with Store.open(db_path(args), mode="create") as store:
         return _run(store, config, args.stage)
 
 
