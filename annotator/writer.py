@@ -38,7 +38,7 @@ class BackgroundWriter:
     def _store(self) -> Store:
         store = getattr(self._local, "store", None)
         if store is None:
-            store = self._local.store = Store.open(self.path)
+            store = self._local.store = Store.open(self.path, mode="rw")
         return store
 
     def submit(self, fn: Callable[[Store], T], on_busy: Callable[[int], None] = lambda attempt: None

@@ -38,7 +38,7 @@ def build(path: str, n: int) -> None:
         question=f"Which gift would the user like most, question {i}?",
         options=[f"a book about topic {i}", f"a concert ticket {i}", f"a cooking class {i}", f"a board game {i}"],
         correct_index=i % 4).model_dump(exclude_none=True)) for i in range(n)]
-    with Store.open(path) as s:
+    with Store.open(path, mode="create") as s:
         s.import_items("bench", "jsonl", items)
         create_study(s, StudySpec(name="bench", task="blind_test", datasets=["bench"]))
 
@@ -90,7 +90,7 @@ def main() -> None:
             for rep in range(args.repeat):
                 path = os.path.join(tmp, f"bench{rep}.db")  # a fresh database: nothing cached
                 build(path, args.items)
-                with Store.open(path) as store:
+                with Store.open(path, mode="rw") as store:
                     jobs = mcq_jobs(store, "bench", MODEL, blind=True, rotate=False, api_base=server.url)
                     base_times.append(asyncio.run(baseline(jobs, server.url, args.in_flight)))
                     t0 = time.perf_counter()
@@ -100,7 +100,7 @@ def main() -> None:
                     our_times.append(time.perf_counter() - t0)
                     write_times.append(time.perf_counter() - t1)
             sent = server.log.count()
-            with Store.open(path) as store:
+            with Store.open(path, mode="rw") as store:
                 t0 = time.perf_counter()
                 again = asyncio.run(prefval_run(store, jobs, args.in_flight))
                 write_mcq_answers(store, "bench", "bench-model", MODEL, again, rotate=False)

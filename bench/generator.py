@@ -119,7 +119,7 @@ async def overhead(calls: int, in_flight: int, db_path: str) -> dict[str, float]
     async def instant(**kwargs):
         return reply
 
-    with Store.open(db_path) as store:
+    with Store.open(db_path, mode="create") as store:
         client = LLMClient(store, completion_fn=instant, default_limits=ModelLimits(in_flight))
         requests = [make_request("overhead", i, None) for i in range(calls)]
         t0, cpu0 = time.perf_counter(), time.thread_time()
@@ -149,7 +149,7 @@ async def main_async(args) -> None:
     proc, api_base = start_server(args.latency)
     tmp = tempfile.mkdtemp(prefix="prefval-bench-")
     try:
-        store = Store.open(os.path.join(tmp, "bench.db"))
+        store = Store.open(os.path.join(tmp, "bench.db"), mode="create")
         client = LLMClient(store, retry=RetryPolicy(timeout=60, deadline=300),
                            limits={MODEL: ModelLimits(max_in_flight=args.in_flight)})
         # warm-up: connection pools, litellm's first-call set-up

@@ -38,7 +38,7 @@ mode, db = sys.argv[1], sys.argv[2]
 if mode == "baseline":
     from storage.store import Store
     t1 = time.perf_counter()
-    with Store.open(db) as s:
+    with Store.open(db, mode="ro") as s:
         n = s.db.execute("SELECT count(*) FROM annotations").fetchone()[0]
         n += s.db.execute("SELECT count(*) FROM assignments").fetchone()[0]
 elif mode == "status":
@@ -55,7 +55,7 @@ else:  # first open of a new annotator: Session start to the first item's view
     from annotator.session import Session
     from storage.store import Store
     t1 = time.perf_counter()
-    s = Store.open(db)
+    s = Store.open(db, mode="rw")
     sess = Session(s, "open-100k", sys.argv[3])
     v = sess.view()
     n = len(sess.queue)
@@ -76,7 +76,7 @@ def build(path: str, n_units: int) -> None:
 
     rng = random.Random(7)
     n_mcq, n_persona = n_units // 3, n_units - n_units // 3
-    store = Store.open(path)
+    store = Store.open(path, mode="create")
     store.import_items("mcq-items", "jsonl", (ItemIn(
         external_id=f"q{i}", kind="mcq",
         payload={"question": f"Which one does user {i} prefer?", "options": ["tea", "coffee", "water", "juice"],
@@ -140,7 +140,7 @@ def main() -> None:
         build(path, args.units)
         print(f"built {path} in {time.perf_counter() - t:.1f} s")
     from storage.store import Store
-    with Store.open(path) as s:
+    with Store.open(path, mode="ro") as s:
         counts = {t: s.db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
                   for t in ("study_items", "assignments", "annotations")}
     print("units {study_items:,}  assignments {assignments:,}  annotation rows {annotations:,}".format(**counts))

@@ -219,7 +219,7 @@ class LLMCallWriter:
         from storage.store import Store
 
         try:
-            store = Store.open(self.path)
+            store = Store.open(self.path, mode="rw")  # the client's own database, already open
         except BaseException as exc:  # reported by __init__
             self._error = exc
             self._ready.set()

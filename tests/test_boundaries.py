@@ -21,7 +21,7 @@ from .test_session import _answer
 def _label_by_session(db: str, study: str) -> None:
     """Every annotator of WHO answers every item of the gold study with the labels of ROWS."""
     labels = {e: votes for e, *_, votes in ROWS}
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         for k, who in enumerate(WHO):
             w = Session(s, study, who)
             while not w.finished:
@@ -33,12 +33,12 @@ def _label_by_session(db: str, study: str) -> None:
 def test_a_context_exactly_at_the_unanimity_threshold_is_kept(db_file, threshold, old_friend_kept):
     # "Old Friend / Plan a reunion" has three complete items, g3 (1,1,1), g4 (1,0,1) and g5 (1,1,1): 2 of 3
     # unanimous, rate 2/3. At a threshold of exactly 2/3 it is kept (rate >= threshold); at 0.67 it is dropped.
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("src", "jsonl", gold_items())
         create_study(s, StudySpec(name="gl", task="gold_label", datasets=["src"], seed=5,
                                   options={"context_threshold": threshold}))
     _label_by_session(db_file, "gl")
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         data = load_study_data(s, "gl")
         ctx = context_unanimity(data)
         friend = ctx[("Old Friend", "Plan a reunion")]
@@ -56,7 +56,7 @@ def test_the_annotator_beyond_the_quota_is_refused_and_the_last_one_within_it_is
     from .conftest import make_mcq_items
 
     items, ctx = make_mcq_items(3)
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("d", "jsonl", items, contexts=ctx)
         create_study(s, StudySpec(name="q", task="mcq", datasets=["d"], seed=2, annotators_per_item=2))
         # two annotators per item: ana and bo (the second, exactly at the quota) each get all 3 items
@@ -73,7 +73,7 @@ def test_the_annotator_beyond_the_quota_is_refused_and_the_last_one_within_it_is
 
 
 async def test_a_finished_annotator_who_reopens_lands_on_the_summary(mcq_study):
-    with Store.open(mcq_study) as s:
+    with Store.open(mcq_study, mode="create") as s:
         w = Session(s, "st", "ana")
         for _ in range(6):
             w.decide(_answer(0))
@@ -85,5 +85,5 @@ async def test_a_finished_annotator_who_reopens_lands_on_the_summary(mcq_study):
         assert isinstance(app.screen, SummaryScreen)
         await pilot.press("a")  # a decision key on the summary records nothing
         await pilot.pause()
-    with Store.open(mcq_study) as s:
+    with Store.open(mcq_study, mode="create") as s:
         assert len(s.annotations(s.get_study("st").id)) == 6

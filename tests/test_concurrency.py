@@ -18,7 +18,7 @@ from tests.conftest import make_mcq_items
 
 def _study(path: str, n: int, quota: int, name: str = "st") -> None:
     items, contexts = make_mcq_items(n, with_context=False)
-    with Store.open(path) as s:
+    with Store.open(path, mode="create") as s:
         s.import_items("ds", "jsonl", items, contexts=contexts)
         create_study(s, StudySpec(name=name, task="mcq", datasets=["ds"], seed=3, annotators_per_item=quota))
 
@@ -28,14 +28,14 @@ def _answer(choice: int) -> Decision:
 
 
 def _per_unit(path: str, study: str = "st") -> Counter:
-    with Store.open(path) as s:
+    with Store.open(path, mode="create") as s:
         return Counter(a.unit_id for a in s.assignments(s.get_study(study).id))
 
 
 # ---- claims: counting and claiming are one transaction ------------------------------------------------------
 def _claim_until_empty(path: str, who: str, barrier) -> int:
     """A child process: wait for the others, then claim batch after batch until nothing is left."""
-    store = Store.open(path)
+    store = Store.open(path, mode="create")
     study = store.get_study("st")
     annotator = store.ensure_annotator(who)
     barrier.wait()
@@ -66,7 +66,7 @@ def test_four_processes_claiming_together_never_overfill_a_unit(db_file, quota):
 
 
 def _open_session(path: str, who: str, barrier) -> list[str]:
-    store = Store.open(path)
+    store = Store.open(path, mode="create")
     barrier.wait()
     try:
         return [a.unit_id for a in Session(store, "st", who).queue]
@@ -92,7 +92,7 @@ def test_annotators_opening_a_study_together_share_it(db_file):
 
 def test_an_annotator_beyond_the_quota_is_refused(db_file):
     _study(db_file, 3, 2)
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         assert len(Session(s, "st", "ana").queue) == 3
         assert len(Session(s, "st", "bo").queue) == 3
         with pytest.raises(PrefvalError, match="every item already has its annotators"):
@@ -107,7 +107,7 @@ def test_an_annotator_beyond_the_quota_is_refused(db_file):
 
 def test_claims_come_in_batches_as_the_queue_is_worked(db_file):
     _study(db_file, 70, 1)
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         ana = Session(s, "st", "ana")
         assert len(ana.queue) == CLAIM_BATCH == 20
         assert ana.unclaimed == 50
@@ -128,7 +128,7 @@ def test_claims_come_in_batches_as_the_queue_is_worked(db_file):
 
 def test_quota_three_fills_the_units_begun_first(db_file):
     _study(db_file, 60, 3)
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         queues = [{a.unit_id for a in Session(s, "st", who).queue} for who in ("ana", "bo", "cy", "dee")]
     assert queues[0] == queues[1] == queues[2]  # the first batch goes to three people: agreement right away
     assert not queues[3] & queues[0] and len(queues[3]) == 20
@@ -136,7 +136,7 @@ def test_quota_three_fills_the_units_begun_first(db_file):
 
 # ---- the same annotator in several windows: the supersedes chain -------------------------------------------
 def _change_first_answer(path: str, k: int, barrier, n: int) -> None:
-    store = Store.open(path)
+    store = Store.open(path, mode="create")
     w = Session(store, "st", "ana")
     barrier.wait()
     for i in range(n):
@@ -147,13 +147,13 @@ def _change_first_answer(path: str, k: int, barrier, n: int) -> None:
 
 def test_concurrent_changes_of_one_answer_form_one_chain(db_file):
     _study(db_file, 4, 1)
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         first = Session(s, "st", "ana").queue[0].unit_id
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Manager().Barrier(3)
     with ctx.Pool(3) as pool:
         pool.starmap(_change_first_answer, [(db_file, k, barrier, 25) for k in range(3)])
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         study = s.get_study("st")
         rows = s.history(study.id, first, s.ensure_annotator("ana").id)
         assert len(rows) == 75
@@ -207,7 +207,7 @@ def test_released_items_go_back_to_the_pool_for_claims(db_file):
     from annotator.study_setup import release
 
     _study(db_file, 20, 1)
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         ana = Session(s, "st", "ana")
         ana.decide(_answer(0))
         ana.decide(_answer(1))

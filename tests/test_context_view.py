@@ -36,7 +36,7 @@ class Holder(App):
 
 
 def stored_context(tmp_path, messages: list[Message]) -> tuple[Store, str]:
-    store = Store.open(tmp_path / "ctx.db")
+    store = Store.open(tmp_path / "ctx.db", mode="create")
     store.import_items("d", "jsonl", [ItemIn(external_id="q", kind="mcq", context_external_id="c",
                                              payload=McqPayload(question="?", options=["a", "b"]).model_dump(
                                                  exclude_none=True))],
@@ -137,7 +137,7 @@ async def test_consecutive_items_of_one_context_reuse_the_pane(tmp_path):
                     payload=McqPayload(question=f"question {e}?", options=["w", "x", "y", "z"],
                                        correct_index=0).model_dump(exclude_none=True)) for e in (10, 20, 30)]
     db = str(tmp_path / "p.db")
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         s.import_items("d", "jsonl", items, contexts=[ContextIn(external_id="c", messages=msgs)])
         create_study(s, StudySpec(name="st", task="mcq", datasets=["d"], seed=3, annotators_per_item=1))
     app = AnnotateApp(db, "st", "ana", show_timer=False)
@@ -157,7 +157,7 @@ async def test_consecutive_items_of_one_context_reuse_the_pane(tmp_path):
             await pilot.pause()
         assert sorted(titles) == ["Conversation (10 messages)", "Conversation (20 messages)",
                                   "Conversation (30 messages)"]
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         st = s.get_study("st")
         assert len(s.current_annotations(st.id)) == 3
 

@@ -35,7 +35,7 @@ def ev(db: str, *args: str) -> int:
 
 
 def answers_of(db: str, study: str, annotator: str) -> list:
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         st = s.get_study(study)
         ann = next(a for a in s.annotators() if a.name == annotator)
         return s.current_annotations(st.id, ann.id)
@@ -48,7 +48,7 @@ def test_answer_blind_and_full_and_resume(mcq_study, fake_llm, fake_key, capsys)
     assert ev(mcq_study, "answer", "--study", "st", "--model", "openai/bad", "--name", "bad-full",
               "--api-base", url) == 0
     good = answers_of(mcq_study, "st", "openai/good")
-    with Store.open(mcq_study) as s:
+    with Store.open(mcq_study, mode="create") as s:
         items = {i.id: i for i in s.items("ds")}
         runs = s.runs("evaluate")
     assert len(good) == 6 and all(a.answer["choice"] == items[a.item_id].payload["correct_index"] for a in good)
@@ -105,7 +105,7 @@ def test_consensus_two_of_five_right_passes_three_of_five_not_five_of_five(mcq_s
     assert fake_llm.log.count() == sent  # the same validators' answers come from the cache
     out = capsys.readouterr().out
     assert "passed 6" in out and "passed 0" in out
-    with Store.open(mcq_study) as s:
+    with Store.open(mcq_study, mode="create") as s:
         assert len(s.items("pass3")) == 6
         assert not any(d.name == "pass5" for d in s.datasets())
         validators = [a.name for a in s.annotators() if a.name.startswith("validator:")]
@@ -134,7 +134,7 @@ def test_dry_run_sends_and_writes_nothing(mcq_study, fake_llm, fake_key, capsys)
     out = capsys.readouterr().out
     assert "24 calls to send" in out and "nothing sent" in out
     assert fake_llm.log.count() == 0
-    with Store.open(mcq_study) as s:
+    with Store.open(mcq_study, mode="create") as s:
         assert s.runs() == [] and not any(a.kind == "llm" for a in s.annotators())
 
 
@@ -154,7 +154,7 @@ def test_judge_rubric_scores_land_in_the_rubric_study(rubric_db, fake_llm, fake_
     fake_llm.register("rubric_scores", scores)
     assert ev(rubric_db, "judge-rubric", "--study", "oa", "--model", "openai/judge", "--name", "judge",
               "--api-base", fake_llm.url) == 0
-    with Store.open(rubric_db) as s:
+    with Store.open(rubric_db, mode="create") as s:
         st = s.get_study("oa")
         n_units = len(s.units(st.id))
         dims = st.settings["dimensions"]
@@ -204,7 +204,7 @@ def test_judge_reflection_gives_mr_and_aar_over_samples(db_file, fake_llm, fake_
     assert ev(db_file, "judge-reflection", "--dataset", "cim", "--responder", "openai/writer", "--model",
               "openai/judge", "--name", "rj", "--samples", "2", "--out", "refl", "--api-base", fake_llm.url) == 0
     out = capsys.readouterr().out
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         src = [i for i in s.items("cim") if i.payload.get("candidate_label") is not None]
         made = s.items("refl")
         study = s.get_study("refl")
@@ -231,7 +231,7 @@ def test_judge_reflection_gives_mr_and_aar_over_samples(db_file, fake_llm, fake_
 def test_open_answers_make_a_rubric_dataset(rubric_db, fake_llm, fake_key):
     assert ev(rubric_db, "answer", "--dataset", "answers", "--out-dataset", "model-answers", "--model",
               "openai/writer", "--api-base", fake_llm.url) == 0
-    with Store.open(rubric_db) as s:
+    with Store.open(rubric_db, mode="create") as s:
         src, made = s.items("answers"), s.items("model-answers")
     assert len(made) == len(src) and all(m.kind == "rubric_item" and m.payload["answer"] for m in made)
     assert {m.external_id for m in made} == {i.external_id for i in src}

@@ -62,7 +62,7 @@ def study_on_copy(gen_db: str, tmp_path, study: str, task: str, dataset: str, *e
 
 
 def test_the_sample_pipeline_runs_through_the_client(gen_db, server, capsys):
-    with Store.open(gen_db) as s:
+    with Store.open(gen_db, mode="create") as s:
         rows = s.gen_rows("sample")
         calls = s.llm_calls()
         runs = s.runs("generate")
@@ -91,7 +91,7 @@ async def test_persona_filter_on_generated_profiles(gen_db, tmp_path):
             decided[it.external_id] = key
             await pilot.press(key)
     assert sorted(decided) == sorted(f"u00{u}:{r}" for u in (1, 2, 3) for r in ("persona", "profile"))
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         rows = {r["item"]: r for r in export_rows(s, "gen-pf")}
         fs = get_task("persona_filter").figures(load_study_data(s, "gen-pf"))
     assert {e: r["decision"] for e, r in rows.items()} == {
@@ -102,7 +102,7 @@ async def test_persona_filter_on_generated_profiles(gen_db, tmp_path):
 async def test_blind_test_on_generated_queries(gen_db, tmp_path):
     db = study_on_copy(gen_db, tmp_path, "gen-bt", "blind_test", "sample-queries", "--sample", "6", "--seed", "2",
                        "--annotators-per-item", "1")
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         study = s.get_study("gen-bt")
         items = [s.get_item(u.item_id) for u in s.units(study.id)]
     # answer the first three right and the rest wrong, by the key in each item
@@ -117,7 +117,7 @@ async def test_blind_test_on_generated_queries(gen_db, tmp_path):
             plan[it.external_id] = p["correct_index"] if ok else (p["correct_index"] + 1) % 4
         right[it.external_id] = ok
     await answer_all(db, "gen-bt", "ana", plan)
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         rows = {r["item"]: r for r in export_rows(s, "gen-bt")}
         fs = get_task("blind_test").figures(load_study_data(s, "gen-bt"))
     assert {e: r["is_correct"] for e, r in rows.items()} == right
@@ -133,7 +133,7 @@ def test_mcq_study_on_evolved_items_counts_the_distractor(gen_db, tmp_path):
     db = study_on_copy(gen_db, tmp_path, "gen-ev", "mcq", "sample-evolution", "--annotators-per-item", "1")
     from storage.models import AnnotationIn
 
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         study = s.get_study("gen-ev")
         ana = next(a for a in s.annotators() if a.name == "ana")
         units = s.units(study.id)
@@ -154,7 +154,7 @@ def test_realpref_export_round_trip(gen_db, tmp_path):
     assert main(["export", "--dataset", "sample-queries", "--format", "realpref", "--out", str(out),
                  "--db", db]) == 0
     assert main(["import", "realpref", str(out), "--dataset", "rp-again", "--db", db]) == 0
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         assert sorted((i.external_id, i.kind, i.payload) for i in s.items("rp-again")) == \
             sorted((i.external_id, i.kind, i.payload) for i in s.items("sample-queries"))
 
@@ -179,7 +179,7 @@ def test_sigkill_then_resume_sends_no_answered_request_again(gen_db, server, tmp
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         first = server.log.requests[start:]
-        with Store.open(db) as s:
+        with Store.open(db, mode="create") as s:
             answered = {_messages(c.request) for c in s.llm_calls()}
             done_before = len(s.gen_rows("sample", status="done"))
         assert answered and 0 < done_before
@@ -192,7 +192,7 @@ def test_sigkill_then_resume_sends_no_answered_request_again(gen_db, server, tmp
     again = {_messages(r.body) for r in second}
     assert not again & answered                                  # nothing that was answered and saved went out again
     assert len(again & {_messages(r.body) for r in first}) <= 4  # at most the 4 in flight when it was killed
-    with Store.open(db) as s, Store.open(gen_db) as whole:
+    with Store.open(db, mode="create") as s, Store.open(gen_db, mode="create") as whole:
         assert done_before < len(whole.gen_rows("sample", status="done"))  # killed part-way
         assert snapshot(s) == snapshot(whole)
         assert len(s.gen_rows("sample", status="done")) == len(whole.gen_rows("sample", status="done"))
@@ -209,7 +209,7 @@ def test_a_row_whose_replies_stay_invalid_fails_alone(server, tmp_path):
     fault = server.add_fault("invalid_json", times=3, match=one_query)  # the first try and both repairs
     assert main(["generate", str(CONFIG), "--api-base", server.url, "--db", db]) == 0
     assert fault.used == 3
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         failed = s.gen_rows("sample", status="failed")
         assert [(r.stage, r.row_key, r.calls) for r in failed] == [("queries", "u002:p01", 3)]
         assert "JSON" in failed[0].reason
@@ -221,13 +221,13 @@ def test_budget_stops_cleanly_and_a_larger_one_finishes(server, gen_db, tmp_path
     db = str(tmp_path / "budget.db")
     # the sample config prices the fake model at 0.15 / 0.60 USD per million tokens: a few calls cost ~0.0003
     assert main(["generate", str(CONFIG), "--api-base", server.url, "--budget", "0.001", "--db", db]) == 3
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         run = s.runs("generate")[0]
         done = s.gen_rows("sample", status="done")
         assert run.status == "budget" and 0 < len(done) and not s.gen_rows("sample", status="failed")
         assert sum(r.cost_usd or 0 for r in done) >= 0.001 - 0.0005
     assert main(["generate", str(CONFIG), "--api-base", server.url, "--budget", "1", "--db", db]) == 0
-    with Store.open(db) as s, Store.open(gen_db) as whole:
+    with Store.open(db, mode="create") as s, Store.open(gen_db, mode="create") as whole:
         assert snapshot(s) == snapshot(whole)
 
 

@@ -121,7 +121,7 @@ def test_realpref_items_are_also_released_in_realpref_layout_whole_queries_only(
     sample = _P(__file__).resolve().parents[1] / "sample_data" / "realpref"
     files = sorted(str(p) for p in sample.iterdir() if p.suffix in (".json", ".jsonl"))
     assert main(["import", "realpref", *files, "--dataset", "rp", "--db", db_file]) == 0
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         mcqs = [it for it in s.items("rp") if it.kind == "mcq"]
         queries = sorted({it.payload["metadata"]["query_id"] for it in mcqs})
         create_study(s, StudySpec(name="all", task="mcq", datasets=["rp"], seed=1, annotators=["ana"],
@@ -141,9 +141,9 @@ def test_realpref_items_are_also_released_in_realpref_layout_whole_queries_only(
     # the RealPref file imports again, giving the released queries' items
     db2 = str(tmp_path / "again.db")
     assert main(["import", "realpref", str(out / orig["file"]), "--dataset", "rp2", "--db", db2]) == 0
-    with Store.open(db2) as s2:
+    with Store.open(db2, mode="create") as s2:
         again = {it.external_id: it.payload for it in s2.items("rp2") if it.kind == "mcq"}
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         first = {it.external_id: it.payload for it in s.items("rp") if it.kind == "mcq"}
     assert set(again) == {e for e, p in first.items() if p["metadata"]["query_id"] in queries[1:]}
     assert all(again[e] == first[e] for e in again)

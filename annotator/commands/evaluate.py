@@ -159,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
         raise PrefvalError("--budget must be positive")
     _prices(args, [])  # a malformed --price fails before anything runs
     args.spent_usd, args.budget_stopped = 0.0, False
-    with Store.open(db_path(args, must_exist=True)) as store:
+    with Store.open(db_path(args, must_exist=True), mode="rw") as store:
         code = handler(store, args)
     return 3 if args.budget_stopped else code
 
