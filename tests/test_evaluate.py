@@ -284,7 +284,7 @@ def test_budget_stops_cleanly_and_a_rerun_goes_on(mcq_study, fake_llm, fake_key,
     err = capsys.readouterr().err
     assert "budget of 100.0 USD spent" in err
     first = len(answers_of(mcq_study, "st", "openai/good"))
-    with Store.open(mcq_study) as s:
+    with Store.open(mcq_study, mode="create") as s:
         run = s.runs("evaluate")[0]
     assert 1 <= first < 6 and run.status == "budget" and run.totals["budget_stopped"]
     assert fake_llm.log.count() == first

@@ -238,13 +238,13 @@ def test_cli_export_realpref_then_import_gives_the_same_items(tmp_path, capsys):
 
 def test_two_pipelines_pair_by_id_in_a_pairwise_study(tmp_path):
     db = str(tmp_path / "two.db")
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         run(s, FakeClient())
         other = load_config(CONFIG, {"name": "other", "seed": 8})
         run(s, FakeClient(), config=other)
     assert main(["study", "create", "plaus", "--task", "pairwise", "--dataset", "sample-conversations",
                  "--dataset", "other-conversations", "--db", db]) == 0
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         units = s.units(s.get_study("plaus").id)
         a = {i.id: i.external_id for i in s.items("sample-conversations")}
         b = {i.id: i.external_id for i in s.items("other-conversations")}

@@ -440,7 +440,7 @@ def _call(key: str, **kw) -> LLMCall:
 def test_writer_thread_commits_batches_and_isolates_a_bad_call(db_file):
     from storage.llm_calls import LLMCallWriter
 
-    Store.open(db_file).close()
+    Store.open(db_file, mode="create").close()
     writer = LLMCallWriter(db_file)
     futures = [writer.submit(_call(f"k{i}")) for i in range(50)]
     bad = writer.submit(_call("bad", api_key="sk-nope"))
@@ -450,17 +450,17 @@ def test_writer_thread_commits_batches_and_isolates_a_bad_call(db_file):
     with pytest.raises(PrefvalError):
         bad.result(10)
     writer.close()
-    with Store.open(db_file) as store:
+    with Store.open(db_file, mode="create") as store:
         assert store.llm_call_keys() == {f"k{i}" for i in range(50)} | {f"z{i}" for i in range(5)}
     with pytest.raises(PrefvalError):
         LLMCallWriter(":memory:")
 
 
 async def test_a_reply_is_committed_before_complete_returns(db_file):
-    store = Store.open(db_file)
+    store = Store.open(db_file, mode="create")
     c = client(FakeCompletion(), store)
     reply = await c.complete(request(), Verdict)
-    with Store.open(db_file) as other:  # another connection sees it at once
+    with Store.open(db_file, mode="create") as other:  # another connection sees it at once
         assert other.get_llm_call(reply.cache_key).reply_text == GOOD
     await c.aclose()
     store.close()
