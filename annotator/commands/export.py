@@ -163,7 +163,6 @@ def run_dataset(args: argparse.Namespace) -> int:
             records = records_from_items(store.items(args.dataset))
         except InputError as exc:
             raise PrefvalError(f"dataset '{args.dataset}': {exc.record}: {exc.problem}") from None
-    text = "".join(json_safe(json.dumps(r, ensure_ascii=False)) + "
-" for r in records)
+    text = "".join(json_safe(json.dumps(r, ensure_ascii=False)) + "\n" for r in records)
     _write(args, db, text, f"{len(records)} RealPref records")
     return 0
