@@ -305,5 +305,5 @@ def test_reflection_stages_share_one_budget(db_file, fake_llm, fake_key, capsys)
               "--price", "1000000,1000000", "--budget", "50")
     assert code == 3
     assert all("response_format" not in r.body for r in fake_llm.log.requests)  # no judge call was sent
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         assert [r.status for r in s.runs("evaluate")] == ["budget"]

@@ -24,7 +24,7 @@ def _answer(s: Store, study, unit, who, choice: int | None, seconds: float, sour
 
 def _db(db_file: str) -> str:
     items, contexts = make_mcq_items(6)
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("ds", "jsonl", items, contexts=contexts)
         create_study(s, StudySpec(name="st", task="mcq", datasets=["ds"], seed=3, annotators_per_item=2,
                                   annotators=["ana", "bo"]))
