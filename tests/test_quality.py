@@ -151,7 +151,7 @@ def test_checks_from_the_input_dataset_and_bad_requests(db_file, tmp_path):
 
 
 def test_status_of_a_study_has_the_same_per_annotator_table(checked, capsys):
-    with Store.open(checked) as s:
+    with Store.open(checked, mode="create") as s:
         _answer_all(s, "ana", right=True, seconds=6.0, checks_right=True)
         _answer_all(s, "bo", right=True, seconds=0.5, checks_right=False)
     assert main(["status", "st", "--format", "json", "--db", checked]) == 0
