@@ -231,7 +231,7 @@ def test_big_imports_and_study_creations_commit_in_batches(db_file, monkeypatch)
     monkeypatch.setattr(storage.datasets, "BATCH_ROWS", 100)
     monkeypatch.setattr(storage.studies, "BATCH_ROWS", 100)
     items, _ = make_mcq_items(1000, with_context=False)
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         commits = _commits(s)
         s.import_items("ds", "jsonl", items)
         assert len(commits) >= 10  # 1,000 items in batches of 100 (plus the dataset row and the import record)
@@ -244,7 +244,7 @@ def test_big_imports_and_study_creations_commit_in_batches(db_file, monkeypatch)
 
 def test_a_study_being_created_is_hidden_and_an_abandoned_one_is_replaced(db_file):
     _study(db_file, 5, 1)
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         item_ids = [it.id for it in s.items("ds")]
         half = s.create_study("half", "mcq", {"annotators_per_item": 1}, 0, [(i, None, {}) for i in item_ids],
                               in_batches=True)
