@@ -456,6 +456,20 @@ class FakeLLMServer:
         return reply
 
 
+def _import_repo_first() -> None:
+    """Run as ``python bench/fake_llm_server.py``, Python puts ``bench/`` first on ``sys.path``, where
+    ``bench/generator.py`` would shadow the ``generator`` package: put the repository root there instead."""
+    import os
+    import sys
+
+    bench = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != bench]
+    sys.path.insert(0, os.path.dirname(bench))
+    cached = sys.modules.get("generator")
+    if cached is not None and not hasattr(cached, "__path__"):
+        del sys.modules["generator"]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="A fake OpenAI-compatible chat-completions server (offline).")
     parser.add_argument("--host", default="127.0.0.1")
@@ -472,6 +486,7 @@ def main(argv: list[str] | None = None) -> None:
     server = FakeLLMServer(args.host, args.port, latency=args.latency, seed=args.seed,
                            error_rate=args.error_rate, rate_limit_rate=args.rate_limit_rate)
     if args.generator_replies:
+        _import_repo_first()
         from generator.fake_replies import register_all
 
         register_all(server)

@@ -159,3 +159,22 @@ def test_the_command_line_server_answers(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_the_command_line_server_with_generator_replies_starts(tmp_path):
+    """`python bench/fake_llm_server.py --generator-replies` as the README runs it: bench/ comes first on sys.path,
+    and bench/generator.py must not shadow the generator package."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, str(REPO / "bench" / "fake_llm_server.py"), "--port", str(port),
+                             "--generator-replies"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path)
+    try:
+        line = proc.stdout.readline()
+        assert f"127.0.0.1:{port}/v1" in line, proc.stderr.read() if proc.poll() is not None else line
+        status, _, reply = _post(f"http://127.0.0.1:{port}/v1", _body())
+        assert status == 200 and Event.model_validate_json(reply["choices"][0]["message"]["content"])
+    finally:
+        proc.terminate()
+        proc.wait(10)
