@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import sys
 
 from storage.errors import InputError, PrefvalError
-from storage.textfile import csv_rows
+from storage.textfile import csv_rows, read_text
 
 METRICS = (
     "percent_agreement", "cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic",
@@ -67,24 +68,79 @@ def register(subparsers) -> None:
 NA_CELLS = ("na", "n/a", "#n/a", "none", "null", "nan")
 
 
-def read_table(path: str) -> tuple[list[str], list[list[str | None]]]:
-    """Read FILE.csv: (rater column names, rows of stripped cells with None for empty cells).
+def _cells(path: str) -> tuple[list[str], list[str], int]:
+    """(header cells, data cells row after row, rows) of FILE.csv, rows of blank cells left out.
 
-    A first column named ``item`` (any case) is dropped after checking that no item id appears on
-    two rows. The file may start with a UTF-8 BOM and use CRLF line ends. Raises PrefvalError for a
-    missing or unreadable file, an empty file, no rater column, duplicate column names, an item
-    listed twice (naming it and both rows) or a row of the wrong length (naming the row).
+    Read through the one text reader. Without quote characters the text is split directly (fast);
+    otherwise the csv module parses it. Raises PrefvalError for an unreadable or empty file and
+    InputError naming the row for a row of the wrong length (data rows numbered from 1).
     """
     try:
-        rows = csv_rows(path)
+        text = read_text(path)
     except FileNotFoundError:
         raise PrefvalError(f"{path}: file not found") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         raise PrefvalError(f"{path}: cannot read: {exc}") from None
-    rows = [r for r in rows if any(cell.strip() for cell in r)]
+    if '"' in text:
+        try:
+            rows = [r for r in csv.reader(io.StringIO(text)) if any(c.strip() for c in r)]
+        except csv.Error as exc:
+            raise PrefvalError(f"{path}: cannot read: {exc}") from None
+        lengths = [len(r) for r in rows]
+        data = [c for r in rows[1:] for c in r]
+    else:
+        lines = [line for line in text.split("\n") if line.strip(" \t,")]
+        rows = lines
+        lengths = [line.count(",") + 1 for line in lines]
+        data = ",".join(lines[1:]).split(",") if len(lines) > 1 else []
     if not rows:
         raise PrefvalError(f"{path}: empty file, expected a header naming the raters")
-    header = [h.strip() for h in rows[0]]
+    header = rows[0] if isinstance(rows[0], list) else rows[0].split(",")
+    width = len(header)
+    if any(n != width for n in lengths):
+        k = next(k for k, n in enumerate(lengths) if n != width)
+        raise InputError(path, f"row {k}", "(row)", f"expected {width} cells, got {lengths[k]}")
+    return header, data, len(rows) - 1
+
+
+class Table:
+    """FILE.csv as codes into distinct labels (read once, every cell looked up through its label).
+
+    ``names``: rater columns; ``codes``: items x raters int64 indexes into ``labels`` (stripped
+    cell texts, None for an empty cell); ``items``: the ids of the ``item`` column, or None.
+    """
+
+    def __init__(self, path: str, names: list[str], codes, labels: list, items: list[str] | None):
+        self.path, self.names, self.codes, self.labels, self.items = path, names, codes, labels, items
+
+    def rows(self) -> list[list[str | None]]:
+        """Items x raters of stripped cell texts, None for empty."""
+        import numpy as np
+
+        lut = np.empty(len(self.labels), dtype=object)
+        lut[:] = self.labels
+        return lut[self.codes].tolist()
+
+    def first_cell(self, label_index: int) -> tuple[int, str]:
+        """(row number from 1, column name) of the first cell holding ``labels[label_index]``."""
+        import numpy as np
+
+        i, j = np.argwhere(self.codes == label_index)[0]
+        return int(i) + 1, self.names[int(j)]
+
+
+def read_table(path: str) -> Table:
+    """Read FILE.csv (header naming the raters, one row per item, optional first column ``item``).
+
+    Read through the one text reader (UTF-8 BOM and CRLF accepted). Rows whose cells are all blank
+    are ignored; data rows are numbered from 1 in errors. Raises PrefvalError for a missing or
+    unreadable file, an empty file, no rater column, duplicate column names, an item listed twice
+    (naming it and both rows) or a row of the wrong length (naming the row).
+    """
+    import numpy as np
+
+    header, cells, n = _cells(path)
+    header = [h.strip() for h in header]
     skip = 1 if header and header[0].lower() == "item" else 0
     names = header[skip:]
     if not names:
@@ -92,35 +148,29 @@ def read_table(path: str) -> tuple[list[str], list[list[str | None]]]:
     dup = {h for h in names if names.count(h) > 1}
     if dup:
         raise PrefvalError(f"{path}: duplicate column name(s) {sorted(dup)}")
-    data = []
-    seen: dict[str, int] = {}
-    for k, r in enumerate(rows[1:], start=1):
-        if len(r) != len(header):
-            raise InputError(path, f"row {k}", "(row)", f"expected {len(header)} cells, got {len(r)}")
-        if skip:
-            item = r[0].strip()
-            if item in seen:
-                raise InputError(path, f"row {k}", header[0],
-                                 f"item {item!r} is listed twice (rows {seen[item]} and {k}); "
-                                 "give each item one row")
-            seen[item] = k
-        data.append([c.strip() or None for c in r[skip:]])
-    return names, data
-
-
-def na_as_missing(data: list[list[str | None]]) -> tuple[list[list[str | None]], dict[str, int]]:
-    """Cells such as NA, N/A, None, null, nan (any case) set to None; returns (rows, {cell text: count})."""
-    seen: dict[str, int] = {}
-    out = []
-    for row in data:
-        new = []
-        for c in row:
-            if c is not None and c.lower() in NA_CELLS:
-                seen[c] = seen.get(c, 0) + 1
-                c = None
-            new.append(c)
-        out.append(new)
-    return out, seen
+    grid = np.empty(len(cells), dtype=object)
+    grid[:] = cells
+    grid = grid.reshape(n, len(header))
+    items = None
+    if skip:
+        items = [c.strip() for c in grid[:, 0].tolist()]
+        if len(set(items)) < len(items):
+            seen: dict[str, int] = {}
+            for k, item in enumerate(items, start=1):
+                if item in seen:
+                    raise InputError(path, f"row {k}", header[0],
+                                     f"item {item!r} is listed twice (rows {seen[item]} and {k}); "
+                                     "give each item one row")
+                seen[item] = k
+    flat = grid[:, skip:].reshape(-1).tolist()
+    raw = list(dict.fromkeys(flat))
+    pos = {c: i for i, c in enumerate(raw)}
+    codes = np.fromiter(map(pos.__getitem__, flat), dtype=np.int64, count=len(flat)).reshape(n, len(names))
+    stripped = [c.strip() or None for c in raw]
+    labels = list(dict.fromkeys(stripped))  # " 1" and "1" are one label
+    where = {x: i for i, x in enumerate(labels)}
+    relabel = np.array([where[x] for x in stripped], dtype=np.int64)
+    return Table(path, names, relabel[codes] if raw else codes, labels, items)
 
 
 def _number(s: str) -> float | int:
@@ -136,38 +186,58 @@ def _is_number(s: str) -> bool:
     return s.lower() not in ("nan", "inf", "-inf", "infinity", "-infinity", "+inf")
 
 
-def _coerce(path, names, data, categories):
-    """(rows, categories): numbers when every label (declared or used) is a number, else text.
+def ratings_of(table: Table, categories: list[str] | None, keep_na: bool):
+    """(coded ratings, categories, {NA cell text: count}) for the statistics.
 
-    Declared numeric categories keep their values (interval/ratio distances and weights use them);
-    a cell matches a declared numeric category by value ("1.0" is category "1").
+    The coded ratings are a ``reports.stats`` Prepared table: the distinct labels are coded once
+    by ``prepare`` and every cell takes its label's code (one pass over the cells, none per cell).
+
+    Labels such as NA, N/A, None, null, nan become missing unless ``keep_na``. Numbers stay numbers
+    when every used label of a column (or every declared category) is a number: declared numeric
+    categories keep their values and a cell matches one by value ("1.0" is category "1"). Raises
+    InputError naming row and column for a cell outside declared categories.
     """
+    import numpy as np
+
+    labels = list(table.labels)
+    used = np.bincount(table.codes.reshape(-1), minlength=len(labels)) > 0 if table.codes.size else \
+        np.zeros(len(labels), dtype=bool)
+    na_seen: dict[str, int] = {}
+    if not keep_na:
+        counts = np.bincount(table.codes.reshape(-1), minlength=len(labels)) if table.codes.size else None
+        for j, lab in enumerate(labels):
+            if lab is not None and lab.lower() in NA_CELLS and used[j]:
+                na_seen[lab] = int(counts[j])
+                labels[j] = None
+    values: list = list(labels)
     if categories is not None:
-        if all(_is_number(c) for c in categories):
-            cats = [_number(c) for c in categories]
-            by_value = {float(c): c for c in cats}
-            out = []
-            for k, row in enumerate(data, start=1):
-                new = []
-                for name, cell in zip(names, row):
-                    if cell is not None and (not _is_number(cell) or float(cell) not in by_value):
-                        raise InputError(path, f"row {k}", name,
-                                         f"value {cell!r} is not one of the categories {categories}")
-                    new.append(None if cell is None else by_value[float(cell)])
-                out.append(new)
-            return out, cats
-        allowed = set(categories)
-        for k, row in enumerate(data, start=1):
-            for name, cell in zip(names, row):
-                if cell is not None and cell not in allowed:
-                    raise InputError(path, f"row {k}", name,
-                                     f"value {cell!r} is not one of the categories {categories}")
-        return data, categories
-    numeric = [all(_is_number(row[j]) for row in data if row[j] is not None) for j in range(len(names))]
-    used = [any(row[j] is not None for row in data) for j in range(len(names))]
-    if all(n for n, u in zip(numeric, used) if u):  # every column with ratings is numeric
-        return [[None if c is None else _number(c) for c in row] for row in data], None
-    return data, None  # some text column: compare everything as text
+        numeric = all(_is_number(c) for c in categories)
+        cats = [_number(c) for c in categories] if numeric else list(categories)
+        by_value = {float(c): c for c in cats} if numeric else {c: c for c in cats}
+        for j, lab in enumerate(labels):
+            if lab is None or not used[j]:
+                continue
+            key = float(lab) if numeric and _is_number(lab) else lab
+            if key not in by_value:
+                row, col = table.first_cell(j)
+                raise InputError(table.path, f"row {row}", col,
+                                 f"value {lab!r} is not one of the categories {categories}")
+            values[j] = by_value[key]
+    else:
+        cats = None
+        column_numeric = []
+        for c in range(table.codes.shape[1]):
+            in_col = np.unique(table.codes[:, c])
+            column_numeric.append(all(labels[j] is None or _is_number(labels[j]) for j in in_col))
+        if all(column_numeric):  # every column with ratings is numeric
+            values = [None if lab is None else _number(lab) for lab in labels]
+    from reports.stats._prep import Prepared, prepare
+
+    small = prepare([[v] for v in values], cats)  # the distinct labels, in first-appearance order
+    code_of_label = small.codes[:, 0] if small.n_items else np.zeros(0, dtype=np.int64)
+    codes = code_of_label[table.codes] if table.codes.size else table.codes
+    return (Prepared(codes=codes, categories=small.categories, values=small.values, declared=small.declared),
+            cats, na_seen)
 
 
 def read_weights(path: str, categories: list | None):
@@ -261,11 +331,7 @@ def run_agreement(args: argparse.Namespace) -> int:
         if not (args.metric.startswith("cohen_kappa") or args.metric.startswith("gwet_ac")):
             raise PrefvalError(f"--weights applies to cohen_kappa and gwet_ac1/ac2, not {args.metric}")
         cats, weights = read_weights(args.weights, cats)
-    names, data = read_table(args.file)
-    na_seen: dict[str, int] = {}
-    if not args.keep_na:
-        data, na_seen = na_as_missing(data)
-    data, cats = _coerce(args.file, names, data, cats)
+    data, cats, na_seen = ratings_of(read_table(args.file), cats, args.keep_na)
     try:
         if weights is not None:
             from reports import stats
@@ -288,7 +354,8 @@ def run_correlate(args: argparse.Namespace) -> int:
     """Handler of ``prefval stats correlate``; prints the result, returns 0."""
     from reports import stats
 
-    names, data = read_table(args.file)
+    table = read_table(args.file)
+    names, data = table.names, table.rows()
     if args.columns:
         cols = [c.strip() for c in args.columns.split(",")]
         if len(cols) != 2:

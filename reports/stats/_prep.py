@@ -14,6 +14,7 @@ Shared by every agreement statistic so that all of them read ratings the same wa
 from __future__ import annotations
 
 import math
+from itertools import chain
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -94,28 +95,39 @@ def _to_rows(ratings):
         if ratings.ndim != 2:
             raise ValueError(f"ratings must be 2-D (items x raters), got shape {ratings.shape}")
         return ratings
-    rows = [list(r) if not isinstance(r, (str, bytes)) else None for r in ratings]
+    rows = ratings if isinstance(ratings, list) else list(ratings)
     for i, r in enumerate(rows):
-        if r is None:
+        if isinstance(r, (str, bytes)):
             raise ValueError(f"item {i}: expected a sequence of ratings (one per rater), got a string")
     if rows:
+        try:
+            lengths = set(map(len, rows))
+        except TypeError:  # rows given as iterators
+            rows = [list(r) for r in rows]
+            lengths = set(map(len, rows))
         width = len(rows[0])
-        for i, r in enumerate(rows):
-            if len(r) != width:
-                raise ValueError(
-                    f"item {i} has {len(r)} ratings but item 0 has {width}; "
-                    "use None for a missing rating so every item has one slot per rater"
-                )
+        if len(lengths) > 1:
+            i = next(i for i, r in enumerate(rows) if len(r) != width)
+            raise ValueError(
+                f"item {i} has {len(rows[i])} ratings but item 0 has {width}; "
+                "use None for a missing rating so every item has one slot per rater"
+            )
     return rows
 
 
 def prepare(ratings, categories=None) -> Prepared:
     """Code an items x raters table; see the module docstring for the conventions.
 
+    ``ratings`` may also be a Prepared table (returned as it is, e.g. coded once by the CLI).
+
     Raises ValueError for ragged rows, duplicate or blank declared categories, a rating outside the
     declared categories (naming the value and its item), or a mix of numbers and text labels
     without declared categories.
     """
+    if isinstance(ratings, Prepared):
+        if categories is not None and list(categories) != list(ratings.categories):
+            raise ValueError(f"ratings were coded over {ratings.categories!r}, not {list(categories)!r}")
+        return ratings
     rows = _to_rows(ratings)
     if isinstance(rows, np.ndarray):
         n, r = rows.shape
@@ -133,7 +145,7 @@ def prepare(ratings, categories=None) -> Prepared:
     else:
         n = len(rows)
         r = len(rows[0]) if n else 0
-        flat = [x for row in rows for x in row]
+        flat = list(chain.from_iterable(rows))
         lut_keys = list(dict.fromkeys(flat))  # first-appearance order; NaN objects kept by identity
         pos = {}
         for i, k in enumerate(lut_keys):

@@ -10,7 +10,7 @@ from ._prep import Prepared, prepare
 from .bootstrap import finish
 from .result import StatResult
 
-__all__ = ["krippendorff_alpha", "coincidence_features", "alpha_from_coincidences", "LEVELS"]
+__all__ = ["krippendorff_alpha", "coincidence_features", "coincidence_total", "alpha_from_coincidences", "LEVELS"]
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 _DENSE_LIMIT = 20_000_000  # items x q^2 cells above which the per-unit features go sparse
@@ -50,6 +50,22 @@ def coincidence_features(prep: Prepared):
     f = sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                           shape=(n, q * q))
     return f, keep
+
+
+def coincidence_total(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
+    """The summed coincidence matrix (1 x q^2) and the mask of pairable units, without per-unit rows.
+
+    o_ck = sum_u n_uc (n_uk - [c == k]) / (m_u - 1) over units with m_u >= 2 (Krippendorff 2011,
+    section C): one q x q matrix product over the units x categories counts.
+    """
+    counts = prep.counts
+    m = counts.sum(axis=1)
+    keep = m >= 2
+    c = counts[keep]
+    cw = c / (m[keep] - 1)[:, None]
+    o = cw.T @ c
+    o[np.diag_indices_from(o)] -= cw.sum(axis=0)
+    return o.reshape(1, -1), keep
 
 
 def _delta(level: str, values: np.ndarray | None, n_v: np.ndarray) -> np.ndarray:
@@ -106,7 +122,7 @@ def _domain(prep: Prepared, level: str) -> np.ndarray | None:
 
 
 def krippendorff_alpha(ratings, level: str = "nominal", categories=None, *, ci: bool = False,
-                       n_boot: int = 1000, seed: int = 0, engine: str = "krippendorff") -> StatResult:
+                       n_boot: int = 1000, seed: int = 0, engine: str = "own") -> StatResult:
     """Krippendorff's alpha (Krippendorff 2011, "Computing Krippendorff's Alpha-Reliability").
 
     ratings: items (units) x raters (coders), None (or NaN, or "") for missing. ``level``:
@@ -114,11 +130,11 @@ def krippendorff_alpha(ratings, level: str = "nominal", categories=None, *, ci: 
     the declared ``categories`` order (required for ordinal/interval on text; ratio needs numbers);
     interval/ratio distances use the numeric values of numeric labels.
 
-    Computation: ``engine="krippendorff"`` calls the ``krippendorff`` package
-    (``krippendorff.alpha(value_counts=..., value_domain=..., level_of_measurement=...)``) on the
-    units x values count table; ``engine="own"`` uses this module's coincidence-matrix code
-    (section C of the paper), which also drives the bootstrap and serves as fallback if the package
-    is missing. Units with a single value are unpairable and ignored.
+    Computation: ``engine="own"`` (default) builds the coincidence matrix once from the units x
+    values count table (section C of the paper); per-unit contributions are built only for the
+    bootstrap. ``engine="krippendorff"`` calls the ``krippendorff`` package
+    (``krippendorff.alpha(value_counts=..., value_domain=..., level_of_measurement=...)``) instead;
+    the tests check that both agree. Units with a single value are unpairable and ignored.
 
     Value None with the reason for: no items, one coder, no unit with two values, or only one
     value in use (expected disagreement 0, alpha is 0/0). Raises ValueError for an unknown level,
@@ -132,7 +148,12 @@ def krippendorff_alpha(ratings, level: str = "nominal", categories=None, *, ci: 
         raise ValueError(f"engine must be 'krippendorff' or 'own', got {engine!r}")
     prep = prepare(ratings, categories)
     domain = _domain(prep, level) if prep.q else None
-    feats, keep = coincidence_features(prep)
+    if ci:
+        feats, keep = coincidence_features(prep)
+        total = np.asarray(feats.sum(axis=0)).reshape(1, -1)
+    else:
+        feats = None
+        total, keep = coincidence_total(prep)
     n_units = int(keep.sum())
     nr = raters_used(prep.codes)
     reason = overlap_reason(prep, n_units)
@@ -140,7 +161,6 @@ def krippendorff_alpha(ratings, level: str = "nominal", categories=None, *, ci: 
     if reason:
         return StatResult("krippendorff_alpha", None, None, None, n_units, nr, reason, extra=extra)
     q = prep.q
-    total = np.asarray(feats.sum(axis=0)).reshape(1, -1)
     n_pairable = float(total.sum())
     extra["n_pairable_values"] = n_pairable
     n_used = int((total.reshape(q, q).sum(axis=1) > 0).sum())
@@ -175,7 +195,8 @@ def krippendorff_alpha(ratings, level: str = "nominal", categories=None, *, ci: 
             return StatResult("krippendorff_alpha", None, None, None, n_units, nr,
                               "undefined: expected disagreement is 0, alpha is 0/0", extra=extra)
     note = (f"Krippendorff's alpha, {level} level, over {cats_text(prep)}; computed with "
-            f"{'the krippendorff package' if used == 'krippendorff' else 'the coincidence matrix'}")
+            f"{'the krippendorff package' if used == 'krippendorff' else 'the coincidence matrix'}"
+            " (Krippendorff 2011, section C)")
     if prep.n_items - n_units:
         note += f"; {prep.n_items - n_units} units with fewer than 2 values unpairable, ignored"
     return finish("krippendorff_alpha", value, note, n_items=n_units, n_raters=nr, ci=ci,

@@ -185,3 +185,24 @@ def test_bom_and_crlf_stats_csv(tmp_path, capsys):
     f = write(tmp_path, DUP_ROWS, bom=True, crlf=True)
     d = run_json(capsys, ["stats", "agreement", f, "--metric", "cohen_kappa"])
     assert d["value"] == pytest.approx(1 / 7, abs=1e-12)
+
+
+def test_quoted_and_plain_files_read_alike(tmp_path, capsys):
+    plain = write(tmp_path, "item,a,b,c\nq1,low,mid,low\nq2, high ,high,\nq3,mid,mid,mid\n\nq4,low,,low\n")
+    quoted = write(tmp_path, 'item,a,b,c\n"q1","low","mid",low\nq2," high ","high",\r\n,,,\nq3,mid,mid,mid\nq4,low,,"low"\n',
+                   name="q.csv")
+    a = run_json(capsys, ["stats", "agreement", plain, "--metric", "fleiss_kappa"])
+    b = run_json(capsys, ["stats", "agreement", quoted, "--metric", "fleiss_kappa"])
+    # by hand: items with >=2 ratings: q1 (low,mid,low) p=1/3, q2 (high,high) p=1, q3 p=1, q4 (low,low) p=1
+    # p_a = (1/3 + 3)/4 = 5/6; shares per item averaged: low (2/3 + 0 + 0 + 1)/4 = 5/12, mid (1/3 + 0 + 1 + 0)/4 = 1/3,
+    # high 1/4; p_e = 25/144 + 16/144 + 9/144 = 50/144
+    pe = 50 / 144
+    assert a["value"] == pytest.approx((5 / 6 - pe) / (1 - pe), abs=1e-12)
+    assert b["value"] == a["value"] and b["n_items"] == a["n_items"] == 4
+
+
+@pytest.mark.parametrize("text", ["a,b\n1,2\n3\n", 'a,b\n1,2\n"3",4,5\n'])
+def test_row_of_wrong_length_names_the_row(tmp_path, capsys, text):
+    assert main(["stats", "agreement", write(tmp_path, text), "--metric", "cohen_kappa"]) != 0
+    err = capsys.readouterr().err
+    assert "row 2" in err and "expected 2 cells" in err
