@@ -48,7 +48,8 @@ class Figure(BaseModel):
 class Plot(BaseModel):
     """Data for a chart in the HTML report. kind:
     - "bars": data = {"categories": [...], "series": {name: [values aligned with categories]}} (e.g. score
-      histograms human vs LLM judge, win/tie/loss shares)
+      histograms human vs LLM judge, win/tie/loss shares); optional "intervals": {name: [[low, high] or None]}
+      (drawn as error bars) and "y_label"
     - "heatmap": data = {"rows": [...], "columns": [...], "values": [[...]]} (e.g. a confusion matrix)
     - "scatter": data = {"points": [{"label": str, "x": float, "y": float}], "x_label": str, "y_label": str}
       (e.g. MR against AAR per judge)

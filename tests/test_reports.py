@@ -126,10 +126,15 @@ def test_store_built_study_html_has_svg_plots_and_tables(db_file, capsys):
     svgs = re.findall(r"<svg.*?</svg>", out, re.S)
     # the MR/AAR scatter, the confusion heatmap of jj against hu, and (judge validation) jj against the majority
     assert len(svgs) == 3
+    texts = []
     for svg in svgs:
-        ET.fromstring(svg)  # well-formed XML
-    assert "<circle" in svgs[0] and "<rect" in svgs[1] and "<rect" in svgs[2]
-    assert "<script" not in out and "http://" not in out.replace('xmlns="http://www.w3.org/2000/svg"', "")
+        root = ET.fromstring(svg)  # well-formed XML
+        texts.append([t.text for t in root.iter("{http://www.w3.org/2000/svg}text")])
+    # g = [1, 1, 0, 0]; jj says [1, 1, 0, 0]: MR 0, AAR 1; hu says [1, 0, 1, 0]: MR 1/2, AAR 1/2
+    assert "jj (0.000, 1.000)" in texts[0] and "hu (0.500, 0.500)" in texts[0]  # each rater named in the legend
+    assert "MR = P(z=1 | g=0)" in texts[0]
+    assert sorted(t for t in texts[1] if t.isdigit()) == ["1", "1", "1", "1"]  # 2x2 confusion: one item per cell
+    assert "<script" not in out and "href=\"http" not in out and "src=" not in out
     assert "agreement between raters" in out and "50.00%" in out  # hu vs jj agree on 2 of 4
 
 
@@ -187,8 +192,12 @@ def test_markdown_and_html_of_a_synthetic_figure_set():
     assert "| 2 | 5 | — |" in md  # the bars plot's data as a table
     html = render([_synthetic()], "html")
     svg = re.findall(r"<svg.*?</svg>", html, re.S)
-    assert len(svg) == 1 and svg[0].count("<rect") == 2 + 5  # 2 legend swatches, 5 non-missing bars
-    ET.fromstring(svg[0])
+    assert len(svg) == 1
+    root = ET.fromstring(svg[0])
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert {"human", "judge", "1", "2", "3"} <= set(texts)  # legend and categories
+    from reports.render.svg import plot_figure
+    assert len(plot_figure("bars", _synthetic().figures.plots[0].data).axes[0].patches) == 5  # None is no bar
     assert "R&amp;D" in html and "undefined: every rating in one category" in html
 
 

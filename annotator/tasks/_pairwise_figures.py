@@ -51,8 +51,11 @@ def pairwise_figures(data: StudyData) -> FigureSet:
 
     fs.plots.append(Plot(key="win_tie_loss", title=f"{a_name} against {b_name}", kind="bars", data={
         "categories": list(ORDER),
-        "series": {"all judgments": [all_res[k].value or 0.0 for k in ORDER],
-                   "majority per pair": [maj_res[k].value or 0.0 for k in ORDER]}}))
+        "series": {"all judgments": [all_res[k].value for k in ORDER],
+                   "majority per pair": [maj_res[k].value for k in ORDER]},
+        "intervals": {"all judgments": [[all_res[k].ci_low, all_res[k].ci_high] for k in ORDER],
+                      "majority per pair": [[maj_res[k].ci_low, maj_res[k].ci_high] for k in ORDER]},
+        "y_label": "share (95% bootstrap interval)"}))
 
     rows = []
     by_ann: dict[str, Counter] = {}
