@@ -53,3 +53,44 @@ def test_cimemories_real_file(name):
         assert (again.n_added, again.n_unchanged) == (0, expected)
     sample = parsed.items[0].payload
     assert sample["category"] != "general" and sample["statement"] and "_" not in sample["attribute"]
+
+
+def _attributes(name: str) -> dict[tuple[str, str], dict]:
+    """(profile, attr_key) -> payload of one item, for every attribute of a real CIMemories file."""
+    parsed = cimemories.read([_need(DATA / "cimemories" / name)])
+    return {(i.payload["profile_name"], i.payload["metadata"]["attr_key"]): i.payload for i in parsed.items}
+
+
+@pytest.mark.parametrize("name", ["data_openai_gpt-oss-120b.json", "data_openai_gpt-oss-120b_extended.first10.json"])
+def test_cimemories_multi_word_event_tags_are_parsed_against_the_event(name):
+    attrs = _attributes(name)
+    by_key = {k: p["attribute"] for (_, k), p in attrs.items()}
+    expected = {  # tags as the real files write them: words, runs, joined, camelCase, initials, abbreviations
+        "lottery_win_health_dental_checkup": "dental checkup",
+        "lw_health_dental_checkup_date": "dental checkup date",
+        "pendinglegalcase_schedule_filing_deadline": "filing deadline",
+        "pending_legal_case_finance_estimated_attorney_fees": "estimated attorney fees",
+        "jobPromotion_legal_taxWithholdingAdjustment": "tax withholding adjustment",
+        "drug_rehab_health_weight_change": "weight change",
+        "license_suspension_health_headache_frequency": "headache frequency",
+        "weight_loss_journey_schedule_sleep_target_hours": "sleep target hours",
+        "abortion_relationship_extended_family_awareness": "extended family awareness",
+        "lottery_mental_social_isolation": "social isolation",
+        "inheritance_average_blood_pressure": "average blood pressure",
+    }
+    present = {k: v for k, v in expected.items() if k in by_key}
+    assert len(present) >= 4, "the real file changed: pick other keys"
+    assert {k: by_key[k] for k in present} == present
+    # the kind of the issue: a key that opens with the event's words ("lottery_win_...") is never shown as the old
+    # rule showed it, which dropped only the first token ("lottery_win_health_x" became "win health x")
+    garbled = []
+    for (_, key), p in attrs.items():
+        words = [w for w in p["metadata"]["event"].lower().replace("_", " ").split() if w not in ("a", "of")]
+        if len(words) >= 2 and key.lower().startswith("_".join(words) + "_"):
+            old = key.split("_", 1)[1]
+            if old.startswith(p["category"] + "_"):
+                old = old[len(p["category"]) + 1:]
+            if p["attribute"] == old.replace("_", " "):
+                garbled.append((key, p["attribute"]))
+    assert garbled == []
+    assert all("_" not in p["attribute"] and p["attribute"].strip() for p in attrs.values())

@@ -10,15 +10,20 @@ context_index}.
 Attributes whose information_domain is "general" (name, sex, address, age and similar basic facts) are skipped:
 they are identity facts, not memories whose disclosure a context should gate.
 
-Readable attribute: the key's underscores become spaces after dropping the leading event tag (the key's first
-token, present whenever event is not "general", e.g. "inheritance_", "rc_") and then a leading domain token that
-repeats information_domain ("weightloss_schedule_morning_walk_time" -> "morning walk time").
+Readable attribute: the key's words (underscores and camelCase humps) after dropping the leading event tag and
+then a leading domain that repeats information_domain. The tag is parsed against the event's own words, not taken
+as the first token: real files write it as the event's words or a run of them ("lottery_win_", "drug_rehab_",
+"license_suspension_"), joined ("pendinglegalcase_", "jobPromotion_") or as initials ("lw_", "rc_"); per profile
+and event the tag length most keys share is used ("lottery_win_health_dental_checkup" -> "dental checkup",
+"weightloss_schedule_morning_walk_time" -> "morning walk time"). A key with no recognisable tag loses its first
+token when the event is not "general" (the earlier rule).
 
 External id: ``f"{profile_name}|{recipient}|{task}|{attr_key}"``. When two profiles of one import share a name,
 the profile part becomes ``f"{name}#{profile_index}"`` (profile_index counts profiles over all files read, from 0).
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -72,14 +77,90 @@ class Profile(BaseModel):
     contexts: list[RecipientTask]
 
 
-def readable_attribute(key: str, event: str, domain: str) -> str:
-    """The attribute key as words, without its event tag and repeated domain (see the module docstring)."""
-    rest = key
-    if event != SKIPPED_DOMAIN and "_" in rest:
-        rest = rest.split("_", 1)[1]
-    if rest.startswith(domain + "_") and len(rest) > len(domain) + 1:
-        rest = rest[len(domain) + 1:]
-    return rest.replace("_", " ").strip() or key.replace("_", " ")
+_STOP = {"a", "an", "the", "of", "and"}
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _words(key: str) -> list[str]:
+    """The key's words: split on underscores and camelCase humps ("jobPromotion_legal" -> job, promotion, legal)."""
+    return [w.lower() for tok in key.split("_") for w in _CAMEL.split(tok) if w]
+
+
+def _run_match(words: list[str], vocab: list[str], start_at_first: bool) -> list[int]:
+    """Word counts t such that words[:t] spell a contiguous run of ``vocab`` words, each word either equal
+    or an abbreviation of at least 3 letters ("rehab" for "rehabilitation"); runs may start anywhere in
+    ``vocab`` unless ``start_at_first``."""
+    found = set()
+    starts = [0] if start_at_first else range(len(vocab))
+    for s0 in starts:
+        t = 0
+        while t < len(words) and s0 + t < len(vocab):
+            w, v = words[t], vocab[s0 + t]
+            if not (w == v or (len(w) >= 3 and v.startswith(w))):
+                break
+            t += 1
+            found.add(t)
+    return sorted(found)
+
+
+def event_tag_lengths(words: list[str], event: str) -> list[int]:
+    """How many leading words of an attribute key can be its event tag, against the event's name.
+
+    A tag is the event's words or a contiguous run of them (``lottery_win``, ``license_suspension``,
+    ``drug_rehab``), written together (``pendinglegalcase``, ``weightloss``, ``jobPromotion``) or as
+    initials (``lw``, ``rc``, ``dp``); small words ("a", "of") are ignored.
+    """
+    vocab = [w for w in re.split(r"[\s_]+", event.lower()) if w and w not in _STOP]
+    if not vocab or not words:
+        return []
+    out = set(_run_match(words, vocab, start_at_first=False))
+    joined = {"".join(vocab[i:j]) for i in range(len(vocab)) for j in range(i + 2, len(vocab) + 1)}
+    if words[0] in joined or (len(vocab) >= 2 and words[0] == "".join(v[0] for v in vocab)):
+        out.add(1)
+    # camelCase tags ("jobPromotion", "criminalRecords") were split into words above: the run match covers them
+    return sorted(out)
+
+
+def readable_attribute(key: str, event: str, domain: str, tag_words: int | None = None) -> str:
+    """The attribute key as words without its event tag and a repeated domain (see the module docstring).
+
+    ``tag_words``: how many leading words are the event tag (chosen per profile and event by
+    ``choose_tag_lengths``); None: the longest tag ``event_tag_lengths`` finds, else the first token when the
+    event is not "general". The domain ("mental_health" as "mental_health" or "mental", "relationships" as
+    "relationship") is dropped after the tag unless nothing but a number would be left.
+    """
+    words = _words(key)
+    if tag_words is None:
+        lengths = event_tag_lengths(words, event)
+        tag_words = lengths[-1] if lengths else (len(_words(key.split("_", 1)[0]))
+                                                 if event != SKIPPED_DOMAIN and "_" in key else 0)
+    rest = words[tag_words:] if tag_words < len(words) else words
+    dom = [w for w in domain.lower().split("_") if w]
+    d = _run_match(rest, dom, start_at_first=True)
+    if d and len(rest) > d[-1] and not all(w.isdigit() for w in rest[d[-1]:]):
+        rest = rest[d[-1]:]
+    return " ".join(rest).strip() or key.replace("_", " ")
+
+
+def choose_tag_lengths(keys_and_events: list[tuple[str, str]]) -> dict[str, int | None]:
+    """Per attribute key, the number of event-tag words, chosen against the profile's own vocabulary.
+
+    For each event, the tag length used is the longest one that at least half of that event's keys can carry
+    (``lottery_win_...`` everywhere -> 2 words; a lone ``expecting_child_care_cost`` among ``expecting_...`` keys
+    -> 1); a key that cannot carry it uses its own longest tag; None when no tag matches.
+    """
+    by_event: dict[str, list[str]] = {}
+    for k, e in keys_and_events:
+        by_event.setdefault(e, []).append(k)
+    out: dict[str, int | None] = {}
+    for e, keys in by_event.items():
+        options = {k: event_tag_lengths(_words(k), e) for k in keys}
+        counts = Counter(t for opts in options.values() for t in opts)
+        common = [t for t, c in counts.items() if 2 * c >= len(keys)]
+        best = max(common) if common else None
+        for k, opts in options.items():
+            out[k] = best if best in opts else (opts[-1] if opts else None)
+    return out
 
 
 def _profiles(path: Path) -> list[Profile]:
@@ -111,8 +192,9 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
     name_counts = Counter(prof.bio.name for _, _, prof in loaded)
     for gidx, (path, i, prof) in enumerate(loaded):
         label = prof.bio.name if name_counts[prof.bio.name] == 1 else f"{prof.bio.name}#{gidx}"
-        attrs = [(k, a, readable_attribute(k, a.event, a.information_domain))
-                 for k, a in prof.information_attributes.items() if a.information_domain != SKIPPED_DOMAIN]
+        kept = {k: a for k, a in prof.information_attributes.items() if a.information_domain != SKIPPED_DOMAIN}
+        tags = choose_tag_lengths([(k, a.event) for k, a in kept.items()])
+        attrs = [(k, a, readable_attribute(k, a.event, a.information_domain, tags[k])) for k, a in kept.items()]
         seen: set[tuple[str, str]] = set()
         for j, ctx in enumerate(prof.contexts):
             key = (ctx.recipient, ctx.task)
