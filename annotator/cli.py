@@ -9,10 +9,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 
 from annotator.safe_text import visible
-from storage.errors import PrefvalError
+from storage.errors import InputError, PrefvalError
 
 COMMAND_MODULES = [
     "annotator.commands.demo",
@@ -68,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="prefval",
         description="Human validation of LLM personalization benchmarks, offline in the terminal.",
     )
+    parser.add_argument("--db", dest="global_db", default=None, metavar="PATH",
+                        help="SQLite file, before the command as well as after it (default: $PREFVAL_DB or "
+                             "./prefval.db)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         try:
@@ -80,6 +84,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_NAMES_A_RECORD = re.compile(r"\b(stud(y|ies)|datasets?|annotators?|judge)\b", re.IGNORECASE)
+
+
+def with_database(exc: PrefvalError, args: argparse.Namespace) -> str:
+    """The error's one line; when it names a study, dataset or annotator, followed by the database it looked in
+    (``... (database: PATH)``), unless the line already names that file."""
+    text = str(exc)
+    if not hasattr(args, "db") or isinstance(exc, InputError) or not _NAMES_A_RECORD.search(text):
+        return text
+    path = getattr(args, "db", None) or os.environ.get("PREFVAL_DB") or DEFAULT_DB
+    return text if path in text else f"{text} (database: {path})"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point. Returns the exit code; PrefvalError becomes one line on stderr and exit 1."""
     parser = build_parser()
@@ -87,10 +104,16 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    given = getattr(args, "global_db", None)
+    if given:
+        if getattr(args, "db", None) and args.db != given:
+            print(f"prefval: error: --db given twice with different files ({given} and {args.db})", file=sys.stderr)
+            return 2
+        args.db = given
     try:
         code = args.func(args)
     except PrefvalError as exc:
-        print(f"prefval: error: {visible(exc, layout=False)}", file=sys.stderr)
+        print(f"prefval: error: {visible(with_database(exc, args), layout=False)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -59,7 +59,8 @@ class JudgeValidationTask(TaskType):
     def build_units(self, store, spec) -> list[tuple[str, str | None, dict[str, Any]]]:
         """The default units; with --from-study G each unit's extra["gold"] is G's gold label (unanimous or
         adjudicated, annotator.tasks._gold_stats.combined_gold) of the item with the same external id, None
-        when G has none. The labels are taken when the study is created. Raises PrefvalError for an unknown G."""
+        when G has none. The labels are taken when the study is created. Raises PrefvalError for an unknown G, and
+        when no unit's item has a gold label in G (no matching external id, or G has no gold label yet)."""
         units = super().build_units(store, spec)
         if not spec.from_study:
             return units
@@ -70,6 +71,16 @@ class JudgeValidationTask(TaskType):
             raise PrefvalError(f"--from-study '{spec.from_study}' is not a gold_label study")
         gold = combined_gold(store, spec.from_study)
         items = store.get_items([u[0] for u in units])
+        matched = sum(items[iid].external_id in gold for iid, _, _ in units)
+        if not matched:
+            from storage.errors import PrefvalError
+
+            dataset = ", ".join(spec.datasets) or "the dataset"
+            why = (f"'{spec.from_study}' has no gold label yet (no unanimous or adjudicated item)" if not gold else
+                   f"none of the {len(units)} items of {dataset} has the external id of one of the "
+                   f"{len(gold)} gold-labelled items of '{spec.from_study}' (e.g. {sorted(gold)[0]!r})")
+            raise PrefvalError(f"--from-study '{spec.from_study}': {why}; import the judged items with the same "
+                               "ids as the gold_label study's items, or leave out --from-study")
         return [(iid, None, {"gold": gold.get(items[iid].external_id)}) for iid, _, _ in units]
 
     def accepts(self, item: Item) -> bool:

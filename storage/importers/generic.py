@@ -279,6 +279,25 @@ def _build_payload(kind: str, rec: dict, fields: dict[str, str], used: set[str],
         raise input_error_from(exc, path, record, rename) from None
 
 
+def _kind_hint(rec: dict, is_csv: bool, path: Path, record: str) -> str:
+    """What to pass when a record read as the default kind (mcq, no --kind given) does not fit it: the kinds whose
+    required fields the record has, else the list of kinds and --map."""
+    fits = []
+    for name in sorted(PAYLOADS):
+        if name == "mcq":
+            continue
+        try:
+            _build_payload(name, rec, {}, set(), is_csv, path, record)
+        except (InputError, PrefvalError):
+            continue
+        fits.append(name)
+    if fits:
+        return (f"no --kind was given, so records were read as mcq items; this record fits "
+                f"{' or '.join(fits)}: pass --kind {' or --kind '.join(fits)}")
+    return (f"no --kind was given, so records were read as mcq items; pass --kind KIND (one of "
+            f"{', '.join(sorted(PAYLOADS))}) and map differently named fields with --map FIELD=COLUMN")
+
+
 def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
     """Read JSONL or CSV records (options["format"]) into items of one kind; see the module docstring for rules.
 
@@ -291,6 +310,7 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
     if fmt not in FORMATS:
         raise PrefvalError(f"generic importer: unknown format '{fmt}' (expected jsonl or csv)")
     kind, id_field, fields = load_mapping(options)
+    kind_from_mapping = bool(options.get("mapping")) and kind != "mcq"
     ps = check_paths(paths)
     parsed = Parsed(file_hash=file_sha256(ps), source_path=",".join(str(p) for p in ps))
     seen: dict[str, str] = {}
@@ -310,6 +330,12 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
             if ext in seen:
                 raise InputError(str(p), record, id_field or "id", f"duplicate id '{ext}' (first at {seen[ext]})")
             seen[ext] = record if len(ps) == 1 else f"{p.name} {record}"
-            payload = _build_payload(kind, rec, fields, used, is_csv, p, record)
+            try:
+                payload = _build_payload(kind, rec, fields, used, is_csv, p, record)
+            except InputError as exc:
+                if options.get("kind") or kind_from_mapping or fields:
+                    raise
+                raise InputError(exc.path, exc.record, exc.field, exc.problem + "; " + _kind_hint(rec, is_csv, p, record)) \
+                    from None
             parsed.items.append(ItemIn(external_id=ext, kind=kind, payload=payload))
     return parsed

@@ -1,0 +1,103 @@
+"""Command-line errors say what is wrong and what to pass: --db on either side of the command, the database named
+in every error about a study, dataset or annotator, `import jsonl` without --kind, --from-study without a match."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from annotator.cli import main
+from annotator.study_setup import create_study
+from annotator.tasks.base import StudySpec
+from storage.models import AnnotationIn, ItemIn
+from storage.store import Store
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
+
+
+def test_db_before_the_command_as_git_users_type_it(tmp_path, capsys):
+    db = str(tmp_path / "x.db")
+    assert main(["--db", db, "import", "jsonl", str(SAMPLE / "persona/personas.jsonl"), "--kind", "persona_record",
+                 "--dataset", "p"]) == 0
+    assert main(["status", "--db", db, "--format", "json"]) == 0  # and after it, the same file
+    assert '"items": 15' in capsys.readouterr().out
+    assert main(["--db", db, "status", "--db", db]) == 0
+    assert main(["--db", db, "status", "--db", str(tmp_path / "other.db")]) == 2
+    assert "--db given twice" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, names", [
+    (["status", "nope"], "no study named 'nope'"),
+    (["report", "nope"], "no study named 'nope'"),
+    (["study", "create", "s", "--task", "mcq", "--dataset", "nope"], "no dataset named 'nope'"),
+])
+def test_errors_naming_a_study_or_dataset_name_the_database(tmp_path, capsys, argv, names):
+    db = str(tmp_path / "x.db")
+    assert main(["--db", db, "import", "jsonl", str(SAMPLE / "persona/personas.jsonl"), "--kind", "persona_record",
+                 "--dataset", "p"]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--db", db]) == 1
+    err = capsys.readouterr().err.strip()
+    assert names in err and f"(database: {db})" in err and len(err.splitlines()) == 1
+
+
+def test_environment_database_is_named_too(tmp_path, capsys, monkeypatch):
+    db = str(tmp_path / "env.db")
+    monkeypatch.setenv("PREFVAL_DB", db)
+    assert main(["import", "jsonl", str(SAMPLE / "persona/personas.jsonl"), "--kind", "persona_record",
+                 "--dataset", "p"]) == 0
+    capsys.readouterr()
+    assert main(["status", "nope"]) == 1
+    assert f"(database: {db})" in capsys.readouterr().err
+
+
+def test_import_jsonl_without_kind_says_which_kind_to_pass(tmp_path, capsys):
+    db = tmp_path / "x.db"
+    code = main(["import", "jsonl", str(SAMPLE / "persona/personas.jsonl"), "--dataset", "p", "--db", str(db)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "personas.jsonl: line 1: field 'question'" in err  # what is wrong, where
+    assert "no --kind was given" in err and "pass --kind persona_record" in err  # and what to pass
+    assert not db.exists()  # nothing written
+
+
+def test_import_jsonl_default_mcq_still_works(tmp_path, capsys):
+    assert main(["import", "jsonl", str(SAMPLE / "generic/items.jsonl"), "--dataset", "g",
+                 "--db", str(tmp_path / "x.db")]) == 0
+
+
+def _gold_study(db: str, ids: list[str]) -> None:
+    items = [ItemIn(external_id=i, kind="gold_candidate", payload={
+        "recipient": "r", "task": "t", "attribute": f"a {i}", "metadata": {"response": f"resp {i}"}}) for i in ids]
+    with Store.open(db) as s:
+        s.import_items("gold_ds", "jsonl", items)
+        gs = create_study(s, StudySpec(name="g", task="gold_label", datasets=["gold_ds"], annotators_per_item=1))
+        ann = s.ensure_annotator("lab")
+        for k, u in enumerate(s.units(gs.id)):
+            s.add_assignments(gs.id, [(u.id, ann.id, k, 0)])
+            s.add_annotation(AnnotationIn(study_id=gs.id, unit_id=u.id, item_id=u.item_id, annotator_id=ann.id,
+                                          status="answered", answer={"label": 1}))
+
+
+def test_from_study_without_matching_ids_is_refused(tmp_path, capsys):
+    db = str(tmp_path / "x.db")
+    _gold_study(db, ["g1", "g2"])
+    items = [ItemIn(external_id=f"other{i}", kind="gold_candidate", payload={
+        "recipient": "r", "task": "t", "attribute": "a", "metadata": {"response": "resp"}}) for i in range(3)]
+    with Store.open(db) as s:
+        s.import_items("judged", "jsonl", items)
+    code = main(["study", "create", "jv", "--task", "judge_validation", "--dataset", "judged", "--from-study", "g",
+                 "--db", db])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "none of the 3 items of judged" in err and "'g1'" in err and "same ids" in err
+    with Store.open(db) as s:
+        assert [st.name for st in s.studies()] == ["g"]  # no study with 0 gold labels was made
+    # matching ids: the study is made
+    with Store.open(db) as s:
+        s.import_items("judged2", "jsonl", [ItemIn(external_id="g1", kind="gold_candidate", payload={
+            "recipient": "r", "task": "t", "attribute": "a", "metadata": {"response": "resp"}})])
+    assert main(["study", "create", "jv2", "--task", "judge_validation", "--dataset", "judged2", "--from-study", "g",
+                 "--db", db]) == 0
+    assert os.path.exists(db)
