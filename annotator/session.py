@@ -78,6 +78,8 @@ class Session:
             raise PrefvalError(f"study '{study_name}' has no items for annotator '{annotator_name}' "
                                "(every item already has its annotators)")
         self.unclaimed = self.count_unclaimed(store)
+        self._carried = self._unanswered_visits()
+        self._visit_decided = False
         self.index = self.resume_index()
         self.shown_at = clock()
         self.started_iso = now_iso()
@@ -169,12 +171,39 @@ class Session:
                         position=self.index, total=len(self.queue))
 
     # ---- navigation -----------------------------------------------------------------------------------
+    def _unanswered_visits(self) -> dict[str, float]:
+        """unit id -> seconds of this annotator's earlier visits to it since its latest answer ("visit" events of
+        visits that ended without an answer: quit, back, skip, moving on)."""
+        out: dict[str, float] = {}
+        for e in self.store.events("visit", self.study.id):
+            if e.annotator_id != self.annotator.id:
+                continue
+            uid = e.payload.get("unit_id")
+            cur = self._current.get(uid)
+            if cur is not None and cur.status == "answered" and e.at <= cur.submitted_at:
+                continue
+            out[uid] = out.get(uid, 0.0) + float(e.payload.get("seconds") or 0.0)
+        return out
+
+    def _end_visit(self) -> None:
+        """Leaving the current item: a visit that ended without an answer is kept as a "visit" event (unit,
+        seconds) and carried into the time of the item's next answer."""
+        if self.index < len(self.queue) and not self._visit_decided:
+            secs = round(self.seconds_on_item(), 3)
+            if secs > 0:
+                uid = self.queue[self.index].unit_id
+                self.store.log_event("visit", self.study.id, self.annotator.id, unit_id=uid, seconds=secs,
+                                     started_at=self.started_iso)
+                self._carried[uid] = self._carried.get(uid, 0.0) + secs
+        self._visit_decided = False
+
     def _moved(self) -> None:
         self.shown_at = self.clock()
         self.started_iso = self._now_iso()
 
     def go(self, index: int) -> None:
         """Show position index (clamped to [0, len(queue)])."""
+        self._end_visit()
         self.index = max(0, min(index, len(self.queue)))
         self._moved()
 
@@ -227,7 +256,9 @@ class Session:
             study_id=self.study.id, unit_id=unit.id, item_id=unit.item_id, annotator_id=self.annotator.id,
             assignment_id=a.id, status=status, answer=answer, note=note, source="human",
             started_at=self.started_iso,
-            seconds=round(self.seconds_on_item(), 3) if status not in ("flag", "unflag") else None)
+            # time on the item: this visit plus earlier visits that ended without an answer (each kept as an event)
+            seconds=round(self.seconds_on_item() + self._carried.get(a.unit_id, 0.0), 3)
+            if status not in ("flag", "unflag") else None)
         return PendingDecision(self.index, a, row, shown.id if shown else None, advance,
                                claim=advance and self.needs_claim())
 
@@ -254,6 +285,9 @@ class Session:
             self._current[pending.assignment.unit_id] = row
         if row is not None and row.status == "answered":
             self._answered.add(pending.assignment.unit_id)
+            self._carried.pop(pending.assignment.unit_id, None)
+            if self.index == pending.index:  # the visit ended with this answer: no "visit" event for it
+                self._visit_decided = True
         if pending.claimed:
             self.reload_queue()
         if pending.unclaimed is not None:
@@ -324,6 +358,7 @@ class Session:
                 if r.status == "note" and r.note]
 
     def close(self) -> None:
-        """Log the end of the session."""
+        """Log the end of the session (and of the visit to the item on screen)."""
+        self._end_visit()
         self.store.log_event("session_end", self.study.id, self.annotator.id, index=self.index,
                              **self.counts())

@@ -9,7 +9,10 @@ from pydantic import BaseModel
 class Figure(BaseModel):
     """One reported number. value None means undefined, with the reason in note.
 
-    ci_low/ci_high: a 95% interval when computed; n: the number of items it rests on.
+    ci_low/ci_high: a 95% interval when computed; n: how many things it rests on, counted in ``n_of`` ("items" by
+    default; "answers", "pairs", "judgments" when the figure pools several per item, and then the note says over
+    how many items). p_value/p_label: a test's p-value and what test it is (e.g. the blind test's one-sided
+    binomial test against chance); shown with the value in every format.
     """
 
     key: str
@@ -18,31 +21,29 @@ class Figure(BaseModel):
     ci_low: float | None = None
     ci_high: float | None = None
     n: int | None = None
+    n_of: str = "items"
+    p_value: float | None = None
+    p_label: str = ""
     note: str = ""
     extra: dict[str, Any] = {}
 
     def text(self, digits: int = 3) -> str:
-        """"0.812 [0.700, 0.900] (n=40)" or "undefined: <reason>"."""
-        if self.value is None:
-            if not self.note:
-                return "undefined"
-            return self.note if self.note.lower().startswith("undefined") else f"undefined: {self.note}"
-        s = str(self.value) if isinstance(self.value, int) else f"{self.value:.{digits}f}"
-        if self.ci_low is not None and self.ci_high is not None:
-            s += f" [{self.ci_low:.{digits}f}, {self.ci_high:.{digits}f}]"
-        if self.n is not None:
-            s += f" (n={self.n})"
-        return s
+        """"0.812 [0.700, 0.900] (n=40)" or "undefined: <reason>": the one text every format uses
+        (reports.render.cells.figure_text)."""
+        from reports.render.cells import figure_text
 
+        return figure_text(self, digits)
 
     @classmethod
-    def from_stat(cls, key: str, label: str, stat: Any) -> "Figure":
-        """A Figure from a reports.stats.StatResult (value, interval, n_items, note, and p_value into extra)."""
+    def from_stat(cls, key: str, label: str, stat: Any, **fields: Any) -> "Figure":
+        """A Figure from a reports.stats.StatResult (value, interval, n_items, note, p_value); ``fields``
+        override or add Figure fields (n_of, p_value, p_label, ...)."""
         extra = dict(getattr(stat, "extra", {}) or {})
         if getattr(stat, "p_value", None) is not None:
             extra["p_value"] = stat.p_value
-        return cls(key=key, label=label, value=stat.value, ci_low=stat.ci_low, ci_high=stat.ci_high,
-                   n=stat.n_items, note=stat.note or "", extra=extra)
+        base = dict(key=key, label=label, value=stat.value, ci_low=stat.ci_low, ci_high=stat.ci_high,
+                    n=stat.n_items, note=stat.note or "", extra=extra)
+        return cls(**{**base, **fields})
 
 
 class Plot(BaseModel):

@@ -45,6 +45,24 @@ def first_answer_seconds(log: list[Annotation]) -> dict[tuple[str, str], float]:
     return out
 
 
+def seconds_per_item(data: StudyData, log: list[Annotation]) -> dict[str, list[float]]:
+    """annotator id -> the seconds of each item the annotator currently has an answer on (first_answer_seconds of
+    the unit): the one definition of "time per item" behind `prefval status` and the report's per-annotator table.
+    """
+    timings = first_answer_seconds(log)
+    out: dict[str, list[float]] = {}
+    for a in data.answers:
+        t = timings.get((a.annotator_id, a.unit_id))
+        if t is not None:
+            out.setdefault(a.annotator_id, []).append(t)
+    return out
+
+
+def median_seconds(secs: list[float]) -> float | None:
+    """The median of seconds per item, to 0.1 s; None without timings."""
+    return round(statistics.median(secs), 1) if secs else None
+
+
 def too_fast_threshold(seconds: list[float], min_seconds: float = DEFAULT_MIN_SECONDS) -> float:
     """max(min_seconds, 0.1 x median(seconds)); min_seconds alone when there are no timings."""
     return max(min_seconds, 0.1 * statistics.median(seconds)) if seconds else min_seconds
@@ -79,10 +97,9 @@ def per_annotator_table(data: StudyData, log: list[Annotation], min_seconds: flo
     is undefined (no timing, no unit with a majority of others); the kappa column then says why in words.
     """
     label = label_fn or default_label
-    timings = first_answer_seconds(log)
-    current = {(a.annotator_id, a.unit_id) for a in data.answers}
+    per_item = seconds_per_item(data, log)
     human_ids = {i for i, a in data.annotators.items() if a.kind == "human"}
-    human_secs = [s for (aid, uid), s in timings.items() if aid in human_ids and (aid, uid) in current]
+    human_secs = [s for aid, secs in per_item.items() if aid in human_ids for s in secs]
     threshold = too_fast_threshold(human_secs, min_seconds)
     labels: dict[str, dict[str, Any]] = {}  # unit -> annotator id -> label
     for a in data.answers:
@@ -103,7 +120,7 @@ def per_annotator_table(data: StudyData, log: list[Annotation], min_seconds: flo
     rows = []
     for aid in ids:
         mine = [a for a in data.answers if a.annotator_id == aid]
-        secs = [timings[(aid, a.unit_id)] for a in mine if (aid, a.unit_id) in timings]
+        secs = per_item.get(aid, [])
         pairs = []
         for a in mine:
             others = [lab for oid, lab in labels.get(a.unit_id, {}).items() if oid != aid]
@@ -131,7 +148,7 @@ def per_annotator_table(data: StudyData, log: list[Annotation], min_seconds: flo
         if ann.name in data.excluded:
             flags.append(f"excluded: {data.excluded[ann.name]}")
         rows.append([ann.name, ann.kind, len(mine), sum(1 for a in data.skipped if a.annotator_id == aid),
-                     round(statistics.median(secs), 1) if secs else None, fast,
+                     median_seconds(secs), fast,
                      agree, len(pairs), kappa, round(min(secs), 1) if secs else None, fast_share, check_acc,
                      len(checks), "; ".join(flags) or None])
     note = (f"too fast = answered in under {threshold:.1f} s (max of {min_seconds:g} s and a tenth of the median "

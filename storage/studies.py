@@ -416,9 +416,11 @@ class StudiesMixin:
 
     def annotator_progress(self, study_id: str, median: bool = True) -> list[dict[str, Any]]:
         """Per annotator holding units of a study, counted in SQL: {"annotator", "kind", "assigned", "answered",
-        "skipped" (skipped and not answered since), "median_seconds" (of their current answers; None without, or
-        when median=False: it reads every answer row, about a second per 100k answers)}, by name. The median is
-        read with ORDER BY / OFFSET, so memory does not grow with the number of answers."""
+        "skipped" (skipped and not answered since), "median_seconds" (None without, or when median=False: it reads
+        every answer row, about a second per 100k answers)}, by name. The median is of the seconds per item as the
+        report defines them (reports.per_annotator.seconds_per_item): for each item the annotator answered
+        (attention checks left out), the seconds of the FIRST answer with a time, which sum the visits to the item.
+        Read with ORDER BY / OFFSET, so memory does not grow with the number of answers."""
         assigned = self._assigned_per_annotator(study_id)
         names = {r[0]: (r[1], r[2]) for r in self.db.execute(
             "SELECT id, name, COALESCE(kind, 'human') FROM annotators")}
@@ -433,9 +435,11 @@ class StudiesMixin:
                 "AND s.annotator_id = ? AND NOT EXISTS (SELECT 1 FROM annotations b WHERE b.study_id = s.study_id "
                 "AND b.status = 'answered' AND b.annotator_id = s.annotator_id AND b.unit_id = s.unit_id)",
                 [study_id, aid]).fetchone()[0]
-            # the current answer per unit: SQLite takes the bare column `seconds` from the row with MAX(submitted_at)
-            current = ("(SELECT seconds, MAX(submitted_at) FROM annotations WHERE study_id = ?1 AND status = 'answered' "
-                       "AND annotator_id = ?2 GROUP BY unit_id) WHERE seconds IS NOT NULL")
+            # the first timed answer per unit: SQLite takes the bare column `seconds` from the row with
+            # MIN(submitted_at); attention-check units are not items of the study's figures
+            current = ("(SELECT seconds, MIN(submitted_at) FROM annotations WHERE study_id = ?1 AND status = 'answered' "
+                       "AND annotator_id = ?2 AND seconds IS NOT NULL AND unit_id NOT IN (SELECT u.id FROM study_items u "
+                       "WHERE u.study_id = ?1 AND json_extract(u.extra, '$.check') IS NOT NULL) GROUP BY unit_id)")
             n = self.db.execute(f"SELECT COUNT(*) FROM {current}", [study_id, aid]).fetchone()[0] if median else 0
             median = None
             if n:

@@ -179,3 +179,30 @@ def test_blind_test_mcq_screen(snap_db, snap_compare):
 def test_blind_test_tf_screen_after_back(snap_db, snap_compare):
     app = AnnotateApp(snap_db, "blind_tf", "ana", show_timer=False)
     assert snap_compare(app, press=["x", "u"], terminal_size=SIZE)
+
+
+async def test_binomial_p_value_in_status_and_every_report_format(blind_db, capsys):
+    import json
+
+    from annotator.cli import main
+
+    for who, plan in PLAN.items():
+        await answer_all(blind_db, "bt", who, plan)
+    p = _tail(8, 6, 0.25)  # MCQ: 6 of 8 option answers correct at chance 1/4, one-sided
+    assert f"{p:.3g}" == "0.00423"
+    capsys.readouterr()
+    assert main(["status", "bt", "--db", blind_db]) == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if "blind accuracy, MCQ" in ln)
+    assert "0.750" in line and "p = 0.00423 (one-sided binomial test, above chance)" in line
+    assert "(n=8 answers)" in line  # answers, not items
+    assert main(["status", "bt", "--db", blind_db, "--format", "json"]) == 0
+    fig = next(f for f in json.loads(capsys.readouterr().out)["studies"][0]["figures"]
+               if f["key"] == "accuracy_vs_chance_mcq")
+    assert fig["p_value"] == pytest.approx(p) and fig["n"] == 8 and fig["n_of"] == "answers"
+    assert fig["note"].startswith("8 answers over 3 items")
+    for fmt in ("md", "html", "latex"):
+        assert main(["report", "bt", "--format", fmt, "--db", blind_db]) == 0
+        text = capsys.readouterr().out
+        assert "p = 0.00423" in text, fmt
+        assert "8 answers" in text and "8 answers over 3 items" in text, fmt

@@ -90,6 +90,9 @@ async def test_three_annotators_and_ac1_fleiss_match_hand_computation(iq_study):
     assert fs.figure("share_true_relevance").value == 1.0
     assert fs.figure("ac1_relevance").value == pytest.approx(1.0)
     assert fs.figure("fleiss_relevance").value is None
+    for key in ("share_true_appropriateness", "ac1_appropriateness", "fleiss_appropriateness"):
+        f = fs.figure(key)  # intervals, as every other task has them
+        assert f.ci_low is not None and f.ci_low <= f.value <= f.ci_high, key
     table = fs.tables[0]
     assert [r[0] for r in table.rows] == DIMS
     assert fs.plots[0].data["series"]["share True"] == pytest.approx([0.75, 1.0, 1.0, 1.0])

@@ -253,3 +253,38 @@ def test_persona_screen_snapshot(pf_db, snap_compare):
 def test_persona_screen_revisited_drop_snapshot(pf_db, snap_compare):
     app = AnnotateApp(pf_db, "pf", "ana", show_timer=False)
     assert snap_compare(app, press=["2", "u"], terminal_size=(110, 34))
+
+
+def test_agreement_is_on_keep_drop_and_reasons_have_their_own_figure(db_file, capsys):
+    """Three annotators agree keep/drop on 4 of 4 records; one gives a drop reason the others do not."""
+    import json
+
+    from annotator.cli import main
+    from reports.study_data import load_study_data
+
+    with Store.open(db_file) as s:
+        s.import_items("personas", "jsonl", persona_items())
+        st = create_study(s, StudySpec(name="pf3", task="persona_filter", datasets=["personas"], seed=2,
+                                       annotators_per_item=3, reasons=["unnatural", "couple", "implausible"]))
+        units = s.units(st.id)
+        items = s.get_items([u.item_id for u in units])
+        plan = {"p0": "keep", "p1": "drop", "p2": "keep", "p3": "drop"}
+        for who in ("ana", "bo", "cy"):
+            ann = s.ensure_annotator(who)
+            for u in units:
+                ext = items[u.item_id].external_id
+                reasons = ["couple"] if (who == "cy" and ext == "p1") else []
+                s.add_annotation(AnnotationIn(study_id=st.id, unit_id=u.id, item_id=u.item_id, annotator_id=ann.id,
+                                              status="answered", answer={"decision": plan[ext], "reasons": reasons}))
+        fs = get_task("persona_filter").figures(load_study_data(s, "pf3"))
+    assert fs.figure("percent_agreement").value == 1.0  # the study's own figure
+    # drop reasons: p1 dropped by 3 (pairs ana-bo same, ana-cy and bo-cy differ), p3 by 3 (all same): 4 of 6 pairs
+    reasons = fs.figure("drop_reason_agreement")
+    assert reasons.value == pytest.approx(4 / 6) and reasons.n == 6 and reasons.n_of == "pairs"
+    assert main(["report", "pf3", "--db", db_file, "--format", "json"]) == 0
+    per = json.loads(capsys.readouterr().out)["studies"][0]["per_annotator"]
+    col = per["columns"].index("agreement with others")
+    kcol = per["columns"].index("kappa vs others")
+    # each annotator against the majority of the other two, on keep/drop: 4 of 4, and kappa 1 (both classes used)
+    assert [r[col] for r in per["rows"]] == [1.0, 1.0, 1.0]
+    assert [r[kcol] for r in per["rows"]] == [1.0, 1.0, 1.0]

@@ -127,11 +127,9 @@ def render_text(status: dict) -> str:
 
 
 def _cell(v) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.3f}"
-    return str(v)
+    from reports.render.cells import cell
+
+    return "-" if v is None else cell(v)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -70,8 +70,13 @@ def blind_test_figures(data: StudyData) -> FigureSet:
         flags = [a["choice"] == it.key for it in group for a in it.chosen()]
         ch = chance(group[0])
         st = accuracy_vs_chance(flags, ch, ci=True, seed=seed)
-        fig = Figure.from_stat(f"accuracy_vs_chance_{suffix}", f"blind accuracy, {label}, chance {ch:.3g}", st)
-        fig.note += "; can't tell answers left out; answers taken as independent trials"
+        answered_items = sum(1 for it in group if it.chosen())
+        fig = Figure.from_stat(f"accuracy_vs_chance_{suffix}", f"blind accuracy, {label}, chance {ch:.3g}", st,
+                               n_of="answers", p_value=st.extra.get("p_value_greater"),
+                               p_label="one-sided binomial test, above chance")
+        fig.note = (f"{st.n_items} answers over {answered_items} items; exact binomial test against chance {ch:.3g}, "
+                    "one-sided (above chance); can't tell answers left out; answers taken as independent trials"
+                    if st.value is not None else fig.note)
         if suffix in PUBLISHED_LLM:
             fig.extra["published_llm"] = PUBLISHED_LLM[suffix]
         fs.figures.append(fig)

@@ -97,6 +97,8 @@ def persona_figures(data: StudyData) -> FigureSet:
                                columns=["annotator", "answered", "kept", "keep rate"],
                                rows=[[n, len(v), sum(v), sum(v) / len(v)] for n, v in sorted(per.items())]))
 
+    fs.figures.append(reason_agreement(data))
+
     raters = data.rater_names(kind=None)
     if len(raters) >= 2:
         ratings = [[by_unit[u.id].get(r, {}).get("decision") for r in raters] for u in data.units]
@@ -108,3 +110,24 @@ def persona_figures(data: StudyData) -> FigureSet:
         fs.figures.append(Figure.from_stat("gwet_ac1", "Gwet's AC1 (keep/drop)",
                                            gwet_ac1(ratings, categories=cats, ci=True)))
     return fs
+
+
+def reason_agreement(data: StudyData) -> Figure:
+    """Drop reasons as their own figure (agreement itself is on keep/drop): over every pair of annotators who both
+    dropped the same record, the share of pairs that cited the same set of reasons (n = such pairs)."""
+    from itertools import combinations
+
+    drops: dict[str, list[frozenset]] = {}
+    for a in data.answers:
+        ans = a.answer or {}
+        if ans.get("decision") == "drop":
+            drops.setdefault(a.unit_id, []).append(frozenset(ans.get("reasons") or []))
+    pairs = [x == y for sets in drops.values() for x, y in combinations(sets, 2)]
+    records = sum(1 for sets in drops.values() if len(sets) >= 2)
+    if not pairs:
+        return Figure(key="drop_reason_agreement", label="same drop reasons (pairs who both dropped a record)",
+                      value=None, n=0, n_of="pairs", note="no record dropped by two annotators")
+    return Figure(key="drop_reason_agreement", label="same drop reasons (pairs who both dropped a record)",
+                  value=sum(pairs) / len(pairs), n=len(pairs), n_of="pairs",
+                  note=f"{len(pairs)} pairs of annotators over {records} records both dropped; a pair agrees when "
+                       "both cite the same set of reasons (none counts as a set)")

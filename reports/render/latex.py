@@ -54,9 +54,10 @@ def render_latex(reports, title: str) -> str:
         out.append(f"% ---- study {latex_escape(fs.study)} (task {latex_escape(fs.task)})")
         if fs.figures:
             rows = [[f.label, *figure_parts(f)] for f in fs.figures]
+            notes = "; ".join(f"{f.label}: {f.note}" for f in fs.figures if f.value is not None and f.note)
             out += [latex_table(f"{fs.study}: figures (value, 95% bootstrap interval, n)",
                                 _label(fs.study, "figures"), ["Figure", "Value", "95% CI", "n"], rows,
-                                aligns="lrcr"), ""]
+                                aligns="lrcr", note=notes), ""]
         for t in fs.tables:
             out += [_from_table(fs.study, t), ""]
         for p in fs.plots:
