@@ -30,7 +30,8 @@ def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
     """Rows: study, item (external id), item_b, annotator, annotator_kind, status, answer (dict), the task's
     fields (e.g. choice_text, is_correct), note (all notes the annotator wrote on the item, joined by " | "),
     flagged (the annotator marked the item "needs review"), submitted_at, seconds; an item flagged without an
-    answer gets a row of its own with status "flagged". With history=True one row per log entry (notes, flags
+    answer gets a row of its own with status "flagged", and so does an item with notes but no answer (status
+    "skipped", or "note" while it is still open): every note is in the export. With history=True one row per log entry (notes, flags
     and unflags included) plus id/supersedes.
     Adjudications follow as rows with annotator_kind "adjudicator" and status "adjudicated" (the final answer)
     or "excluded" (note: the reason); the ones in force, or every one with history=True."""
@@ -54,6 +55,16 @@ def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
             if a.status == "flag" and (a.unit_id, a.annotator_id) in flagged - answered:
                 last_flag[(a.unit_id, a.annotator_id)] = a
         rows_in = list(rows_in) + [a.model_copy(update={"status": "flagged"}) for a in last_flag.values()]
+        # every note reaches the export: an item with notes but no answer row (skipped, or still open) gets its
+        # skip row, else a row with status "note"
+        covered = {(a.unit_id, a.annotator_id) for a in rows_in}
+        skips = {(a.unit_id, a.annotator_id): a for a in data.skipped}
+        for key in notes:
+            if key in covered or key[0] not in units:
+                continue
+            last_note = next(a for a in reversed(log) if a.status == "note" and (a.unit_id, a.annotator_id) == key)
+            rows_in.append(skips.get(key) or last_note.model_copy(update={"note": None}))
+            covered.add(key)
     out = []
     for a in rows_in:
         unit = units[a.unit_id]

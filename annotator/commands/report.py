@@ -41,6 +41,7 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
     from annotator.tasks import get_task
     from reports.judge_vs_human import judge_validation_section
     from reports.llm_answers import llm_answers_section
+    from reports.notes import notes_table
     from reports.render import StudyReport
     from reports.study_data import load_study_data
 
@@ -67,6 +68,10 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
                 figures.figures += section.figures
                 figures.tables += section.tables
                 figures.plots += section.plots
+        notes = notes_table(data, store.annotations(s.id))
+        if notes is not None:
+            figures.tables.append(notes)
+            header["notes"] = len(notes.rows)
         out.append(StudyReport(figures=figures, per_annotator=table, header=header))
     return out
 

@@ -127,9 +127,11 @@ def render_text(status: dict) -> str:
 
 
 def _cell(v) -> str:
-    from reports.render.cells import cell
-
-    return "-" if v is None else cell(v)
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    return str(v)
 
 
 def run(args: argparse.Namespace) -> int:

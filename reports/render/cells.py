@@ -17,6 +17,12 @@ def undefined_text(note: str) -> str:
     return f"undefined: {note}" if note else "undefined"
 
 
+def plain(s) -> str:
+    """Text for a terminal or a plain-text format: line breaks as spaces, other control characters (escape
+    sequences, NUL ...) as visible \\xNN, so nothing from data or a user acts on the terminal."""
+    return "".join(c if c.isprintable() else " " if c in "\n\r\t" else f"\\x{ord(c):02x}" for c in str(s))
+
+
 def number(v: float | int, digits: int = DIGITS) -> str:
     """An int as is, a float with `digits` decimals; never "-0.000" (a value that rounds to zero is "0.000")."""
     if isinstance(v, bool):
