@@ -83,8 +83,9 @@ def blind_test_figures(data: StudyData) -> FigureSet:
         n_all = sum(len(it.answers) for it in group)
         n_ct = sum(verdicts[it.unit_id]["cant_tell"] for it in group)
         fs.figures.append(Figure(key=f"cant_tell_rate_{suffix}", label=f"can't tell answers, {label}",
-                                 value=n_ct / n_all if n_all else None, n=n_all,
-                                 note="" if n_all else "no answer yet"))
+                                 value=n_ct / n_all if n_all else None, n=n_all, n_of="answers",
+                                 note=f"{n_all} answers over {sum(1 for it in group if it.answers)} items"
+                                 if n_all else "no answer yet"))
         judged = [verdicts[it.unit_id]["guessable"] for it in group
                   if verdicts[it.unit_id]["guessable"] is not None]
         gs = share(f"guessable_share_{suffix}", judged, f"share of items flagged guessable among items with at "

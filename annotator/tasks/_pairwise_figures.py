@@ -29,7 +29,10 @@ def pairwise_figures(data: StudyData) -> FigureSet:
     seed = data.study.seed
     all_res = win_loss_tie(outcomes, ci=True, seed=seed)
     for k in ("win", "loss", "tie"):
-        fs.figures.append(Figure.from_stat(k, f"{k} rate of {a_name} vs {b_name} (all judgments)", all_res[k]))
+        f = Figure.from_stat(k, f"{k} rate of {a_name} vs {b_name} (all judgments)", all_res[k], n_of="judgments")
+        if f.value is not None:
+            f.note = f"{all_res[k].n_items} judgments over {len({a.unit_id for a in answers})} pairs; " + f.note
+        fs.figures.append(f)
 
     per_unit: dict[str, list[str]] = {}
     for a, o in zip(answers, outcomes):
@@ -46,7 +49,7 @@ def pairwise_figures(data: StudyData) -> FigureSet:
     pressed = [a.answer.get("pressed") for a in answers if a.answer.get("pressed") in ("left", "right")]
     fs.figures.append(Figure(
         key="left_share", label="share of non-tie choices that picked the left side (0.5 = no position bias)",
-        value=(pressed.count("left") / len(pressed)) if pressed else None, n=len(pressed),
+        value=(pressed.count("left") / len(pressed)) if pressed else None, n=len(pressed), n_of="choices",
         note="" if pressed else "no non-tie choice"))
 
     fs.plots.append(Plot(key="win_tie_loss", title=f"{a_name} against {b_name}", kind="bars", data={

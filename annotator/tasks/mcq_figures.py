@@ -115,7 +115,9 @@ def mcq_figures(data: StudyData) -> FigureSet:
     n_ans = sum(len(it.answers) for it in items)
     n_ct = sum(bool(a.get("cant_tell")) for it in items for a in it.answers.values())
     fs.figures.append(Figure(key="cant_tell_rate", label="can't tell answers", value=n_ct / n_ans if n_ans else None,
-                             n=n_ans, note="" if n_ans else "no answer yet"))
+                             n=n_ans, n_of="answers",
+                             note=f"{n_ans} answers over {sum(1 for it in items if it.answers)} items"
+                             if n_ans else "no answer yet"))
     fs.figures.extend(multi_annotator_figures(items, seed))
     if any(it.payload.get("distractor_index") is not None for it in items):
         fs.figures.extend(distractor_figures(items, seed))
