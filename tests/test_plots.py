@@ -100,3 +100,50 @@ def test_svg_is_self_contained_and_text_stays_text():
     assert "\x1b" not in svg and "a\\x1b[31m" in texts
     assert plot_svg("bars", {"categories": ["1"], "series": {"a": [1]}}) == \
         plot_svg("bars", {"categories": ["1"], "series": {"a": [1]}})  # deterministic
+
+
+def _assert_readable(fig) -> None:
+    boxes = text_boxes(fig)
+    page = fig.bbox
+    for text, b in boxes:
+        assert b.x0 >= page.x0 - 0.5 and b.x1 <= page.x1 + 0.5 and b.y0 >= page.y0 - 0.5 and b.y1 <= page.y1 + 0.5, \
+            f"{text!r} is cut off"
+    for (ta, a), (tb, b) in itertools.combinations(boxes, 2):
+        assert not (min(a.x1, b.x1) - max(a.x0, b.x0) > 0.5 and min(a.y1, b.y1) - max(a.y0, b.y0) > 0.5), \
+            f"{ta!r} overlaps {tb!r}"
+
+
+def test_plots_of_real_reports_are_readable(db_file):
+    """The plots of judge_validation (scatter, confusion heatmaps) and pairwise (bars with intervals) reports."""
+    import matplotlib
+
+    from annotator.commands.report import build_reports
+    from annotator.study_setup import create_study
+    from annotator.tasks.base import StudySpec
+    from storage.models import AnnotationIn
+    from storage.store import Store
+    from tests.test_importers_samples import S
+    from tests.test_reports import _store_study
+
+    _store_study(db_file)
+    from storage.importers import generic
+    with Store.open(db_file) as s:
+        for name in ("dataset_a", "dataset_b"):
+            parsed = generic.read([S / f"pairwise/{name}.jsonl"], {"format": "jsonl", "kind": "conversation_record"})
+            s.import_items(name, "jsonl", parsed.items)
+        st = create_study(s, StudySpec(name="pw", task="pairwise", datasets=["dataset_a", "dataset_b"], seed=3,
+                                       annotators_per_item=2, annotators=["ana", "bo"]))
+        for k, u in enumerate(s.units(st.id)):
+            for who, winner in (("ana", "AB"[k % 2]), ("bo", ["A", "tie", "B"][k % 3])):
+                ann = s.ensure_annotator(who)
+                s.add_annotation(AnnotationIn(study_id=st.id, unit_id=u.id, item_id=u.item_id, annotator_id=ann.id,
+                                              status="answered", answer={"winner": winner}))
+        reports = build_reports(s, ["jvs", "pw"])
+    plots = [(r.figures.study, p) for r in reports for p in r.figures.plots]
+    assert {p.kind for _, p in plots} == {"scatter", "heatmap", "bars"}
+    for study, p in plots:
+        with matplotlib.rc_context(RC):
+            fig = plot_figure(p.kind, p.data)
+            _assert_readable(fig)
+    bars = next(p for _, p in plots if p.kind == "bars")
+    assert all(iv is not None for iv in bars.data["intervals"]["all judgments"])  # pairwise bars have intervals
