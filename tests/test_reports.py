@@ -209,3 +209,14 @@ def test_json_round_trip():
 def test_unknown_format_raises():
     with pytest.raises(ValueError):
         render([_synthetic()], "docx")
+
+
+def test_no_negative_zero_in_any_format():
+    from reports.render.cells import cell, number
+    assert number(-0.0001) == "0.000" and number(-0.0004, 3) == "0.000" and number(-0.0006) == "-0.001"
+    assert cell(-1e-9) == "0.000" and number(-0.00001, 2) == "0.00"
+    f = Figure(key="k", label="kappa", value=-0.0002, ci_low=-0.31, ci_high=-0.0001, n=5)
+    assert f.text() == "0.000 [-0.310, 0.000] (n=5)"
+    fs = FigureSet(study="s", task="demo", figures=[f])
+    for fmt in ("md", "html", "latex"):
+        assert "-0.000" not in render([StudyReport(figures=fs)], fmt), fmt
