@@ -58,6 +58,9 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
             row["tables"] = [t.model_dump() for t in figs.tables]
             # speed, agreement, attention checks and flags per annotator, as in `prefval report`
             row["tables"].append(task.quality_table(store, data).model_dump())
+            from reports.notes import study_notes
+
+            row["notes"] = study_notes(data, store.annotations(s.id))  # every note, oldest first
         out["studies"].append(row)
     return out
 
@@ -84,6 +87,7 @@ def render_text(status: dict) -> str:
     """The status dict as plain text for the terminal."""
     from annotator.safe_text import visible
     from reports.figures import Figure
+    from reports.render.cells import plain
 
     lines = ["datasets:"]
     for d in status["datasets"]:
@@ -122,16 +126,26 @@ def render_text(status: dict) -> str:
             lines.append("      " + "  ".join(str(c).ljust(w) for c, w in zip(t["columns"], widths)))
             for r in t["rows"]:
                 lines.append("      " + "  ".join(_cell(v).ljust(w) for v, w in zip(r, widths)))
+        notes = s.get("notes") or []
+        if notes:
+            shown = notes[-NOTES_SHOWN:]
+            more = f"; {len(notes) - len(shown)} earlier in `prefval report` and `prefval export`" \
+                if len(notes) > len(shown) else ""
+            lines.append(f"    notes ({len(notes)}{more}):")
+            for n in shown:
+                item = n["item"] + (f" / {n['item_b']}" if n.get("item_b") else "")
+                lines.append(f"      {plain(item)}, {plain(n['annotator'])} ({n['status']}): {plain(n['note'])}")
         lines.append("")
     return "\n".join(visible(line, layout=False) for line in lines)  # names and cells from data: as text
 
 
+NOTES_SHOWN = 5  # the latest notes of a named study in the text status; all of them in --format json, report, export
+
+
 def _cell(v) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.3f}"
-    return str(v)
+    from reports.render.cells import cell
+
+    return "-" if v is None else cell(v)
 
 
 def run(args: argparse.Namespace) -> int:
