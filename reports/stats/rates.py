@@ -100,7 +100,7 @@ def accuracy_vs_chance(correct, chance: float, *, ci: bool = False, n_boot: int 
     extra = {"chance": chance, "n_correct": k,
              "p_value_greater": float(binomtest(k, n, chance, alternative="greater").pvalue)}
     return finish("accuracy_vs_chance", k / n,
-                  f"accuracy over {n} answers; exact binomial test against chance {chance} (two-sided p)",
+                  f"accuracy over {n} items; exact binomial test against chance {chance} (two-sided p)",
                   n_items=n, n_raters=1, ci=ci, n_boot=n_boot, seed=seed,
                   features=np.column_stack([np.ones(n), vals]),
                   stat_fn=lambda s: safe_ratio(s[:, 1], s[:, 0]), extra=extra,
