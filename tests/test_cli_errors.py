@@ -70,7 +70,7 @@ def test_import_jsonl_default_mcq_still_works(tmp_path, capsys):
 def _gold_study(db: str, ids: list[str]) -> None:
     items = [ItemIn(external_id=i, kind="gold_candidate", payload={
         "recipient": "r", "task": "t", "attribute": f"a {i}", "metadata": {"response": f"resp {i}"}}) for i in ids]
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         s.import_items("gold_ds", "jsonl", items)
         gs = create_study(s, StudySpec(name="g", task="gold_label", datasets=["gold_ds"], annotators_per_item=1))
         ann = s.ensure_annotator("lab")
@@ -85,17 +85,17 @@ def test_from_study_without_matching_ids_is_refused(tmp_path, capsys):
     _gold_study(db, ["g1", "g2"])
     items = [ItemIn(external_id=f"other{i}", kind="gold_candidate", payload={
         "recipient": "r", "task": "t", "attribute": "a", "metadata": {"response": "resp"}}) for i in range(3)]
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         s.import_items("judged", "jsonl", items)
     code = main(["study", "create", "jv", "--task", "judge_validation", "--dataset", "judged", "--from-study", "g",
                  "--db", db])
     err = capsys.readouterr().err
     assert code == 1
     assert "none of the 3 items of judged" in err and "'g1'" in err and "same ids" in err
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         assert [st.name for st in s.studies()] == ["g"]  # no study with 0 gold labels was made
     # matching ids: the study is made
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         s.import_items("judged2", "jsonl", [ItemIn(external_id="g1", kind="gold_candidate", payload={
             "recipient": "r", "task": "t", "attribute": "a", "metadata": {"response": "resp"}})])
     assert main(["study", "create", "jv2", "--task", "judge_validation", "--dataset", "judged2", "--from-study", "g",

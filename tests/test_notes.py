@@ -14,7 +14,7 @@ def _answer(choice: int) -> Decision:
 
 
 def _three_notes(db: str) -> None:
-    with Store.open(db) as s:
+    with Store.open(db, mode="create") as s:
         w = Session(s, "st", "ana")
         w.note("option C has a typo")
         w.skip()  # a note on a skipped item

@@ -119,7 +119,7 @@ def test_plots_of_real_reports_are_readable(db_file):
 
     _store_study(db_file)
     from storage.importers import generic
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         for name in ("dataset_a", "dataset_b"):
             parsed = generic.read([S / f"pairwise/{name}.jsonl"], {"format": "jsonl", "kind": "conversation_record"})
             s.import_items(name, "jsonl", parsed.items)

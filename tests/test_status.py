@@ -87,4 +87,4 @@ def test_status_json(db_file, capsys):
     named = json.loads(capsys.readouterr().out)["studies"]
     assert [x["name"] for x in named] == ["st"] and named[0]["figures"]
     per = {a["annotator"]: a for a in named[0]["annotators"]}
-    assert per["ana"]["median_seconds"] == 6.0 and per["bo"]["median_seconds"] == 8.0
+    assert per["ana"]["median_seconds"] == 10.0 and per["bo"]["median_seconds"] == 8.0  # first answers: 10, 6, 20

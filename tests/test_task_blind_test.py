@@ -201,7 +201,7 @@ async def test_binomial_p_value_in_status_and_every_report_format(blind_db, caps
                if f["key"] == "accuracy_vs_chance_mcq")
     assert fig["p_value"] == pytest.approx(p) and fig["n"] == 8 and fig["n_of"] == "answers"
     assert fig["note"].startswith("8 answers over 3 items")
-    with Store.open(blind_db) as s:
+    with Store.open(blind_db, mode="create") as s:
         ct = get_task("blind_test").figures(load_study_data(s, "bt")).figure("cant_tell_rate_mcq")
     assert (ct.n, ct.n_of, ct.note) == (9, "answers", "9 answers over 3 items")  # n: one meaning
     for fmt in ("md", "html", "latex"):

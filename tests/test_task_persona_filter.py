@@ -262,7 +262,7 @@ def test_agreement_is_on_keep_drop_and_reasons_have_their_own_figure(db_file, ca
     from annotator.cli import main
     from reports.study_data import load_study_data
 
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("personas", "jsonl", persona_items())
         st = create_study(s, StudySpec(name="pf3", task="persona_filter", datasets=["personas"], seed=2,
                                        annotators_per_item=3, reasons=["unnatural", "couple", "implausible"]))

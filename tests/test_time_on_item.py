@@ -25,7 +25,7 @@ def _answer(choice: int) -> Decision:
 
 def test_read_quit_reopen_answer_sums_the_visits(mcq_study):
     clock = Clock(100.0)
-    with Store.open(mcq_study) as s:
+    with Store.open(mcq_study, mode="create") as s:
         w = Session(s, "st", "ana", clock=clock)
         first_unit = w.queue[0].unit_id
         clock.t = 108.0  # read for 8 s, then quit
@@ -55,7 +55,7 @@ def test_read_quit_reopen_answer_sums_the_visits(mcq_study):
 
 def test_status_and_report_give_one_median(mcq_study, capsys):
     clock = Clock(0.0)
-    with Store.open(mcq_study) as s:
+    with Store.open(mcq_study, mode="create") as s:
         w = Session(s, "st", "ana", clock=clock)
         clock.t = 4.0
         w.decide(_answer(0))  # item 1 in 4 s
