@@ -75,3 +75,9 @@ def for_stream(text: str, stream: Any) -> str:
 def has_control(text: str) -> bool:
     """Whether text holds a control character other than newline and tab (what `visible` would escape)."""
     return _CONTROL_BUT_LAYOUT.search(text) is not None
+
+
+def echo(*parts: Any, file: Any = None) -> None:
+    """print(*parts, file=file) with each part shown by `visible(part, layout=False)`: for the CLI's one-line
+    messages that name studies, annotators, datasets, reasons or errors from a server (never a control sequence)."""
+    print(*(visible(p, layout=False) for p in parts), file=file)

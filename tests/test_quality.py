@@ -163,3 +163,24 @@ def test_status_of_a_study_has_the_same_per_annotator_table(checked, capsys):
     assert rows["bo"]["flags"] == "attention checks 0.00 < 0.8; too fast 1.00 > 0.2"
     assert main(["status", "st", "--db", checked]) == 0
     assert "attention checks 0.00 < 0.8" in capsys.readouterr().out
+
+
+def test_cli_messages_show_names_and_reasons_as_text(checked, capsys, tmp_path):
+    """A reason, study or annotator name holding a control sequence is printed as a visible escape, never sent raw
+    to the terminal (exclude-annotator, --undo, bundle export)."""
+    reason = "clears \x1b[2J the screen [/]"
+    assert main(["study", "exclude-annotator", "st", "bo", "--reason", reason, "--db", checked]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out
+    assert "clears \\x1b[2J the screen [/]" in out
+    with sqlite3.connect(checked) as con:  # the reason itself is stored as given
+        stored = [json.loads(r[0]) for r in con.execute("SELECT payload FROM events WHERE kind = 'annotator_excluded'")]
+    assert [d["reason"] for d in stored] == [reason]
+    assert main(["study", "rename-annotator", "st", "ana", "a\x1b]52;c;eA==\x07na", "--db", checked]) == 0
+    capsys.readouterr()
+    bundle = str(tmp_path / "a.bundle")
+    assert main(["bundle", "export", "st", "--annotator", "a\x1b]52;c;eA==\x07na", "--out", bundle,
+                 "--db", checked]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "a\\x1b]52;c;eA==\\x07na" in out

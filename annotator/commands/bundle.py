@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+from annotator.safe_text import echo
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,7 +43,7 @@ def run_export(args: argparse.Namespace) -> int:
     path = db_path(args, must_exist=True)
     with Store.open(path, mode="rw") as store:
         counts = export_bundle(store, args.study, args.annotator, args.out, force=args.force)
-    print(f"wrote {args.out}: {counts['study_items']} items of study '{args.study}' for {args.annotator} "
+    echo(f"wrote {args.out}: {counts['study_items']} items of study '{args.study}' for {args.annotator} "
           f"({counts['annotations']} earlier rows of theirs); annotate with "
           f"`prefval annotate {args.study} --annotator {args.annotator} --db {args.out}`")
     return 0

@@ -5,6 +5,7 @@ import argparse
 from pathlib import Path
 
 from storage.errors import PrefvalError
+from annotator.safe_text import echo
 
 DEMO_DB = "prefval-demo.db"
 DEMO_DATASET = "demo-personamem"
@@ -49,13 +50,13 @@ def setup_demo(db: str) -> None:
 def run(args: argparse.Namespace) -> int:
     setup_demo(args.db)
     if args.no_tui:
-        print(f"demo ready: prefval annotate {DEMO_STUDY} --annotator {args.annotator} --db {args.db}")
+        echo(f"demo ready: prefval annotate {DEMO_STUDY} --annotator {args.annotator} --db {args.db}")
         return 0
     from annotator.app import AnnotateApp
 
     app = AnnotateApp(args.db, DEMO_STUDY, args.annotator)
     app.run_checked()
     done, total = app.session.progress()
-    print(f"{args.annotator}: {done}/{total} answered in the demo study (saved in {args.db}).")
-    print(f"Next: prefval status --db {args.db}   |   prefval export {DEMO_STUDY} --db {args.db}")
+    echo(f"{args.annotator}: {done}/{total} answered in the demo study (saved in {args.db}).")
+    echo(f"Next: prefval status --db {args.db}   |   prefval export {DEMO_STUDY} --db {args.db}")
     return 0

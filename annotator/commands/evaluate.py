@@ -15,6 +15,7 @@ import sys
 from typing import Any, Callable
 
 from storage.errors import PrefvalError
+from annotator.safe_text import echo
 
 KINDS = ("answer", "judge-rubric", "judge-pairwise", "judge-reflection", "consensus")
 
@@ -140,9 +141,9 @@ def _run_stage(store, args, jobs, config: dict, description: str, models: list[s
     args.budget_stopped = result.budget_stopped
     if result.failed:
         first = next(iter(result.failed.values()))
-        print(f"{len(result.failed)} calls failed (first: {first}); re-run to retry them", file=sys.stderr)
+        echo(f"{len(result.failed)} calls failed (first: {first}); re-run to retry them", file=sys.stderr)
     if result.budget_stopped:
-        print(f"budget of {args.budget} USD spent: the run stopped; finished calls are kept, re-run with a larger "
+        echo(f"budget of {args.budget} USD spent: the run stopped; finished calls are kept, re-run with a larger "
               "--budget to go on", file=sys.stderr)
     return run_id, result
 
@@ -182,7 +183,7 @@ def _answer(store, args) -> int:
         _, result = _run_stage(store, args, jobs, _config(args, dataset=args.dataset, out=args.out_dataset),
                                "answer (open)", [args.model])
         n = runs.write_open_answers(store, args.dataset, args.out_dataset, args.model, result)
-        print(f"dataset {args.out_dataset}: {n} answers added")
+        echo(f"dataset {args.out_dataset}: {n} answers added")
         return 0
     if not args.study:
         raise PrefvalError("answer needs --study (MCQ/T-F items) or --dataset and --out-dataset (open queries)")
@@ -196,7 +197,7 @@ def _answer(store, args) -> int:
                                                       rotate_options=args.rotate_options), "answer", [args.model])
     added = runs.write_mcq_answers(store, args.study, name, args.model, result, rotate=args.rotate_options)
     for who, n in added.items():
-        print(f"study {args.study}: {n} answers of {who} added")
+        echo(f"study {args.study}: {n} answers of {who} added")
     return 0
 
 
@@ -212,7 +213,7 @@ def _judge_study(store, args) -> int:
         return 0
     _, result = _run_stage(store, args, jobs, _config(args, study=args.study), args.kind, [args.model])
     for who, n in write(store, args.study, args.name or args.model, args.model, result).items():
-        print(f"study {args.study}: {n} verdicts of {who} added")
+        echo(f"study {args.study}: {n} verdicts of {who} added")
     return 0
 
 
@@ -243,7 +244,7 @@ def _judge_reflection(store, args) -> int:
     _, verdicts = _run_stage(store, args, jobs, config, "judge-reflection", [args.model])
     name = args.name or args.model
     n = runs.write_reflection_verdicts(store, args.dataset, args.out, name, args.model, verdicts)
-    print(f"dataset and study {args.out}: {n_items} responses x attributes added, {n} verdicts of {name} added")
+    echo(f"dataset and study {args.out}: {n_items} responses x attributes added, {n} verdicts of {name} added")
     from reports.llm_answers import RATES, mean_sd, reflection_rates
     from reports.study_data import load_study_data
 

@@ -10,6 +10,7 @@ import json
 import sys
 
 from storage.errors import PrefvalError
+from annotator.safe_text import echo
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -145,7 +146,7 @@ def _write(args: argparse.Namespace, db: str, text: str, what: str) -> None:
 
     if args.out:
         write_output(args.out, text, [db], args.force)
-        print(f"{what} written to {args.out}", file=sys.stderr)
+        echo(f"{what} written to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(for_stream(text, sys.stdout))
 

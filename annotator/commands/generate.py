@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from storage.errors import PrefvalError
+from annotator.safe_text import echo
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -75,7 +76,7 @@ def _dry_run(store, config, stage: str | None) -> int:
                                    on_stage=client.set_stage).run(stage))
     cached = store.llm_call_keys()
     est = client.estimate(_prices(config), cached)
-    print(f"dry run of pipeline {config.name} (nothing sent, nothing written):")
+    echo(f"dry run of pipeline {config.name} (nothing sent, nothing written):")
     print(f"  {'stage':<14} {'rows':>6} {'done':>6} {'calls':>6} {'cached':>6} {'prompt tok':>11} "
           f"{'max out tok':>12}  USD at most")
     for r in reports:
@@ -141,7 +142,7 @@ def _run(store, config, stage: str | None) -> int:
         status, code = "done", 0
     except BudgetStop as exc:
         status, code = "budget", 3
-        print(f"prefval: {exc}", file=sys.stderr)
+        echo(f"prefval: {exc}", file=sys.stderr)
     except KeyboardInterrupt:
         status, code = "interrupted", 130
         raise
@@ -149,9 +150,9 @@ def _run(store, config, stage: str | None) -> int:
         store.finish_run(run_id, status, totals)
     print(progress.summary())
     for r in reports:
-        print(f"{r.stage:<14} {r.done} made, {r.skipped} already done, {r.failed} failed, {r.calls} requests, "
+        echo(f"{r.stage:<14} {r.done} made, {r.skipped} already done, {r.failed} failed, {r.calls} requests, "
               f"{r.prompt_tokens}+{r.completion_tokens} tokens, ${r.cost_usd:.4f} -> dataset "
               f"{config.dataset_for(r.stage)}")
         for reason in r.reasons[:3]:
-            print(f"    failed {reason}")
+            echo(f"    failed {reason}")
     return code

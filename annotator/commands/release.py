@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+from annotator.safe_text import echo
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     with Store.open(db_path(args, must_exist=True), mode="ro") as store:
         sheet = write_release(store, args.studies, args.out, force=args.force, with_names=args.names)
     rel = sheet["release"]
-    print(f"wrote {args.out}: {rel['items']} items released "
+    echo(f"wrote {args.out}: {rel['items']} items released "
           f"({', '.join(f'{k}: {v}' for k, v in rel['by_dataset'].items()) or 'none'}), "
           f"{len(sheet['exclusions'])} exclusions; DATASHEET.md and datasheet.json")
     return 0

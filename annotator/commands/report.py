@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from storage.errors import PrefvalError
+from annotator.safe_text import echo
 
 
 
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     text = render(reports, args.format, title=title)
     if args.out:
         write_output(args.out, text, [db], args.force)
-        print(f"report of {len(reports)} studies written to {args.out}", file=sys.stderr)
+        echo(f"report of {len(reports)} studies written to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(for_stream(text, sys.stdout))
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from annotator.safe_text import visible
+from annotator.safe_text import echo, visible
 from storage.errors import PrefvalError
 from storage.textfile import read_text
 
@@ -151,10 +151,10 @@ def run_create(args: argparse.Namespace) -> int:
             print(visible(f"paired by id: records with the same id in {args.dataset[0]} and {args.dataset[1]}"
                           + ("" if asked else " (--option pairing=random for a seeded random pairing)"), False))
         else:
-            print(f"paired at random (seed {study.seed})"
+            echo(f"paired at random (seed {study.seed})"
                   + ("" if asked else ": the two datasets share no ids; use --pairs FILE to fix pairs"))
     if args.sample is not None and n < args.sample:
-        print(f"note: --sample {args.sample} asked for more items than the dataset offers; the study has all {n}")
+        echo(f"note: --sample {args.sample} asked for more items than the dataset offers; the study has all {n}")
     return 0
 
 
@@ -268,11 +268,11 @@ def run_exclude_annotator(args: argparse.Namespace) -> int:
             if who.name not in excluded:
                 raise PrefvalError(f"'{who.name}' is not excluded from study '{args.name}'")
             store.log_event("annotator_included", study.id, who.id, annotator=who.name)
-            print(f"{who.name}'s answers count again in the figures of {args.name}")
+            echo(f"{who.name}'s answers count again in the figures of {args.name}")
             return 0
         reason = (args.reason or "").strip()
         if not reason:
             raise PrefvalError("--reason is required: say why the annotator's answers are left out")
         store.log_event("annotator_excluded", study.id, who.id, annotator=who.name, reason=reason)
-    print(f"{who.name}'s answers are left out of the figures of {args.name} (reason: {reason}); their rows stay")
+    echo(f"{who.name}'s answers are left out of the figures of {args.name} (reason: {reason}); their rows stay")
     return 0
