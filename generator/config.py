@@ -134,13 +134,17 @@ def load_config(path: str | Path, overrides: dict | None = None) -> PipelineConf
     """Read a pipeline config (.yaml/.yml or .json) and apply ``overrides`` (top-level keys: model, api_base,
     concurrency, budget_usd; None values ignored).
 
-    Raises PrefvalError with one line naming the file and the field for a missing file, bad YAML/JSON or a
-    field that fails validation."""
+    Raises PrefvalError with one line naming the file and the field for a missing file, a file that is not UTF-8
+    text, bad YAML/JSON or a field that fails validation. The file may start with a byte-order mark and use CRLF."""
     p = Path(path)
+    from storage.textfile import read_text
+
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text(p)  # UTF-8, a byte-order mark dropped, CRLF/CR read as LF
     except OSError as exc:
         raise PrefvalError(f"{p}: cannot read the config ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise PrefvalError(f"{p}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
     try:
         if p.suffix.lower() == ".json":
             data = json.loads(text)

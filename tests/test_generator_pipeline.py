@@ -210,6 +210,19 @@ def test_bad_configs_are_one_line_errors(tmp_path, text, message):
     assert "\n" not in str(exc.value) and str(p) in str(exc.value)
 
 
+def test_a_config_that_is_not_text_is_a_one_line_error_and_a_bom_or_crlf_reads(tmp_path):
+    binary = tmp_path / "c.yaml"
+    binary.write_bytes(b"name: x\n\xd0\x00\xff\xfe binary\n")
+    with pytest.raises(PrefvalError, match="not UTF-8 text") as exc:
+        load_config(binary)
+    assert "\n" not in str(exc.value) and str(binary) in str(exc.value)
+    # a JSON config saved with a byte-order mark and CRLF line ends (Windows editors) reads like a plain one
+    js = tmp_path / "c.json"
+    js.write_bytes(b"\xef\xbb\xbf" + b'{"name": "x", "model": "m",\r\n "stages": {"profiles": {}}}\r\n')
+    config = load_config(js)
+    assert (config.name, config.model) == ("x", "m")
+
+
 def test_items_from_records_matches_the_file_importer(tmp_path):
     recs = [json.loads(x) for x in (SAMPLE_DATA / "realpref" / "queries.jsonl").read_text().splitlines()]
     direct = items_from_records(("mem", f"record {i}", r) for i, r in enumerate(recs))
