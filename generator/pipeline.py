@@ -189,11 +189,15 @@ class Pipeline:
     def _persona_lines(self) -> list[str]:
         s = self.config.stage("personas")
         path = self.config.path(s.file)
+        from storage.textfile import read_text
+
         try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
+            text = read_text(path)  # UTF-8, a byte-order mark dropped, CRLF/CR read as LF
         except OSError as exc:
             raise PrefvalError(f"{path}: cannot read the personas ({exc.strerror})") from None
+        except UnicodeDecodeError as exc:
+            raise PrefvalError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+                               ) from None
         if not s.field:
             return text.splitlines()
         import json

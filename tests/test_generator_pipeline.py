@@ -320,3 +320,19 @@ def test_personas_from_a_jsonl_field_and_templates_from_another_folder(tmp_path)
                                      encoding="utf-8")
     with pytest.raises(PrefvalError, match="bad.jsonl: line 1: field 'persona'"):
         run(Store.open(":memory:"), FakeClient(), config=load_config(tmp_path / "d.yaml"))
+
+
+def test_a_personas_file_with_a_bom_and_crlf_reads_like_a_plain_one_and_binary_is_a_one_line_error(tmp_path):
+    (tmp_path / "people.jsonl").write_bytes(b'\xef\xbb\xbf{"persona": "a ferry pilot"}\r\n{"persona": "a potter"}\r\n')
+    (tmp_path / "people.txt").write_bytes(b"\xef\xbb\xbfa ferry pilot\r\na potter\r\n")
+    for name, field in (("people.jsonl", "field: persona, "), ("people.txt", "")):
+        (tmp_path / "c.yaml").write_text(f"name: j\nmodel: m\nstages:\n  personas: {{file: {name}, {field}n: 5}}\n",
+                                         encoding="utf-8")
+        s = Store.open(":memory:")
+        run(s, FakeClient(), config=load_config(tmp_path / "c.yaml"))
+        assert sorted(i.payload["text"] for i in s.items("j-personas")) == ["a ferry pilot", "a potter"], name
+    (tmp_path / "people.txt").write_bytes(b"a ferry pilot\n\xd0\x00\xff\n")
+    s = Store.open(":memory:")
+    with pytest.raises(PrefvalError, match="people.txt: not UTF-8 text") as exc:
+        run(s, FakeClient(), config=load_config(tmp_path / "c.yaml"))
+    assert "\n" not in str(exc.value)
