@@ -16,6 +16,8 @@ from storage.errors import PrefvalError
 from storage.models import AnnotationIn, Annotation, Assignment
 from storage.store import Store
 
+RECENT = 5  # decisions kept in the on-screen history
+
 
 @dataclass
 class PendingDecision:
@@ -98,6 +100,7 @@ class Session:
     def reload_queue(self) -> None:
         """Re-read this annotator's queue (after a claim) and the units it names."""
         self.queue = self.store.assignments(self.study.id, self.annotator.id)
+        self._positions = {a.unit_id: i for i, a in enumerate(self.queue)}
         missing = [a.unit_id for a in self.queue if a.unit_id not in self.units]
         if missing:
             self.units.update(self.store.units_by_id(missing))
@@ -110,6 +113,8 @@ class Session:
             self.study.id, self.annotator.id, status=("answered", "skipped", "partial"))}
         self._answered = {a.unit_id for a in self.store.current_annotations(self.study.id, self.annotator.id)}
         self._flags = self.store.flagged(self.study.id, self.annotator.id)
+        self._noted = self.store.noted_units(self.study.id, self.annotator.id)
+        self.recent = self.store.recent_decisions(self.study.id, self.annotator.id, RECENT)
 
     def sync_unit(self, unit_id: str) -> None:
         """Re-read one unit's state from the file (cheap; done before the unit is drawn)."""
@@ -157,7 +162,11 @@ class Session:
 
     def view(self) -> UnitView:
         """The UnitView of the current position. Raises IndexError when finished."""
-        a = self.queue[self.index]
+        return self.view_at(self.index)
+
+    def view_at(self, index: int) -> UnitView:
+        """The UnitView of queue position index (what the annotator sees there). Raises IndexError."""
+        a = self.queue[index]
         unit = self.units[a.unit_id]
         need = [i for i in (unit.item_id, unit.item_b_id) if i and i not in self._items]
         if need:
@@ -168,7 +177,7 @@ class Session:
         order = seeded_permutation(n, a.shuffle_seed) if n else []
         return UnitView(unit=unit, item=item, item_b=item_b, assignment=a, order=order,
                         current=self._current.get(a.unit_id), settings=self.study.settings,
-                        position=self.index, total=len(self.queue))
+                        position=index, total=len(self.queue))
 
     # ---- navigation -----------------------------------------------------------------------------------
     def _unanswered_visits(self) -> dict[str, float]:
@@ -212,6 +221,21 @@ class Session:
         if self.index == 0:
             return False
         self.go(self.index - 1)
+        return True
+
+    def next(self) -> bool:
+        """Go to the next item in the queue without deciding. False when already at the last one."""
+        if self.index >= len(self.queue) - 1:
+            return False
+        self.go(self.index + 1)
+        return True
+
+    def first_open(self) -> bool:
+        """Go to the first item with neither an answer nor a skip. False (and no move) when there is none."""
+        i = self.resume_index()
+        if i >= len(self.queue):
+            return False
+        self.go(i)
         return True
 
     def _open_elsewhere(self) -> bool:
@@ -277,23 +301,36 @@ class Session:
         return pending
 
     def apply(self, pending: PendingDecision) -> None:
-        """After write(): record the committed row in the session's state and move on when pending.advance."""
+        """After write(): record the committed row in the session's state and move on when pending.advance:
+        to the next open item, or, when the item already had an answer (a change while reviewing, or `s` on it),
+        to the next item in queue order."""
         row = pending.committed
+        unit_id = pending.assignment.unit_id
+        reviewing = unit_id in self._answered
         if row is not None and row.status in ("answered", "skipped", "partial"):
             if row.supersedes != pending.shown_id:  # another window changed this item meanwhile
                 self.conflicts += 1
             self._current[pending.assignment.unit_id] = row
         if row is not None and row.status == "answered":
-            self._answered.add(pending.assignment.unit_id)
-            self._carried.pop(pending.assignment.unit_id, None)
+            self._answered.add(unit_id)
+            self._carried.pop(unit_id, None)
             if self.index == pending.index:  # the visit ended with this answer: no "visit" event for it
                 self._visit_decided = True
+        if row is not None and row.status in ("answered", "skipped"):
+            self.recent = ([row] + [r for r in self.recent if r.unit_id != unit_id])[:RECENT]
+        if row is not None and row.status == "note":
+            self._noted.add(unit_id)
+        if row is not None and row.status in ("flag", "unflag"):
+            (self._flags.add if row.status == "flag" else self._flags.discard)((unit_id, self.annotator.id))
         if pending.claimed:
             self.reload_queue()
         if pending.unclaimed is not None:
             self.unclaimed = pending.unclaimed
         if pending.advance and self.index == pending.index:
-            self.advance()
+            if reviewing and self.index < len(self.queue) - 1:
+                self.go(self.index + 1)
+            else:
+                self.advance()
 
     def prepare_move_on(self) -> PendingDecision:
         """`s` on an answered item: nothing to append, only move on (claiming the next batch if needed)."""
@@ -314,8 +351,8 @@ class Session:
                             advance=decision.complete)
 
     def skip(self) -> Annotation | None:
-        """Record a skip (its own row) and move on. On an item that already has an answer, `s` only moves on:
-        the answer stands (returns None)."""
+        """Record a skip (its own row) and move on. On an item that already has an answer, `s` only moves on to
+        the next item in queue order: the answer stands (returns None)."""
         if self.queue[self.index].unit_id in self._answered:
             self.apply(self.write(self.store, self.prepare_move_on()))
             return None
@@ -339,15 +376,45 @@ class Session:
         "unflag" row (committed) and stays on the item. Returns the new state."""
         if self.finished:
             return False
-        key = (self.queue[self.index].unit_id, self.annotator.id)
-        on = key not in self._flags
-        self._append("flag" if on else "unflag")
-        (self._flags.add if on else self._flags.discard)(key)
+        on = not self.is_flagged()
+        self._append("flag" if on else "unflag")  # apply() records the new state
         return on
 
     def flagged_units(self) -> set[str]:
         """Unit ids of this annotator's queue that are flagged."""
         return {u for u, _ in self._flags}
+
+    def recent_lines(self) -> list[tuple[int, str]]:
+        """The last RECENT answers and skips, newest first, as (queue position, what was decided as the
+        annotator saw it: "option B", "left is better", "skipped")."""
+        out = []
+        for r in self.recent:
+            i = self._positions.get(r.unit_id)
+            if i is None:
+                continue
+            if r.status == "skipped":
+                out.append((i, "skipped"))
+            else:
+                out.append((i, self.task.describe_answer(self.view_at(i), r.answer or {})))
+        return out
+
+    def item_statuses(self) -> list[dict[str, Any]]:
+        """One row per queue position: {"position", "status" ("answered" | "skipped" | "partial" | "open"),
+        "flagged", "noted", "answer" (as the annotator saw it, or "")} for the item list."""
+        out = []
+        flagged = self.flagged_units()
+        for i, a in enumerate(self.queue):
+            st = self.status_of(a.unit_id) or "open"
+            answer = ""
+            if st == "answered":
+                cur = self._current.get(a.unit_id)
+                if cur is not None and cur.status == "answered" and cur.answer is not None:
+                    answer = self.task.describe_answer(self.view_at(i), cur.answer)
+                else:  # a re-scoring is in progress: the answer that counts is the latest answered row
+                    answer = "(being changed)"
+            out.append({"position": i, "status": st, "flagged": a.unit_id in flagged,
+                        "noted": a.unit_id in self._noted, "answer": answer})
+        return out
 
     def notes(self) -> list[str]:
         """The notes this annotator wrote on the current item, oldest first ([] when finished)."""

@@ -207,6 +207,7 @@ async def decision_latencies(db: str, study: str, n: int, who: str = "latency") 
     from textual import events
 
     from annotator.app import AnnotateApp
+    from tests.tui_helpers import see_all
 
     app = AnnotateApp(db, study, who, show_timer=False)
     lat = []
@@ -215,6 +216,7 @@ async def decision_latencies(db: str, study: str, n: int, who: str = "latency") 
         for i in range(n):
             if app.session.finished or not hasattr(app.screen, "items_drawn"):
                 break
+            await see_all(pilot)  # a decision key counts only once the whole question and options were on screen
             before = app.session.index
             drawn = app.screen.items_drawn
             painted = asyncio.Event()

@@ -143,6 +143,18 @@ class AnnotationsMixin:
         params = [study_id] + ([annotator_id] if annotator_id else [])
         return {(r[0], r[1]) for r in self.db.execute(sql, params)}
 
+    def noted_units(self, study_id: str, annotator_id: str) -> set[str]:
+        """Unit ids on which one annotator wrote at least one note."""
+        return {r[0] for r in self.db.execute(
+            "SELECT DISTINCT unit_id FROM annotations WHERE study_id = ? AND annotator_id = ? AND status = 'note'",
+            [study_id, annotator_id])}
+
+    def recent_decisions(self, study_id: str, annotator_id: str, n: int = 5) -> list[Annotation]:
+        """One annotator's last n answered/skipped rows in a study, newest first (the on-screen history)."""
+        return [_annotation(r) for r in self.db.query(
+            "SELECT * FROM annotations WHERE study_id = ? AND annotator_id = ? AND status IN ('answered', 'skipped') "
+            "ORDER BY submitted_at DESC, id DESC LIMIT ?", [study_id, annotator_id, n])]
+
     def history(self, study_id: str, unit_id: str, annotator_id: str) -> list[Annotation]:
         """Every row (answers, skips, partials, notes) of one annotator on one unit, oldest first."""
         return [_annotation(r) for r in self.db["annotations"].rows_where(

@@ -16,6 +16,7 @@ from storage.models import ContextIn, ItemIn, Message
 from storage.payloads import McqPayload
 from storage.store import Store
 from tests.test_task_mcq import SIZE, answer_all, screen_text
+from tests.tui_helpers import decide
 
 PERSONAMEM = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "personamem" / "questions_32k.csv"
 HIDDEN = ["CONTEXT-TURN", "SNIPPET-TEXT", "PREF-TEXT", "Negative Preference", "Positive Preference", "TOPIC-X",
@@ -153,7 +154,7 @@ async def test_personamem_questions_blind_without_polarity(db_file):
                 text = screen_text(app)
                 assert "pm32k" not in text and "persona" not in text.lower().split()
                 assert "LEAKED-CONVERSATION" not in text
-                await pilot.press("a")
+                await decide(pilot, "a")
     with Store.open(db_file, mode="create") as s:
         fs = get_task("blind_test").figures(load_study_data(s, "pmb"))
     assert fs.figure("accuracy_vs_chance_mcq").n == 6

@@ -12,6 +12,7 @@ from reports.study_data import load_study_data
 from storage.models import ContextIn, ItemIn, Message
 from storage.store import Store
 from tests.screen import screen_text
+from tests.tui_helpers import decide
 
 DIMS = ["appropriateness", "relevance", "correctness", "best_response"]
 PERSONA = "Persona: Maren, a 41-year-old ferry engineer who bakes rye bread on weekends."
@@ -69,7 +70,7 @@ async def test_three_annotators_and_ac1_fleiss_match_hand_computation(iq_study):
                 assert f"right answer {ext[1]}" in text and f"wrong three {ext[1]}" in text
                 assert "stored" not in text
                 first = APPROPRIATE[ext][j]
-                await pilot.press(first if j != 1 else {"t": "1", "f": "0"}[first])
+                await decide(pilot, first if j != 1 else {"t": "1", "f": "0"}[first])
                 assert app.session.view().unit.id == view.unit.id
                 await pilot.press("t", "t", "t")
     with Store.open(iq_study, mode="create") as s:

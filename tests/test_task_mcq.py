@@ -15,6 +15,7 @@ from storage.models import ItemIn
 from storage.payloads import McqPayload
 from storage.store import Store
 from tests.screen import screen_text
+from tests.tui_helpers import decide
 
 SIZE = (110, 34)
 
@@ -37,7 +38,7 @@ async def answer_all(db: str, study: str, who: str, plan: dict[str, int | str | 
                 seen.append(screen_text(app))
             want = plan[view.item.external_id]
             key = want if isinstance(want, str) else CHOICE_KEYS[(view.order or [0, 1]).index(want)]
-            await pilot.press(key)
+            await decide(pilot, key)
         await pilot.pause()
         assert isinstance(app.screen, SummaryScreen)
         if seen is not None:

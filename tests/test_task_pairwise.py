@@ -12,6 +12,7 @@ from storage.errors import PrefvalError
 from storage.models import ItemIn
 from storage.store import Store
 from tests.screen import screen_text
+from tests.tui_helpers import decide
 
 A_NAME, B_NAME = "ALPHASOURCE", "BETASOURCE"
 
@@ -105,7 +106,7 @@ async def _judge(db, who: str, seen: list[str]) -> None:
             seen.append(screen_text(app))
             want = WANT[who][view.item.external_id]
             key = "t" if want == "tie" else str(view.order.index("AB".index(want)) + 1)
-            await pilot.press(key)
+            await decide(pilot, key)
         seen.append(screen_text(app))
 
 
@@ -153,7 +154,9 @@ async def test_back_change_note_and_focus_keys(pw_study):
     app = AnnotateApp(pw_study, "pw", "a1", show_timer=False)
     async with app.run_test(size=(110, 34)) as pilot:
         first = app.session.view()
-        await pilot.press("1")
+        await pilot.press("1")  # refused: a conversation is longer than its pane and has not been scrolled
+        assert app.session.index == 0 and "scroll to see" in str(app.screen.query_one("#state").render())
+        await decide(pilot, "1")
         await pilot.press("u")
         assert app.session.index == 0 and app.session.view().order == first.order
         assert "your answer: left is better" in str(app.screen.query_one("#state").render())
@@ -185,4 +188,9 @@ def test_pairwise_screen_snapshot(pw_study, snap_compare):
 
 def test_pairwise_screen_after_answer_and_back_snapshot(pw_study, snap_compare):
     app = AnnotateApp(pw_study, "pw", "a1", show_timer=False)
-    assert snap_compare(app, press=["2", "u"], terminal_size=(110, 34))
+    async def run_before(pilot):
+        await decide(pilot, "2")
+        await pilot.press("u")
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=run_before, terminal_size=(110, 34))

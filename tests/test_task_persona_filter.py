@@ -83,11 +83,11 @@ async def test_two_annotators_keys_answers_and_figures(pf_db):
         async with app.run_test(size=(110, 34)) as pilot:
             text = _screen_text(app)
             # reasons visible with their digits
-            assert "1  unnatural" in text and "2  couple" in text and "3  implausible" in text
+            assert "1  [ ] unnatural" in text and "2  [ ] couple" in text and "3  [ ] implausible" in text
             queues[who] = []
             for k in keys:
                 queues[who].append(app.session.view().item.external_id)
-                await pilot.press(k)
+                await pilot.press(*([k, "d"] if k.isdigit() else [k]))  # a digit marks a reason, d drops
     got = _by_item(pf_db)
     expect = {"k": {"decision": "keep", "reasons": []}, "d": {"decision": "drop", "reasons": []},
               "1": {"decision": "drop", "reasons": ["unnatural"]}, "2": {"decision": "drop", "reasons": ["couple"]},
@@ -113,31 +113,36 @@ async def test_two_annotators_keys_answers_and_figures(pf_db):
     assert funnel.rows == [[1, "pf", 4, 4, len(both_keep), 4 - len(both_keep), len(both_keep) / 4]]
 
 
-async def test_revisit_digit_toggles_reasons_and_d_clears(pf_db):
+async def test_several_reasons_are_marked_before_the_drop_is_confirmed(pf_db):
     app = AnnotateApp(pf_db, "pf", "ana", show_timer=False)
     async with app.run_test(size=(110, 34)) as pilot:
         first = app.session.view().item.external_id
-        await pilot.press("1")  # drop: unnatural
-        assert app.session.index == 1
-        await pilot.press("u", "3")  # add implausible; moves on
+        await pilot.press("1", "3")  # mark unnatural and implausible: the record stays on screen
+        assert app.session.index == 0
+        assert "1  [x] unnatural" in _screen_text(app) and "3  [x] implausible" in _screen_text(app)
+        assert "drop (2 reasons marked)" in str(app.screen.query_one("#keys").render())
+        await pilot.press("3", "2", "d")  # unmark implausible, mark couple, drop
         assert app.session.index == 1
         await pilot.press("u")
-        assert "your answer: drop (unnatural, implausible)" in _screen_text(app)
-        assert "add/remove a reason" in str(app.screen.query_one("#keys").render())
-        await pilot.press("1")  # remove unnatural
-        await pilot.press("u", "d")  # clear
+        assert "your answer: drop (unnatural, couple)" in _screen_text(app)
+        await pilot.press("1", "d")  # back on it: the stored reasons are the starting marks; unmark unnatural
+        await pilot.press("u", "d")  # d alone keeps the marks
+        await pilot.press("u", "2", "d")  # unmark the last reason: a drop without a reason
         await pilot.press("u", "k")  # keep after all
     with Store.open(pf_db, mode="create") as s:
         st = s.get_study("pf")
-        rows = [r for r in s.annotations(st.id) if r.status == "answered"]
+        log = s.annotations(st.id)
+        rows = [r for r in log if r.status == "answered"]
+    # every mark is a committed partial row; the answers are the confirmed drops and the keep
+    assert [r.answer["reasons"] for r in log if r.status == "partial"] == [
+        ["unnatural"], ["unnatural", "implausible"], ["unnatural"], ["unnatural", "couple"], ["couple"], []]
     assert [r.answer for r in rows] == [
-        {"decision": "drop", "reasons": ["unnatural"]},
-        {"decision": "drop", "reasons": ["unnatural", "implausible"]},
-        {"decision": "drop", "reasons": ["implausible"]},
+        {"decision": "drop", "reasons": ["unnatural", "couple"]},
+        {"decision": "drop", "reasons": ["couple"]},
+        {"decision": "drop", "reasons": ["couple"]},
         {"decision": "drop", "reasons": []},
         {"decision": "keep", "reasons": []},
     ]
-    assert all(r.supersedes == p.id for p, r in zip(rows, rows[1:]))
     assert _by_item(pf_db)["ana"] == {first: {"decision": "keep", "reasons": []}}
 
 

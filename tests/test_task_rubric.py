@@ -16,6 +16,7 @@ from reports.study_data import load_study_data
 from storage.errors import PrefvalError
 from storage.models import AnnotationIn, ItemIn
 from storage.store import Store
+from tests.tui_helpers import decide
 
 DIMS = ["awareness", "alignment", "quality"]
 REF0 = {"awareness": 5, "alignment": 5, "quality": 4}
@@ -136,7 +137,7 @@ async def _score_all(db, who, plan, texts):
             scores = plan[who].get(view.item.external_id, (3, 3, 3))
             for k, sc in enumerate(scores):
                 texts.append((view.unit.extra.get("calibration", False), k, screen_text(app)))
-                await pilot.press(str(sc))
+                await decide(pilot, str(sc))
             if view.unit.extra.get("calibration"):
                 assert app.session.view().unit.id == view.unit.id  # stays until c
                 texts.append((True, 3, screen_text(app)))

@@ -1,45 +1,81 @@
 """The annotation screen, shared by every task type.
 
-Keys every task has: s skip, u back (then any decision key changes the answer; history is kept), n note,
-? guidelines, q quit. The task supplies the decision keys and the item panel. Decision keys do nothing while
-the note field has focus.
+Keys every task has: s skip, u back (then any decision key changes the answer; history is kept), [ / ] previous /
+next without deciding, # go to item N, o first open item, l the item list, m flag "needs review", n note,
+? keys and guidelines, q quit. The task supplies the decision keys and the item panel. Decision keys do nothing
+while a text field (note, go to) has focus, and are refused until every part of the item the decision is about
+has been on screen (annotator/widgets/seen.py); the state line then says what to scroll.
 """
 from __future__ import annotations
 
+import weakref
+
+from rich.markup import escape
+from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from annotator.safe_text import markup, plain, visible
 from annotator.screens.summary import SummaryScreen
 from annotator.session import PendingDecision, Session
+from annotator.widgets.seen import SeenTracker
 from annotator.widgets.status_header import StatusHeader
 from storage.errors import DatabaseBusy, PrefvalError
 
 
 MIN_WIDTH, MIN_HEIGHT = 60, 16
+WIDE = 140    # from this width on, the history of the last decisions shows beside the item
+NARROW = 100  # below this width the header is compact
+SHORT = 24    # below this height the footer is hidden (`?` lists every key)
 
 
 class AnnotateScreen(Screen[None]):
     DEFAULT_CSS = """
-    AnnotateScreen #item { height: 1fr; }
+    AnnotateScreen #body { height: 1fr; }
+    AnnotateScreen #item { height: 1fr; width: 1fr; }
+    AnnotateScreen #recent { width: 30; height: auto; max-height: 100%; border: round $panel-lighten-2;
+                             padding: 0 1; display: none; }
+    AnnotateScreen.wide #recent { display: block; }
     AnnotateScreen #keys { height: auto; padding: 0 1; color: $text; background: $boost; }
     AnnotateScreen #state { height: auto; padding: 0 1; color: $warning; }
-    AnnotateScreen #note { dock: bottom; display: none; }
-    AnnotateScreen #note.open { display: block; }
+    AnnotateScreen .field { dock: bottom; display: none; }
+    AnnotateScreen .field.open { display: block; }
+    AnnotateScreen.short Footer { display: none; }
+    AnnotateScreen.short .option, AnnotateScreen.short .question { margin-bottom: 0; }
     """
     BINDINGS = [
         Binding("s", "skip", "skip"),
         Binding("u", "back", "back/change"),
+        Binding("left_square_bracket", "prev_item", "previous", key_display="["),
+        Binding("right_square_bracket", "next_item", "next", key_display="]"),
+        Binding("number_sign", "goto", "go to #", key_display="#"),
+        Binding("o", "first_open", "first open"),
+        Binding("l", "item_list", "list"),
+        Binding("m", "flag", "flag"),
         Binding("n", "note", "note"),
-        Binding("question_mark", "guidelines", "guidelines", key_display="?"),
+        Binding("question_mark", "guidelines", "keys", key_display="?"),
         Binding("q", "quit_app", "quit"),
         Binding("escape", "close_note", "close note", show=False),
         Binding("plus", "page(1)", "next page of a long field", show=False, key_display="+"),
         Binding("minus", "page(-1)", "previous page of a long field", show=False, key_display="-"),
+    ]
+    # what the shared keys do, for the `?` screen (the task's decision keys come first)
+    KEY_HELP = [
+        ("s", "skip the item (on an answered item: go on; the answer stands)"),
+        ("u  or  [", "previous item (a decision key there changes your answer; the old one stays in the history)"),
+        ("]", "next item, without deciding"),
+        ("#", "go to item number N"),
+        ("o", "first item you have neither answered nor skipped"),
+        ("l", "list of your items: a all, o unanswered, s skipped, f flagged, n noted, d answered; enter opens"),
+        ("m", "flag the item \"needs review\" (or take the flag back) without answering it"),
+        ("n", "write a note on the item"),
+        ("tab", "next pane; ↑ ↓ PgUp PgDn Home End scroll the pane in focus"),
+        ("?", "this screen: the keys, then the study's guidelines"),
+        ("q", "quit (every decision is already saved; reopening resumes at the first open item)"),
     ]
 
     def __init__(self, session: Session, show_timer: bool = True) -> None:
@@ -52,16 +88,26 @@ class AnnotateScreen(Screen[None]):
         self.saving: PendingDecision | None = None  # a decision waiting for a busy database (kept, retried)
         self._writer = None  # BackgroundWriter, opened on the first busy write
         self._quit_after_save = False
+        self.seen = SeenTracker()
+        self._watched: weakref.WeakSet = weakref.WeakSet()
+        self._state_base = ""  # the state line without the "scroll to see" hint
+        self._seen_labels: dict[str, set[str]] = {}  # unit -> labels of its parts seen whole in this session
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="header")
-        yield Vertical(id="item")
+        with Horizontal(id="body"):
+            yield Vertical(id="item")
+            yield Static("", id="recent")
         yield Static("", id="state")
         yield Static("", id="keys")
-        yield Input(placeholder="note for this item (enter saves, escape cancels)", id="note", disabled=True)
+        yield Input(placeholder="note for this item (enter saves, escape cancels)", id="note", disabled=True,
+                    classes="field")
+        yield Input(placeholder="go to item number (enter goes, escape cancels)", id="goto", disabled=True,
+                    classes="field", type="integer")
         yield Footer()
 
     async def on_mount(self) -> None:
+        self._size_classes()
         await self.show_current()
         if self.show_timer:
             self.set_interval(1.0, self.refresh_header)
@@ -72,7 +118,8 @@ class AnnotateScreen(Screen[None]):
         done, total = s.progress()
         secs = s.seconds_on_item() if (self.show_timer and not s.finished) else None
         self.query_one(StatusHeader).show(s.study.name, s.task.name, s.annotator.name, done, total, s.index, secs,
-                                          unclaimed=s.unclaimed)
+                                          unclaimed=s.unclaimed, compact=self.size.width < NARROW,
+                                          flagged=s.is_flagged())
 
     async def show_current(self) -> None:
         """Draw the current unit, or the summary when the queue is done."""
@@ -83,6 +130,7 @@ class AnnotateScreen(Screen[None]):
         if s.finished:
             self.app.push_screen(SummaryScreen(s), self._after_summary)
             return
+        self.seen.forget()
         view = s.view()
         current = view.current
         self.partial = current.answer if current is not None and current.status == "partial" else None
@@ -106,8 +154,76 @@ class AnnotateScreen(Screen[None]):
                 f"your answer: {s.task.describe_answer(view, current.answer)} (press a key to change it)")
         elif current is not None and current.status == "skipped":
             state = (state + "  " if state else "") + "you skipped this item"
+        if s.is_flagged():
+            state = (state + "  " if state else "") + "⚑ flagged for review (m takes the flag back)"
         self.query_one("#state", Static).update(plain(state))
         self.message = ""
+        self._draw_recent()
+        self.call_after_refresh(self._track_new_item)
+
+    # ---- what has been seen ----------------------------------------------------------------------------
+    def _track_new_item(self) -> None:
+        """A new item is on screen: collect the parts its decision is about and watch the panes that scroll
+        them."""
+        s = self.session
+        if s.finished or not self.is_attached:
+            return
+        panel = self.query_one("#item", Vertical)
+        unit = s.queue[s.index].unit_id
+        self.seen.reset(panel, unit, self._seen_labels.get(unit))
+        for pane in self.seen.scroll_containers(panel):
+            if pane not in self._watched:
+                self._watched.add(pane)
+                self.watch(pane, "scroll_y", self._scrolled, init=False)
+        self._observe()
+
+    def _scrolled(self, _old: float, _new: float) -> None:
+        self.call_after_refresh(self._observe)
+
+    def _observe(self) -> None:
+        """Record what is visible now and update the "scroll to see" hint."""
+        s = self.session
+        if not self.is_attached or s.finished or self.seen.unit != s.queue[s.index].unit_id:
+            return  # the item on screen is being replaced: _track_new_item observes it once it is drawn
+        self.seen.observe()
+        hint = self._unseen_hint()
+        # remembered for this session: going back to the item needs no scrolling again for what was seen
+        self._seen_labels.setdefault(self.seen.unit, set()).update(self.seen.seen_labels())
+        state = self._state_base + ("  " if self._state_base and hint else "") + hint
+        self.query_one("#state", Static).update(state)
+
+    def _unseen_hint(self) -> str:
+        labels = list(dict.fromkeys(self.seen.unseen_labels()))
+        if not labels:
+            return ""
+        return (f"▼ scroll to see {escape(', '.join(labels))} before deciding "
+                "(tab: next pane; ↓ PgDn: scroll)")
+
+    def _reveal_first_unseen(self) -> None:
+        """Focus the pane holding the first unseen part, so that ↓ / PgDn scroll it."""
+        unseen = self.seen.unseen()
+        if not unseen:
+            return
+        node = unseen[0]
+        while node is not None and not (node.focusable and node.can_focus):
+            node = node.parent if node.parent is not self else None
+        if node is not None and not self._note_open():
+            self.set_focus(node)
+
+    def _draw_recent(self) -> None:
+        """The history of the last decisions (newest first) beside the item, like Prodigy's sidebar."""
+        lines = self.session.recent_lines()
+        text = Text("Your last decisions\n", style="bold")
+        if not lines:
+            text.append("none yet", style="dim")
+        for i, what in lines:
+            text.append(f"#{i + 1} ", style="bold")
+            text.append(what + "\n")
+        self.query_one("#recent", Static).update(text)
+
+    def _size_classes(self) -> None:
+        self.set_class(self.size.width >= WIDE, "wide")
+        self.set_class(self.size.height < SHORT, "short")
 
     def _focus_item(self) -> None:
         """Focus the first scrollable pane of the item (so arrows and PgUp/PgDn scroll it), or nothing."""
@@ -132,6 +248,8 @@ class AnnotateScreen(Screen[None]):
         elif result == "review":
             self.session.next_skipped()
             await self.show_current()
+        elif result == "list":
+            await self.action_item_list("a")
         else:
             self.app.exit()
 
@@ -140,7 +258,7 @@ class AnnotateScreen(Screen[None]):
         return isinstance(self.focused, Input)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("skip", "back", "note", "guidelines", "quit_app", "page") and self._note_open():
+        if action != "close_note" and self._note_open():
             return False
         return True
 
@@ -149,6 +267,10 @@ class AnnotateScreen(Screen[None]):
         return self.size.width < MIN_WIDTH or self.size.height < MIN_HEIGHT
 
     def on_resize(self, event: events.Resize) -> None:
+        self._size_classes()
+        if not self.session.finished:
+            self.refresh_header()
+            self.call_after_refresh(self._observe)
         if self.too_small():
             self.notify(f"The terminal is {self.size.width}x{self.size.height}: enlarge it to at least "
                         f"{MIN_WIDTH}x{MIN_HEIGHT} to see the whole item (answers are paused).",
@@ -171,6 +293,16 @@ class AnnotateScreen(Screen[None]):
         if self.too_small():  # the options may be cut off: never record an answer the annotator could not see
             self.notify(f"Not saved: enlarge the terminal to at least {MIN_WIDTH}x{MIN_HEIGHT} to see the whole "
                         "item.", severity="warning", timeout=6)
+            return
+        if self.seen.unit != s.queue[s.index].unit_id:
+            self.notify("Not saved: the item is still being drawn.", severity="warning", timeout=3)
+            return
+        self._observe()
+        unseen = list(dict.fromkeys(self.seen.unseen_labels()))
+        if unseen:  # never judge what you cannot see
+            self.notify(f"Not saved: first scroll to see {', '.join(unseen)}.", severity="warning", timeout=6,
+                        markup=False)
+            self._reveal_first_unseen()
             return
         await self._save(s.prepare("answered" if decision.complete else "partial", decision.answer,
                                    advance=decision.complete))
@@ -232,6 +364,8 @@ class AnnotateScreen(Screen[None]):
                         "one (both are kept in the history).", severity="warning", timeout=6)
         if pending.row is not None and pending.row.status == "note":
             self.notify("note saved", timeout=2)
+        if pending.row is not None and pending.row.status in ("flag", "unflag"):
+            self.notify("flagged for review" if pending.row.status == "flag" else "flag taken back", timeout=2)
         await self.show_current()
 
     def _refuse_while_saving(self) -> bool:
@@ -262,27 +396,87 @@ class AnnotateScreen(Screen[None]):
         else:
             self.notify("This is the first item.", timeout=2)
 
+    async def action_prev_item(self) -> None:
+        await self.action_back()
+
+    async def action_next_item(self) -> None:
+        if self._refuse_while_saving():
+            return
+        if self.session.finished:
+            return
+        if self.session.next():
+            await self.show_current()
+        else:
+            self.notify("This is the last item.", timeout=2)
+
+    async def action_first_open(self) -> None:
+        if self._refuse_while_saving():
+            return
+        if self.session.first_open():
+            await self.show_current()
+        else:
+            self.notify("Every item is answered or skipped (l lists them).", timeout=3)
+
+    def action_goto(self) -> None:
+        if not self._refuse_while_saving():
+            self._open_field("goto", "")
+
+    async def action_item_list(self, start: str = "a") -> None:
+        from annotator.screens.item_list import ItemListScreen  # DataTable: loaded on demand
+
+        if self._refuse_while_saving():
+            return
+        self.app.push_screen(ItemListScreen(self.session, start), self._after_list)
+
+    async def _after_list(self, position: int | None) -> None:
+        if position is not None:
+            self.session.go(position)
+            await self.show_current()
+        elif self.session.finished:
+            await self.show_current()
+
+    async def action_flag(self) -> None:
+        s = self.session
+        if s.finished or self._refuse_while_saving():
+            return
+        await self._save(s.prepare("unflag" if s.is_flagged() else "flag"))
+
     def action_note(self) -> None:
         if self.session.finished:
             return
-        note = self.query_one("#note", Input)
         earlier = self.session.notes()
-        note.placeholder = (f"earlier note: {visible(earlier[-1], layout=False)}  (a new note is added; enter saves, "
-                            "escape cancels)"
-                            if earlier else "note for this item (enter saves, escape cancels)")
-        note.disabled = False
-        note.add_class("open")
-        note.value = ""
-        note.focus()
+        self._open_field("note", f"earlier note: {visible(earlier[-1], layout=False)}  (a new note is added; enter "
+                         "saves, escape cancels)" if earlier else "note for this item (enter saves, escape cancels)")
+
+    def _open_field(self, name: str, placeholder: str) -> None:
+        field = self.query_one(f"#{name}", Input)
+        if placeholder:
+            field.placeholder = placeholder
+        field.disabled = False
+        field.add_class("open")
+        field.value = ""
+        field.focus()
 
     def action_close_note(self) -> None:
-        note = self.query_one("#note", Input)
-        note.remove_class("open")
-        note.value = ""
-        note.disabled = True
+        for field in self.query(".field").results(Input):
+            field.remove_class("open")
+            field.value = ""
+            field.disabled = True
         self.set_focus(None)
+        self.call_after_refresh(self._focus_item)
 
     async def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "goto":
+            value = event.value.strip()
+            self.action_close_note()
+            n = len(self.session.queue)
+            if not value.isdigit() or not 1 <= int(value) <= n:
+                self.notify(f"No item {value or '(none)'}: your items are numbered 1 to {n}.", severity="warning",
+                            timeout=4, markup=False)
+                return
+            self.session.go(int(value) - 1)
+            await self.show_current()
+            return
         if event.input.id != "note":
             return
         text = event.value.strip()
@@ -303,7 +497,18 @@ class AnnotateScreen(Screen[None]):
     def action_guidelines(self) -> None:
         from annotator.screens.guidelines import GuidelinesScreen  # Markdown is slow to import: load on demand
 
-        self.app.push_screen(GuidelinesScreen(visible(self.session.study.settings.get("guidelines", ""))))
+        self.app.push_screen(GuidelinesScreen(visible(self.session.study.settings.get("guidelines", "")),
+                                              keys=self.key_rows()))
+
+    def key_rows(self) -> list[tuple[str, str]]:
+        """(key, what it does) for every key of this screen: the task's decision keys first (for the item on
+        screen, or for a fresh item when the queue is done), then the shared ones."""
+        s = self.session
+        rows: list[tuple[str, str]] = []
+        if s.queue:
+            view = s.view_at(min(s.index, len(s.queue) - 1))
+            rows = [(k.shown, k.label) for k in s.task.decision_keys(view, self.partial)]
+        return rows + list(self.KEY_HELP)
 
     def action_quit_app(self) -> None:
         if self.saving is not None:  # never drop a decision: quit once it is committed

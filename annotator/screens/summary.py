@@ -30,19 +30,19 @@ def summary_text(session: Session):
     ]
     if c["skipped"]:
         lines.append("Press [b]r[/b] to go through the skipped items.")
-    lines.append("Press [b]u[/b] to go back to the last item, [b]q[/b] to quit.")
+    lines.append("Press [b]u[/b] to go back to the last item, [b]l[/b] for the list of your items, [b]q[/b] to quit.")
     return markup("\n".join(lines), layout=False, study=session.study.name, annotator=session.annotator.name)
 
 
 class SummaryScreen(Screen[str]):
-    """Dismisses with "back", "review" or "quit"."""
+    """Dismisses with "back", "review", "list" or "quit"."""
 
     DEFAULT_CSS = """
     SummaryScreen { align: center middle; }
     SummaryScreen > Vertical { width: 70; height: auto; border: round $success; padding: 1 2; }
     """
     BINDINGS = [Binding("u", "back", "back to last item"), Binding("r", "review", "review skipped"),
-                Binding("q", "quit_app", "quit")]
+                Binding("l", "item_list", "list"), Binding("q", "quit_app", "quit")]
 
     def __init__(self, session: Session) -> None:
         super().__init__()
@@ -59,6 +59,9 @@ class SummaryScreen(Screen[str]):
     def action_review(self) -> None:
         if self.session.counts()["skipped"]:
             self.dismiss("review")
+
+    def action_item_list(self) -> None:
+        self.dismiss("list")
 
     def action_quit_app(self) -> None:
         self.dismiss("quit")

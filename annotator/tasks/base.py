@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from reports.study_data import StudyData
     from storage.store import Store
 
-RESERVED_KEYS = frozenset({"s", "u", "n", "question_mark", "q", "escape", "tab", "enter", "plus", "minus"})
+RESERVED_KEYS = frozenset({"s", "u", "n", "question_mark", "q", "escape", "tab", "enter", "plus", "minus",
+                           "left_square_bracket", "right_square_bracket", "number_sign", "o", "l", "m"})
 
 
 @dataclass

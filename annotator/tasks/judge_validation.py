@@ -106,15 +106,17 @@ class JudgeValidationTask(TaskType):
         from textual.containers import Vertical, VerticalScroll
         from textual.widgets import Static
 
+        from annotator.widgets.seen import must_see
+
         attribute = view.item.payload["attribute"]
         response = view.item.payload["metadata"]["response"]
         chosen = view.answer.get("reflected") if view.answer else None
-        pref = PagedText(attribute, "[b]$text[/b]", id="jv-preference")
+        pref = must_see(PagedText(attribute, "[b]$text[/b]", id="jv-preference"), "the preference")
         pref.styles.border = ("round", "ansi_bright_blue")
         pref.border_title = "Preference"
         pref.styles.height = "auto"
         pref.styles.padding = (0, 1)
-        body = VerticalScroll(PagedText(response, id="jv-response-text"), id="jv-response")
+        body = VerticalScroll(must_see(PagedText(response, id="jv-response-text"), "the response"), id="jv-response")
         body.border_title = "Response"
         body.styles.border = ("round", "ansi_bright_green")
         body.styles.padding = (0, 1)

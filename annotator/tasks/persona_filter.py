@@ -1,11 +1,12 @@
 """Keep/drop filtering of generated persona records (RealPref, appendix G.1), in chained rounds.
 
 Screen: the record (its type and text) and, when it has one, its profile (the payload's profile text, or the
-kept parent record of a chained round). Every keypress is one complete, committed decision:
-- `k` keep; `d` drop without a reason;
-- `1`..`9` drop for the reason with that number (the study's `--reasons`, listed on screen with their digits);
-- on an item already dropped (revisited with `u`), a digit adds or removes that reason, so a record can carry
-  several reasons; `d` clears them.
+kept parent record of a chained round). Keys:
+- `k` keep (a complete decision, saved, next record);
+- `1`..`9` mark or unmark the reason with that number (the study's `--reasons`, listed with their digits): the
+  marks are saved as a partial answer and the record stays on screen, so several reasons can be marked;
+- `d` drop with the marked reasons (none marked: no reason; back on a dropped record, its stored reasons are
+  the starting marks).
 Answer: {"decision": "keep" | "drop", "reasons": [reason names, in the study's reason order]}.
 
 Options (`--option KEY=VALUE`): keep_rule=majority|unanimous (how an earlier round's answers make a record kept;
@@ -40,9 +41,9 @@ class PersonaFilterTask(TaskType):
         "Each screen shows one generated record (a persona sentence, a profile, a life event or a preference) "
         "and, when there is one, the profile it belongs to. Keep it when it describes one believable person in "
         "a natural way; drop it otherwise.\n\n"
-        "- `k`: keep\n- `d`: drop, no particular reason\n"
-        "- `1`..`9`: drop for the numbered reason listed under the record\n"
-        "- back on a dropped record (`u`), a digit adds or removes that reason; `d` clears the reasons\n"
+        "- `k`: keep\n"
+        "- `1`..`9`: mark or unmark the numbered reason listed under the record (several can be marked)\n"
+        "- `d`: drop, with the marked reasons (none marked: no particular reason)\n"
         "- `s`: skip, `u`: back, `n`: note, `q`: quit\n\n"
         "Every key is saved at once.\n"
     )
@@ -129,27 +130,32 @@ class PersonaFilterTask(TaskType):
 
     def decision_keys(self, view: UnitView, partial: dict[str, Any] | None) -> list[KeyChoice]:
         n = len(self.reasons(view))
-        keys = [KeyChoice("k", "keep"), KeyChoice("d", "drop (no reason)")]
-        revisit_drop = (view.answer or {}).get("decision") == "drop"
-        label = "add/remove a reason" if revisit_drop else "drop for that reason"
+        marked = self.marked(view, partial)
+        keys = [KeyChoice("k", "keep"),
+                KeyChoice("d", f"drop ({len(marked)} reason{'s' if len(marked) != 1 else ''} marked)"
+                          if marked else "drop (no reason)")]
         if n:  # decide() takes every digit 1..n; the bar lists them as one range
-            keys.append(KeyChoice("1", label, "1" if n == 1 else f"1-{n}"))
+            keys.append(KeyChoice("1", "mark/unmark a reason", "1" if n == 1 else f"1-{n}"))
         return keys
+
+    @staticmethod
+    def marked(view: UnitView, partial: dict[str, Any] | None) -> list[str]:
+        """The reasons marked so far: the partial answer's, else the stored drop's, else none."""
+        if partial is not None:
+            return list(partial.get("reasons") or [])
+        current = view.answer or {}
+        return list(current.get("reasons") or []) if current.get("decision") == "drop" else []
 
     def decide(self, key: str, view: UnitView, partial: dict[str, Any] | None) -> Decision | None:
         reasons = self.reasons(view)
         if key == "k":
             return Decision({"decision": "keep", "reasons": []})
+        marked = set(self.marked(view, partial))
         if key == "d":
-            return Decision({"decision": "drop", "reasons": []})
+            return Decision({"decision": "drop", "reasons": [r for r in reasons if r in marked]})
         if len(key) == 1 and key in DIGITS[:len(reasons)]:
-            tag = reasons[DIGITS.index(key)]
-            current = view.answer or {}
-            if current.get("decision") == "drop":
-                chosen = set(current.get("reasons", []))
-                chosen ^= {tag}
-                return Decision({"decision": "drop", "reasons": [r for r in reasons if r in chosen]})
-            return Decision({"decision": "drop", "reasons": [tag]})
+            marked ^= {reasons[DIGITS.index(key)]}
+            return Decision({"decision": "drop", "reasons": [r for r in reasons if r in marked]}, complete=False)
         return None
 
     def describe_answer(self, view: UnitView, answer: dict[str, Any]) -> str:
@@ -168,10 +174,10 @@ class PersonaFilterTask(TaskType):
             parent = store.get_item(parent_id)
             if not profile or profile == parent.external_id:
                 profile = parent.payload.get("text")
-        ans = view.answer or {}
+        ans = (view.answer or {}) if partial is None else {}
         return PersonaRecordView(text=p["text"], record_type=p.get("record_type", "persona"), profile=profile,
                                  reasons=self.reasons(view), decision=ans.get("decision"),
-                                 chosen=list(ans.get("reasons") or []))
+                                 chosen=self.marked(view, partial))
 
     def release_verdicts(self, data, store) -> dict[str, ReleaseVerdict]:
         """A record passes when the study keeps it under its keep_rule (majority or unanimous keep of the human

@@ -10,6 +10,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
 from annotator.widgets.paged_text import PagedText
+from annotator.widgets.seen import must_see
 
 
 class GoldCandidateView(Vertical):
@@ -42,13 +43,13 @@ class GoldCandidateView(Vertical):
             ctx.border_title = "The assistant writes on the user's behalf"
             if self.gc_user:
                 yield PagedText(self.gc_user, "[b]User:[/b]      $text")
-            yield PagedText(self.gc_recipient, "[b]Recipient:[/b] $text")
-            yield PagedText(self.gc_task, "[b]Task:[/b]      $text")
+            yield must_see(PagedText(self.gc_recipient, "[b]Recipient:[/b] $text"), "the recipient")
+            yield must_see(PagedText(self.gc_task, "[b]Task:[/b]      $text"), "the task")
         with VerticalScroll(id="memory") as mem:
             mem.border_title = "What the assistant remembers"
-            yield PagedText(self.gc_attribute, classes="attribute")
+            yield must_see(PagedText(self.gc_attribute, classes="attribute"), "the remembered attribute")
             if self.gc_statement:
-                yield PagedText(self.gc_statement, classes="statement")
+                yield must_see(PagedText(self.gc_statement, classes="statement"), "the remembered attribute")
         if self.gc_votes is not None:
             with Vertical(id="votes") as box:
                 box.border_title = "Annotators disagreed"

@@ -9,6 +9,7 @@ from textual.widgets import Static
 from annotator.safe_text import markup, plain, visible
 from annotator.widgets.context import ContextView
 from annotator.widgets.paged_text import PagedText
+from annotator.widgets.seen import must_see
 
 
 class ItemQualityView(Horizontal):
@@ -47,16 +48,17 @@ class ItemQualityView(Horizontal):
             if self.persona:
                 with VerticalScroll(id="iq-persona") as box:
                     box.border_title = "Persona"
-                    yield PagedText(self.persona)
+                    yield must_see(PagedText(self.persona), "the persona")
             with VerticalScroll(id="iq-item") as box:
                 box.border_title = "Question and responses"
                 if self.details:
                     yield Static(plain(" · ".join(f"{visible(k)}: {visible(v)}" for k, v in self.details.items())),
                                  classes="details")
-                yield PagedText(self.question, classes="question")
-                yield PagedText(self.correct, "[b]Correct[/b]  $text", classes="correct")
+                yield must_see(PagedText(self.question, classes="question"), "the question")
+                yield must_see(PagedText(self.correct, "[b]Correct[/b]  $text", classes="correct"), "the correct response")
                 for text in self.incorrect:
-                    yield PagedText(text, "[b]Incorrect[/b]  $text", classes="incorrect")
+                    yield must_see(PagedText(text, "[b]Incorrect[/b]  $text", classes="incorrect"),
+                                   "the incorrect responses")
                 if self.metadata:
                     yield Static(plain("\n".join(f"{visible(k)}: {visible(v)}" for k, v in self.metadata.items())),
                                  classes="details metadata")
@@ -74,6 +76,7 @@ class ItemQualityView(Horizontal):
                                      classes="dim done")
                     elif d == current:
                         hint = f" — {self.help[d]}" if self.help.get(d) else ""
-                        yield Static(plain(f"▶ {i}. {title}{hint}{was}"), classes="dim current")
+                        yield must_see(Static(plain(f"▶ {i}. {title}{hint}{was}"), classes="dim current"),
+                                       "the current check")
                     else:
                         yield Static(plain(f"  {i}. {title}{was}"), classes="dim pending")

@@ -7,6 +7,7 @@ from textual.widgets import Static
 
 from annotator.widgets.context import ContextView
 from annotator.widgets.paged_text import PagedText
+from annotator.widgets.seen import must_see
 from storage.models import Message
 from storage.payloads import letter
 
@@ -24,7 +25,8 @@ class McqView(Vertical):
 
     DEFAULT_CSS = """
     McqView { height: 1fr; }
-    McqView #qa { height: auto; max-height: 60%; border: round $accent; padding: 0 1; }
+    McqView #context { height: 1fr; min-height: 5; }
+    McqView #qa { height: auto; max-height: 80%; border: round $accent; padding: 0 1; }
     McqView .question { text-style: bold; margin-bottom: 1; }
     McqView .option { margin-bottom: 1; }
     McqView .option.chosen { background: $accent 30%; text-style: bold; }
@@ -53,16 +55,21 @@ class McqView(Vertical):
         if self.context is not None:
             yield ContextView(self.store, self.context[0], self.context[1], id="context")
         elif self.snippet is not None:
-            yield ContextView(None, None, None, messages=self.snippet, title="Conversation snippet",
-                              id="context")
+            yield must_see(ContextView(None, None, None, messages=self.snippet, title="Conversation snippet",
+                                       id="context"), "the conversation snippet")
         with VerticalScroll(id="qa") as qa:
             qa.border_title = self.question_label
-            yield PagedText(self.question, classes="question")
+            yield must_see(PagedText(self.question, classes="question"), "the question")
             for i, text in enumerate(self.options):
                 cls = "option chosen" if self.chosen == i else "option"
-                yield PagedText(text, OPTION, values={"key": self.keys[i]}, classes=cls, id=f"opt-{i}")
+                yield must_see(PagedText(text, OPTION, values={"key": self.keys[i]}, classes=cls, id=f"opt-{i}"),
+                               self.option_label(i))
             cls = "cant-tell chosen" if self.chosen == "x" else "cant-tell"
             yield Static("[b]x[/b]  can't tell", classes=cls)
+
+    def option_label(self, i: int) -> str:
+        """How "scroll to see ..." names option i: "option C", or "True" / "False" on a T/F item."""
+        return self.options[i] if self.tf else f"option {letter(i)}"
 
     def update_from(self, new: "McqView") -> bool:
         """Show `new`'s item in this mounted view without remounting (a decision redraws in a few ms).
@@ -85,6 +92,7 @@ class McqView(Vertical):
         for i, text in enumerate(self.options):
             w = self.query_one(f"#opt-{i}", PagedText)
             w.show_text(text, values={"key": self.keys[i]})
+            w.seen_label = self.option_label(i)
             w.set_class(self.chosen == i, "chosen")
         self.query_one(".cant-tell", Static).set_class(self.chosen == "x", "chosen")
         self.query_one("#qa", VerticalScroll).scroll_home(animate=False)

@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical
 
 from annotator.widgets.context import ContextView
 from annotator.widgets.paged_text import PagedText
+from annotator.widgets.seen import must_see
 from storage.models import Message
 
 LABELS = ("Left  [b]1[/b]", "Right  [b]2[/b]")
@@ -27,7 +28,11 @@ class PairView(Horizontal):
     PairView > .side ContextView { border: none; padding: 0; }
     PairView > .side ContextView:focus { background: $boost; }
     PairView > .side:focus-within { border: round $accent; }
+    PairView.stacked { layout: vertical; }
+    PairView.stacked > .side { width: 1fr; height: 1fr; }
+    PairView.stacked > .side .pref { max-height: 4; }
     """
+    STACK_BELOW = 100  # narrower than this, the sides are stacked (left on top) instead of cut to slivers
     BINDINGS = [
         Binding("left", "focus_side(0)", "left side", show=False),
         Binding("right", "focus_side(1)", "right side", show=False),
@@ -45,11 +50,21 @@ class PairView(Horizontal):
                 box.border_title = f"{LABELS[i]} · {len(messages)} messages"
                 if chosen:
                     box.border_subtitle = "tie" if self.chosen == "tie" else "your choice"
-                yield PagedText(preference, "Preference: $text", classes="pref")
-                yield ContextView(None, None, None, messages=messages, id=f"ctx-{i}")
+                side = ("left", "right")[i]
+                yield must_see(PagedText(preference, "Preference: $text", classes="pref"), f"the {side} preference")
+                yield must_see(ContextView(None, None, None, messages=messages, id=f"ctx-{i}"),
+                               f"the {side} conversation")
 
     def on_mount(self) -> None:
         self.action_focus_side(0)
+
+    def on_resize(self, event) -> None:
+        stacked = self.size.width < self.STACK_BELOW
+        if stacked != self.has_class("stacked"):
+            self.set_class(stacked, "stacked")
+            for i, box in enumerate(self.query(".side")):
+                box.border_title = (f"{('Top', 'Bottom')[i]} = {LABELS[i]}" if stacked else LABELS[i]) + \
+                    f" · {len(self.sides[i][1])} messages"
 
     def action_focus_side(self, side: int) -> None:
         """Give the focus (and so the scroll keys) to the conversation on that side (0 left, 1 right).

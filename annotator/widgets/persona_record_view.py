@@ -7,6 +7,7 @@ from textual.widgets import Static
 
 from annotator.safe_text import markup
 from annotator.widgets.paged_text import PagedText
+from annotator.widgets.seen import must_see
 
 TYPE_TITLES = {"persona": "Persona", "profile": "Profile", "event": "Life event", "preference": "Preference"}
 
@@ -41,13 +42,15 @@ class PersonaRecordView(Vertical):
         if self.pr_profile:
             with VerticalScroll(id="profile") as prof:
                 prof.border_title = "Profile it belongs to"
-                yield PagedText(self.pr_profile, classes="profile-text")
+                yield must_see(PagedText(self.pr_profile, classes="profile-text"), "the profile")
         cls = {"keep": "kept", "drop": "dropped"}.get(self.pr_decision or "", "")
         with VerticalScroll(id="record", classes=cls) as rec:
             rec.border_title = TYPE_TITLES.get(self.pr_record_type, self.pr_record_type.title())
-            yield PagedText(self.pr_text, classes="record-text")
+            yield must_see(PagedText(self.pr_text, classes="record-text"), "the record")
         with Vertical(id="reasons") as box:
-            box.border_title = "Drop reasons (press the digit)"
+            box.border_title = "Drop reasons (a digit marks or unmarks one, d drops)"
             for i, reason in enumerate(self.pr_reasons):
-                cls = "reason chosen" if reason in self.pr_chosen else "reason"
-                yield Static(markup("[b]$n[/b]  $reason", n=i + 1, reason=reason), classes=cls, id=f"reason-{i}")
+                on = reason in self.pr_chosen
+                yield must_see(Static(markup("[b]$n[/b]  $mark $reason", n=i + 1, mark="[x]" if on else "[ ]",
+                                             reason=reason), classes="reason chosen" if on else "reason",
+                                      id=f"reason-{i}"), "the drop reasons")

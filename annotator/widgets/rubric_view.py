@@ -10,6 +10,7 @@ from textual.widgets import Static
 from annotator.safe_text import markup, plain
 from annotator.tasks._rubric_schema import Rubric
 from annotator.widgets.paged_text import PagedText
+from annotator.widgets.seen import must_see
 
 
 class RubricView(Vertical):
@@ -46,9 +47,10 @@ class RubricView(Vertical):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="rb-item") as box:
             box.border_title = "Calibration item" if self.calibration else "Item"
-            yield PagedText(self.preference, "[dim]User preference[/dim]  $text", classes="pref")
-            yield PagedText(self.query_text, "[dim]User query[/dim]  $text", classes="query")
-            yield PagedText(self.answer, "[dim]Answer[/dim]  $text", classes="answer")
+            yield must_see(PagedText(self.preference, "[dim]User preference[/dim]  $text", classes="pref"),
+                           "the preference")
+            yield must_see(PagedText(self.query_text, "[dim]User query[/dim]  $text", classes="query"), "the query")
+            yield must_see(PagedText(self.answer, "[dim]Answer[/dim]  $text", classes="answer"), "the answer")
         current = next((d.name for d in self.rubric.dimensions if d.name not in self.scores), None)
         with VerticalScroll(id="rb-dims") as dims:
             dims.border_title = "Rubric"
@@ -59,9 +61,12 @@ class RubricView(Vertical):
                     yield Static(markup("✓ $i. $title: [b]$score[/b]", i=i, title=d.title, score=self.scores[d.name]), classes="dim done")
                 elif d.name == current:
                     was = f"  (stored: {self.previous[d.name]})" if self.previous and d.name in self.previous else ""
-                    yield Static(plain(f"▶ {i}. {d.title} — {d.description}{was}"), classes="dim current")
+                    label = f"the levels of {d.title}"
+                    yield must_see(Static(plain(f"▶ {i}. {d.title} — {d.description}{was}"), classes="dim current"),
+                                   label)
                     for level, text in d.levels.items():
-                        yield Static(markup("[b]$level[/b]  $text", level=level, text=text), classes="level")
+                        yield must_see(Static(markup("[b]$level[/b]  $text", level=level, text=text), classes="level"),
+                                       label)
                 else:
                     was = ""
                     if self.previous and d.name in self.previous:

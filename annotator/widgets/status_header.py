@@ -26,13 +26,21 @@ class StatusHeader(Static):
     """
 
     def show(self, study: str, task: str, annotator: str, done: int, total: int, position: int,
-             seconds: float | None, unclaimed: int = 0) -> None:
+             seconds: float | None, unclaimed: int = 0, compact: bool = False, flagged: bool = False) -> None:
         """Redraw with the given figures; position is 0-based (shown 1-based), seconds None hides the timer.
         done/total: over the annotator's queue claimed so far; unclaimed: units they may still claim (shown as
-        "+N to claim" when above 0: the queue grows in batches as it is worked)."""
+        "+N to claim" when above 0: the queue grows in batches as it is worked). compact: a short form for narrow
+        terminals (no task name, no bar); flagged adds a flag mark."""
         pos = f"item {position + 1}/{total}" if position < total else "finished"
+        flag = " · ⚑" if flagged else ""
+        if compact:
+            timer = f" · {format_seconds(seconds)}" if seconds is not None else ""
+            more = f" +{unclaimed:,}" if unclaimed > 0 else ""
+            self.update(markup("[b]$study[/b] · $annotator · $figures", layout=False, study=study,
+                               annotator=annotator, figures=f"{done}/{total}{more} done · {pos}{flag}{timer}"))
+            return
         timer = f" · {format_seconds(seconds)} on item" if seconds is not None else ""
         more = f" +{unclaimed:,} to claim" if unclaimed > 0 else ""
         self.update(markup("[b]$study[/b] ($task) · $annotator · $figures", layout=False, study=study, task=task,
                            annotator=annotator,
-                           figures=f"{done}/{total} done {progress_bar(done, total)}{more} · {pos}{timer}"))
+                           figures=f"{done}/{total} done {progress_bar(done, total)}{more} · {pos}{flag}{timer}"))

@@ -1,0 +1,87 @@
+"""The item list (`l` on the annotation screen): every item of the annotator's queue with its status and the
+annotator's own answer, filtered by unanswered / skipped / flagged / noted / answered; Enter opens the item.
+
+Only the annotator's own answers are listed (as they saw them: "option B", "left is better"), never a key, a
+source or another annotator's answer, so the list is as blind as the annotation screen.
+"""
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from annotator.session import Session
+
+FILTERS = {  # key -> (name, test on an item_statuses() row)
+    "a": ("all", lambda r: True),
+    "o": ("unanswered", lambda r: r["status"] in ("open", "partial")),
+    "s": ("skipped", lambda r: r["status"] == "skipped"),
+    "f": ("flagged", lambda r: r["flagged"]),
+    "n": ("noted", lambda r: r["noted"]),
+    "d": ("answered", lambda r: r["status"] == "answered"),
+}
+STATUS_TEXT = {"open": "unanswered", "partial": "unanswered (started)", "skipped": "skipped", "answered": "answered"}
+
+
+class ItemListScreen(ModalScreen[int | None]):
+    """Dismisses with the queue position to open (Enter) or None (escape / l)."""
+
+    DEFAULT_CSS = """
+    ItemListScreen { align: center middle; }
+    ItemListScreen > Vertical { width: 90%; height: 90%; border: thick $accent; background: $surface; }
+    ItemListScreen #filters { height: auto; padding: 0 1; background: $boost; }
+    ItemListScreen DataTable { height: 1fr; }
+    """
+    BINDINGS = [Binding("escape", "close", "close"), Binding("l", "close", "close", show=False),
+                Binding("q", "close", "close", show=False)] + [
+        Binding(k, f"filter('{k}')", name, show=False) for k, (name, _) in FILTERS.items()]
+
+    def __init__(self, session: Session, start: str = "a") -> None:
+        super().__init__()
+        self.session = session
+        self.filter_key = start
+        self.rows = session.item_statuses()
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "Your items (enter opens one, escape closes)"
+            yield Static("", id="filters")
+            yield DataTable(id="items", cursor_type="row", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("#", "status", "your answer", "flag", "note")
+        self.action_filter(self.filter_key)
+        table.focus()
+
+    def shown(self) -> list[dict]:
+        """The rows the current filter lets through, in queue order."""
+        test = FILTERS[self.filter_key][1]
+        return [r for r in self.rows if test(r)]
+
+    def action_filter(self, key: str) -> None:
+        self.filter_key = key
+        counts = {k: sum(1 for r in self.rows if t(r)) for k, (_, t) in FILTERS.items()}
+        self.query_one("#filters", Static).update(Text("   ").join(
+            Text.assemble((f"{k} ", "bold"), (f"{name} ({counts[k]})", "reverse" if k == key else ""))
+            for k, (name, _) in FILTERS.items()))
+        table = self.query_one(DataTable)
+        table.clear()
+        current = self.session.index
+        for r in self.shown():
+            i = r["position"]
+            table.add_row(Text(f"{i + 1}" + (" ▶" if i == current else "")), Text(STATUS_TEXT[r["status"]]),
+                          Text(r["answer"]), Text("⚑" if r["flagged"] else ""), Text("✎" if r["noted"] else ""),
+                          key=str(i))
+        positions = [r["position"] for r in self.shown()]
+        if current in positions:
+            table.move_cursor(row=positions.index(current))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.dismiss(int(event.row_key.value))
+
+    def action_close(self) -> None:
+        self.dismiss(None)

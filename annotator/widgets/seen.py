@@ -1,0 +1,119 @@
+"""Never judge what you cannot see: which parts of an item have been on screen.
+
+A task's item widget marks the parts a decision is about with `must_see(widget, label)` (the question, every
+option, each side of a pair, the rubric's query and answer ...). The annotation screen keeps a SeenTracker per
+item: after every redraw and every scroll it records which rows of each part are visible (inside every clipping
+container and the screen, not cut off at the side). A part counts as seen once each of its rows has been visible
+(shown whole at once, or scrolled through); a decision key is accepted only when every part is seen.
+
+A part may be a scrollable pane (a conversation): then its rows are the pane's virtual content, it counts as seen
+when its content has been scrolled through to the end, and a lazily loaded pane (`more_to_load` True) is not seen
+until everything is loaded.
+"""
+from __future__ import annotations
+
+from textual.containers import ScrollableContainer
+from textual.widget import Widget
+
+MUST_SEE = "must-see"
+
+
+def must_see(widget: Widget, label: str) -> Widget:
+    """Mark widget as a part the decision is about; label names it in "scroll to see ..." ("option C")."""
+    widget.add_class(MUST_SEE)
+    widget.seen_label = label  # type: ignore[attr-defined]
+    return widget
+
+
+class SeenTracker:
+    """Rows seen so far of each marked part under one root widget (one item on screen)."""
+
+    def __init__(self) -> None:
+        self.parts: list[Widget] = []
+        self.rows: dict[int, set[int]] = {}
+        self.known: set[str] = set()
+        self.unit: str | None = None  # the unit the parts belong to; None while a new item is being drawn
+
+    def forget(self) -> None:
+        """A new item is about to be drawn: nothing is tracked (and nothing counts as seen) until reset()."""
+        self.parts, self.rows, self.unit, self.known = [], {}, None, set()
+
+    def reset(self, root: Widget, unit: str, known: set[str] | None = None) -> None:
+        """Collect the marked parts under root for a newly drawn unit. known: labels of parts of this unit the
+        annotator has already seen whole (an earlier visit, or an earlier step of a multi-step decision); they
+        need no scrolling again. Every other part starts unseen."""
+        self.parts = [w for w in root.query(f".{MUST_SEE}")]
+        self.rows = {id(w): set() for w in self.parts}
+        self.unit = unit
+        self.known = set(known or ())
+
+    def seen_labels(self) -> set[str]:
+        """Labels all of whose parts have been seen (to remember for this unit)."""
+        labels = {getattr(w, "seen_label", "the item") for w in self.parts}
+        return labels - set(self.unseen_labels())
+
+    def scroll_containers(self, root: Widget) -> list[Widget]:
+        """Every scrollable widget that can move a part (the part itself when it scrolls, and its ancestors up
+        to root): the screen watches their scroll offsets."""
+        out: dict[int, Widget] = {}
+        for part in self.parts:
+            node: Widget | None = part
+            while node is not None and node is not root.parent:
+                if isinstance(node, Widget) and (_is_pane(node) or node.styles.overflow_y in ("auto", "scroll")):
+                    out[id(node)] = node
+                node = node.parent if isinstance(node.parent, Widget) else None
+        return list(out.values())
+
+    def observe(self) -> None:
+        """Record the rows of every part that are visible now."""
+        for part in self.parts:
+            if not part.is_attached or not part.display:
+                continue
+            try:
+                geo = part.screen.find_widget(part)
+            except Exception:  # not laid out (yet)
+                continue
+            region, clip = geo.region, geo.clip.intersection(part.screen.region)
+            visible = region.intersection(clip)
+            if visible.height <= 0 or visible.width < region.width:  # cut off at a side: not seen
+                continue
+            seen = self.rows[id(part)]
+            if _is_pane(part):
+                inner = part.scrollable_content_region.intersection(clip)
+                if inner.height <= 0 or inner.width < part.scrollable_content_region.width:
+                    continue
+                top = int(part.scroll_y) + (inner.y - part.scrollable_content_region.y)
+                seen.update(range(top, top + inner.height))
+            else:
+                first = visible.y - region.y
+                seen.update(range(first, first + visible.height))
+
+    def unseen(self) -> list[Widget]:
+        """The parts not yet seen whole, in screen order."""
+        out = []
+        for part in self.parts:
+            if not part.is_attached or getattr(part, "seen_label", None) in self.known:
+                continue
+            seen = self.rows.get(id(part), set())
+            if _is_pane(part):
+                if getattr(part, "more_to_load", False):
+                    out.append(part)
+                    continue
+                height = part.virtual_size.height
+            else:
+                height = part.size.height
+            if height <= 0 or not part.display:
+                if not part.display:
+                    out.append(part)
+                continue
+            if len(seen.intersection(range(height))) < height:
+                out.append(part)
+        return out
+
+    def unseen_labels(self) -> list[str]:
+        return [getattr(w, "seen_label", "the item") for w in self.unseen()]
+
+
+def _is_pane(widget: Widget) -> bool:
+    """A part that scrolls its own content (a conversation pane) rather than being moved by its containers."""
+    return isinstance(widget, ScrollableContainer)

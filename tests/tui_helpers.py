@@ -1,0 +1,40 @@
+"""Driving the annotation screen like a user who reads before deciding: scroll every part of the item that the
+decision is about into view (PgDn in the pane that holds it) before pressing a decision key."""
+from __future__ import annotations
+
+from textual.containers import ScrollableContainer
+
+
+def _pane_of(widget):
+    node = widget
+    while node is not None:
+        if isinstance(node, ScrollableContainer):
+            return node
+        node = node.parent
+    return None
+
+
+async def see_all(pilot, limit: int = 300) -> int:
+    """Press PgDn in the pane of the first part not seen yet until every part has been on screen.
+    Returns the number of key presses it took; fails when a part cannot be reached by scrolling."""
+    screen = pilot.app.screen
+    presses = 0
+    for _ in range(limit):
+        screen._observe()
+        unseen = screen.seen.unseen()
+        if not unseen:
+            return presses
+        pane = _pane_of(unseen[0])
+        assert pane is not None, f"{screen.seen.unseen_labels()} cannot be scrolled into view"
+        if screen.focused is not pane:
+            pane.focus()
+        await pilot.press("pagedown")
+        presses += 1
+    raise AssertionError(f"still not seen after {limit} presses: {screen.seen.unseen_labels()}")
+
+
+async def decide(pilot, *keys: str) -> None:
+    """For each key: scroll through what is not seen yet, then press the key."""
+    for key in keys:
+        await see_all(pilot)
+        await pilot.press(key)
