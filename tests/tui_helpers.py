@@ -3,12 +3,13 @@ decision is about into view (PgDn in the pane that holds it) before pressing a d
 from __future__ import annotations
 
 from textual.containers import ScrollableContainer
+from textual.scroll_view import ScrollView
 
 
 def _pane_of(widget):
     node = widget
     while node is not None:
-        if isinstance(node, ScrollableContainer):
+        if isinstance(node, (ScrollableContainer, ScrollView)):
             return node
         node = node.parent
     return None

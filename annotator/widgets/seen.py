@@ -13,6 +13,7 @@ until everything is loaded.
 from __future__ import annotations
 
 from textual.containers import ScrollableContainer
+from textual.scroll_view import ScrollView
 from textual.widget import Widget
 
 MUST_SEE = "must-see"
@@ -116,4 +117,4 @@ class SeenTracker:
 
 def _is_pane(widget: Widget) -> bool:
     """A part that scrolls its own content (a conversation pane) rather than being moved by its containers."""
-    return isinstance(widget, ScrollableContainer)
+    return isinstance(widget, (ScrollableContainer, ScrollView))
