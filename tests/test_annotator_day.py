@@ -18,7 +18,7 @@ from tests.tui_helpers import decide, see_all
 
 
 def _state(app) -> str:
-    return str(app.screen.query_one("#state").render())
+    return str(app.screen.query_one("#state").render()) + " " + str(app.screen.query_one("#hint").render())
 
 
 def _rows(db_file: str, study: str, status: tuple[str, ...] = ("answered",)):

@@ -155,7 +155,7 @@ async def test_back_change_note_and_focus_keys(pw_study):
     async with app.run_test(size=(110, 34)) as pilot:
         first = app.session.view()
         await pilot.press("1")  # refused: a conversation is longer than its pane and has not been scrolled
-        assert app.session.index == 0 and "scroll to see" in str(app.screen.query_one("#state").render())
+        assert app.session.index == 0 and "scroll to see" in str(app.screen.query_one("#hint").render())
         await decide(pilot, "1")
         await pilot.press("u")
         assert app.session.index == 0 and app.session.view().order == first.order

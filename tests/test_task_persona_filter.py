@@ -257,7 +257,7 @@ def test_persona_screen_snapshot(pf_db, snap_compare):
 
 def test_persona_screen_revisited_drop_snapshot(pf_db, snap_compare):
     app = AnnotateApp(pf_db, "pf", "ana", show_timer=False)
-    assert snap_compare(app, press=["2", "u"], terminal_size=(110, 34))
+    assert snap_compare(app, press=["2", "d", "u"], terminal_size=(110, 34))
 
 
 def test_agreement_is_on_keep_drop_and_reasons_have_their_own_figure(db_file, capsys):

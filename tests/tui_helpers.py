@@ -18,7 +18,11 @@ def _pane_of(widget):
 async def see_all(pilot, limit: int = 300) -> int:
     """Press PgDn in the pane of the first part not seen yet until every part has been on screen.
     Returns the number of key presses it took; fails when a part cannot be reached by scrolling."""
-    screen = pilot.app.screen
+    for _ in range(50):  # the item is tracked once it has been drawn
+        screen = pilot.app.screen
+        if getattr(screen, "seen", None) is not None and screen.seen.unit is not None:
+            break
+        await pilot.pause()
     presses = 0
     for _ in range(limit):
         screen._observe()

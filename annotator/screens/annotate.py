@@ -42,6 +42,7 @@ class AnnotateScreen(Screen[None]):
     AnnotateScreen.wide #recent { display: block; }
     AnnotateScreen #keys { height: auto; padding: 0 1; color: $text; background: $boost; }
     AnnotateScreen #state { height: auto; padding: 0 1; color: $warning; }
+    AnnotateScreen #hint { height: 1; padding: 0 1; color: $warning; text-wrap: nowrap; text-overflow: ellipsis; }
     AnnotateScreen .field { dock: bottom; display: none; }
     AnnotateScreen .field.open { display: block; }
     AnnotateScreen.short Footer { display: none; }
@@ -90,7 +91,6 @@ class AnnotateScreen(Screen[None]):
         self._quit_after_save = False
         self.seen = SeenTracker()
         self._watched: weakref.WeakSet = weakref.WeakSet()
-        self._state_base = ""  # the state line without the "scroll to see" hint
         self._seen_labels: dict[str, set[str]] = {}  # unit -> labels of its parts seen whole in this session
 
     def compose(self) -> ComposeResult:
@@ -99,6 +99,7 @@ class AnnotateScreen(Screen[None]):
             yield Vertical(id="item")
             yield Static("", id="recent")
         yield Static("", id="state")
+        yield Static("", id="hint")  # one line always, so that the hint coming and going never moves the item
         yield Static("", id="keys")
         yield Input(placeholder="note for this item (enter saves, escape cancels)", id="note", disabled=True,
                     classes="field")
@@ -187,17 +188,15 @@ class AnnotateScreen(Screen[None]):
             return  # the item on screen is being replaced: _track_new_item observes it once it is drawn
         self.seen.observe()
         hint = self._unseen_hint()
+        self.query_one("#hint", Static).update(hint)
         # remembered for this session: going back to the item needs no scrolling again for what was seen
         self._seen_labels.setdefault(self.seen.unit, set()).update(self.seen.seen_labels())
-        state = self._state_base + ("  " if self._state_base and hint else "") + hint
-        self.query_one("#state", Static).update(state)
 
     def _unseen_hint(self) -> str:
         labels = list(dict.fromkeys(self.seen.unseen_labels()))
         if not labels:
             return ""
-        return (f"▼ scroll to see {escape(', '.join(labels))} before deciding "
-                "(tab: next pane; ↓ PgDn: scroll)")
+        return f"▼ scroll to see {escape(', '.join(labels))} (↓ PgDn scroll, tab: next pane)"
 
     def _reveal_first_unseen(self) -> None:
         """Focus the pane holding the first unseen part, so that ↓ / PgDn scroll it."""

@@ -162,6 +162,11 @@ class ContextView(ScrollView, can_focus=True):
         self.match: tuple[int, int, int] | None = None  # (message, start, stop) of the last search hit
         self.layouts_done = 0  # blocks laid out since mounted (for tests and benchmarks)
         self.border_subtitle = "↑↓ PgUp PgDn Home End · / find"
+        # which lines of which blocks have been drawn in the viewport (only when the pane is a part a decision is
+        # about: annotator/widgets/seen.py sets track_seen)
+        self.track_seen = False
+        self._seen_lines: dict[int, set[int]] = {}
+        self._block_lines: dict[int, int] = {}
         if messages is not None:
             self._set_source(None, None, messages)
         else:
@@ -221,6 +226,15 @@ class ContextView(ScrollView, can_focus=True):
             self._heights: list[int] = []
             self._exact = bytearray(len(self.blocks))
             self._layout_width = 0  # estimates are made at the first draw, when the width is known
+        self._forget_seen()
+
+    def _forget_seen(self) -> None:
+        self._seen_lines, self._block_lines = {}, {}
+
+    def fully_seen(self) -> bool:
+        """Whether every line of the conversation has been drawn in the viewport since it was shown (at the
+        current width): the pane was read through, not jumped over."""
+        return all(len(self._seen_lines.get(i, ())) >= self._block_lines.get(i, 1) for i in range(len(self.blocks)))
 
     def show(self, context_id: str, end: int | None) -> None:
         """Show context[:end] of another stored conversation (or the same one up to another message), from the
@@ -272,6 +286,7 @@ class ContextView(ScrollView, can_focus=True):
 
     def _reset_heights(self, width: int) -> None:
         self._layout.clear()
+        self._forget_seen()
         self._layout_width = width
         self._heights = [self._estimate(b, width) for b in self.blocks]
         self._exact = bytearray(len(self.blocks))
@@ -453,6 +468,9 @@ class ContextView(ScrollView, can_focus=True):
         i = self._block_at(line)
         strips = self._lay_out(i)
         k = line - tops[i]
+        if self.track_seen and 0 <= k < len(strips):
+            self._seen_lines.setdefault(i, set()).add(k)
+            self._block_lines[i] = len(strips)
         return strips[k] if 0 <= k < len(strips) else Strip.blank(width, style)
 
     def watch_scroll_y(self, old: float, new: float) -> None:

@@ -21,6 +21,10 @@ class ItemQualityView(Horizontal):
     ItemQualityView { height: 1fr; }
     ItemQualityView #iq-context { width: 45%; }
     ItemQualityView #iq-right { width: 1fr; }
+    ItemQualityView.compact { layout: vertical; }
+    ItemQualityView.compact #iq-context { width: 1fr; height: 1fr; min-height: 4; }
+    ItemQualityView.compact #iq-right { width: 1fr; height: 2fr; }
+    ItemQualityView.compact #iq-persona, ItemQualityView.compact #iq-item { height: auto; max-height: 1000; }
     ItemQualityView #iq-persona { height: auto; max-height: 7; border: round $panel-lighten-2; padding: 0 1; }
     ItemQualityView #iq-item { height: 1fr; border: round $accent; padding: 0 1; }
     ItemQualityView .details { color: $text-muted; }
@@ -41,10 +45,16 @@ class ItemQualityView(Horizontal):
         self.question, self.correct, self.incorrect = question, correct, incorrect
         self.dimensions, self.help, self.labels, self.previous = dimensions, help, labels, previous
 
+    COMPACT_BELOW = (100, 20)  # a panel narrower or lower than this: the conversation on top, the rest below it
+
+    def on_resize(self, event) -> None:
+        width, height = self.COMPACT_BELOW
+        self.set_class(self.size.width < width or self.size.height < height, "compact")
+
     def compose(self) -> ComposeResult:
         if self.context is not None:
             yield ContextView(self.store, self.context[0], self.context[1], id="iq-context")
-        with Vertical(id="iq-right"):
+        with VerticalScroll(id="iq-right"):  # scrolls as a whole when the compact layout cannot show it all
             if self.persona:
                 with VerticalScroll(id="iq-persona") as box:
                     box.border_title = "Persona"

@@ -6,9 +6,9 @@ item: after every redraw and every scroll it records which rows of each part are
 container and the screen, not cut off at the side). A part counts as seen once each of its rows has been visible
 (shown whole at once, or scrolled through); a decision key is accepted only when every part is seen.
 
-A part may be a scrollable pane (a conversation): then its rows are the pane's virtual content, it counts as seen
-when its content has been scrolled through to the end, and a lazily loaded pane (`more_to_load` True) is not seen
-until everything is loaded.
+A part may be a scrollable pane: then its rows are the pane's virtual content, and it counts as seen when its
+content has been scrolled through to the end. A conversation pane (annotator/widgets/context.py) draws only what
+is in its viewport and keeps count of the lines it drew: it is seen when it has drawn every line (`fully_seen`).
 """
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ def must_see(widget: Widget, label: str) -> Widget:
     """Mark widget as a part the decision is about; label names it in "scroll to see ..." ("option C")."""
     widget.add_class(MUST_SEE)
     widget.seen_label = label  # type: ignore[attr-defined]
+    if hasattr(widget, "fully_seen"):  # a virtual conversation pane keeps track of the lines it drew
+        widget.track_seen = True  # type: ignore[attr-defined]
     return widget
 
 
@@ -96,10 +98,11 @@ class SeenTracker:
             if not part.is_attached or getattr(part, "seen_label", None) in self.known:
                 continue
             seen = self.rows.get(id(part), set())
-            if _is_pane(part):
-                if getattr(part, "more_to_load", False):
+            if hasattr(part, "fully_seen"):
+                if not part.fully_seen():
                     out.append(part)
-                    continue
+                continue
+            if _is_pane(part):
                 height = part.virtual_size.height
             else:
                 height = part.size.height
