@@ -47,3 +47,17 @@ def sizes_db(tmp_path_factory) -> str:
 def test_task_screen_at_size(sizes_db, task, size, snap_compare):
     app = AnnotateApp(sizes_db, f"s-{task}", "ana", show_timer=False)
     assert snap_compare(app, terminal_size=size)
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_no_task_uses_a_key_of_the_screen(sizes_db, task):
+    """The screen's own keys (skip, back, next, go to, list, flag, note, keys, quit) never decide."""
+    from annotator.session import Session
+    from annotator.tasks.base import RESERVED_KEYS
+    from storage.store import Store
+
+    with Store.open(sizes_db) as s:
+        session = Session(s, f"s-{task}", "ana")
+        view = session.view()
+        assert sorted(k for k in RESERVED_KEYS if session.task.decide(k, view, None) is not None) == []
+        assert session.task.decide(session.task.decision_keys(view, None)[0].key, view, None) is not None
