@@ -27,6 +27,7 @@ from tests.conftest import REPO, SAMPLE_DATA
 from tests.llm_fixtures import FAKE_KEY
 from tests.test_generator_pipeline import snapshot
 from tests.test_task_mcq import SIZE, answer_all
+from tests.tui_helpers import decide
 
 CONFIG = SAMPLE_DATA / "generator" / "pipeline.yaml"
 
@@ -89,7 +90,7 @@ async def test_persona_filter_on_generated_profiles(gen_db, tmp_path):
             it = app.session.view().item
             key = "k" if it.payload["record_type"] == "persona" else "1"
             decided[it.external_id] = key
-            await pilot.press(key)
+            await decide(pilot, *([key] if key == "k" else [key, "d"]))  # a digit marks a reason, d drops
     assert sorted(decided) == sorted(f"u00{u}:{r}" for u in (1, 2, 3) for r in ("persona", "profile"))
     with Store.open(db, mode="create") as s:
         rows = {r["item"]: r for r in export_rows(s, "gen-pf")}
