@@ -22,7 +22,7 @@ def _state(app) -> str:
 
 
 def _rows(db_file: str, study: str, status: tuple[str, ...] = ("answered",)):
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="ro") as s:
         return [r for r in s.annotations(s.get_study(study).id) if r.status in status]
 
 
@@ -30,7 +30,7 @@ def _rows(db_file: str, study: str, status: tuple[str, ...] = ("answered",)):
 @pytest.fixture
 def rubric_db(db_file):
     long_answer = " ".join(f"Sentence {i} of a long answer about the user's trip." for i in range(40))
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("ans", "jsonl", [ItemIn(external_id=f"r{i}", kind="rubric_item", payload={
             "preference": f"Prefers trains {i}.", "query": f"How do I get to Lyon {i}?", "answer": long_answer})
             for i in range(2)])
@@ -63,7 +63,7 @@ def pair_db(db_file):
             "preference": f"{prefix} preference {i}",
             "messages": [{"role": "user" if t % 2 == 0 else "assistant", "content": f"{prefix} turn {t} of {i}"}
                          for t in range(turns)]}) for i in range(10)]
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("gen_a", "jsonl", recs("Alpha", 2))
         s.import_items("gen_b", "jsonl", recs("Beta", 2))
         create_study(s, StudySpec(name="pw", task="pairwise", datasets=["gen_a", "gen_b"], seed=2,
@@ -72,7 +72,7 @@ def pair_db(db_file):
 
 
 async def test_pairwise_stacks_its_sides_on_a_narrow_terminal_and_waits_for_both(db_file):
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         for name, turns in (("a", 3), ("b", 30)):
             s.import_items(name, "jsonl", [ItemIn(external_id="x", kind="conversation_record", payload={
                 "preference": f"preference of {name}",
@@ -103,7 +103,7 @@ async def test_pairwise_stacks_its_sides_on_a_narrow_terminal_and_waits_for_both
 
 async def test_mcq_at_80x24_waits_until_options_c_and_d_were_scrolled_into_view(db_file):
     long = "a long option that wraps over several lines of the pane " * 8
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("q", "jsonl", [ItemIn(external_id=f"q{i}", kind="mcq", payload=McqPayload(
             question=f"Which suits the user best ({i})?", options=[f"{k}: {long}" for k in "ABCD"],
             correct_index=0).model_dump()) for i in range(2)])
@@ -188,7 +188,7 @@ async def test_last_decisions_are_listed_beside_the_item_on_a_wide_terminal(pair
 
 
 async def test_question_mark_lists_the_keys_also_with_a_studys_own_guidelines(db_file, tmp_path):
-    with Store.open(db_file) as s:
+    with Store.open(db_file, mode="create") as s:
         s.import_items("q", "jsonl", [ItemIn(external_id="q0", kind="mcq", payload=McqPayload(
             question="Which?", options=["one", "two", "three"]).model_dump())])
         create_study(s, StudySpec(name="m", task="mcq", datasets=["q"], annotators=["ana"], annotators_per_item=1,
@@ -218,7 +218,7 @@ async def test_fixing_eight_pairwise_answers_takes_twelve_key_presses(pair_db):
         assert len(presses) == 12  # hand-counted: l d down enter + 8 answers (36 before)
         await pilot.pause()
     rows = _rows(pair_db, "pw")
-    with Store.open(pair_db) as s:
+    with Store.open(pair_db, mode="ro") as s:
         queue = [a.unit_id for a in s.assignments(s.get_study("pw").id, s.find_annotator("ana").id)]
     current = {}
     for r in rows:

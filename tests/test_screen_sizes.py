@@ -56,7 +56,7 @@ def test_no_task_uses_a_key_of_the_screen(sizes_db, task):
     from annotator.tasks.base import RESERVED_KEYS
     from storage.store import Store
 
-    with Store.open(sizes_db) as s:
+    with Store.open(sizes_db, mode="rw") as s:
         session = Session(s, f"s-{task}", "ana")
         view = session.view()
         assert sorted(k for k in RESERVED_KEYS if session.task.decide(k, view, None) is not None) == []
