@@ -20,6 +20,7 @@ from annotator.widgets.paged_text import PAGE_CHARS, PagedText
 from storage.models import ContextIn, ItemIn, Message
 from storage.store import Store
 from tests.data.hostile import ALL_CONTROLS, BIG, ESCAPES, MARKUP, VISIBLE_ESC, hostile, name
+from tests.tui_helpers import decide
 
 RAW_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 STUDY = name("study")
@@ -157,9 +158,10 @@ async def test_hostile_text_on_every_screen_is_shown_as_text(task, db_file, tmp_
         while not app.session.finished and steps < 40:
             view = app.session.view()
             keys = app.session.task.decision_keys(view, app.screen.partial)
-            await pilot.press(keys[-1].key if task == "persona_filter" else keys[0].key)
+            # scroll through what the decision is about first (decision keys wait until it was on screen)
+            await decide(pilot, keys[-1].key if task == "persona_filter" else keys[0].key)
             if task == "persona_filter" and not app.session.finished and app.session.view().unit.id == view.unit.id:
-                await pilot.press("k")  # a reason digit on a fresh record drops it; keep it otherwise
+                await decide(pilot, "k")  # a reason digit marks a reason; keep the record after all
             await pilot.pause()
             _assert_clean(app, f"step {steps}")
             steps += 1
@@ -205,7 +207,7 @@ async def test_a_5mb_question_is_shown_a_page_at_a_time_and_read_on_with_a_key(d
         assert big[PAGE_CHARS:2 * PAGE_CHARS] in shown and f"page 2/{question.pages}" in shown
         await pilot.press("minus")
         assert f"page 1/{question.pages}" in str(question.render())
-        await pilot.press("b")  # answering still works: option B of the shuffled order
+        await decide(pilot, "b")  # answering still works (once the page and the options were on screen)
         assert app.session.finished
     with Store.open(db_file, mode="ro") as s:
         rows = s.annotations(s.get_study("s").id)

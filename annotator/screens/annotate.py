@@ -197,7 +197,7 @@ class AnnotateScreen(Screen[None]):
         labels = list(dict.fromkeys(self.seen.unseen_labels()))
         if not labels:
             return ""
-        return f"▼ scroll to see {escape(', '.join(labels))} (↓ PgDn scroll, tab: next pane)"
+        return f"▼ scroll to see {escape(visible(', '.join(labels), layout=False))} (↓ PgDn scroll, tab: next pane)"
 
     def _reveal_first_unseen(self) -> None:
         """Focus the pane holding the first unseen part, so that ↓ / PgDn scroll it."""
@@ -218,7 +218,7 @@ class AnnotateScreen(Screen[None]):
             text.append("none yet", style="dim")
         for i, what in lines:
             text.append(f"#{i + 1} ", style="bold")
-            text.append(what + "\n")
+            text.append(visible(what, layout=False) + "\n")
         self.query_one("#recent", Static).update(text)
 
     def _size_classes(self) -> None:
@@ -300,8 +300,8 @@ class AnnotateScreen(Screen[None]):
         self._observe()
         unseen = list(dict.fromkeys(self.seen.unseen_labels()))
         if unseen:  # never judge what you cannot see
-            self.notify(f"Not saved: first scroll to see {', '.join(unseen)}.", severity="warning", timeout=6,
-                        markup=False)
+            self.notify(f"Not saved: first scroll to see {visible(', '.join(unseen), layout=False)}.",
+                        severity="warning", timeout=6, markup=False)
             self._reveal_first_unseen()
             return
         await self._save(s.prepare("answered" if decision.complete else "partial", decision.answer,

@@ -12,6 +12,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown, Static
 
+from annotator.safe_text import visible
+
 
 class GuidelinesScreen(ModalScreen[None]):
     DEFAULT_CSS = """
@@ -36,7 +38,7 @@ class GuidelinesScreen(ModalScreen[None]):
                 table.add_column(style="bold", no_wrap=True)
                 table.add_column()
                 for key, what in self.keys:
-                    table.add_row(Text(key), Text(what))
+                    table.add_row(Text(visible(key, layout=False)), Text(visible(what, layout=False)))
                 yield Static(table, id="keys-table")
             yield Markdown(self.text)
 

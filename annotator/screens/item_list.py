@@ -13,6 +13,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from annotator.safe_text import visible
 from annotator.session import Session
 
 FILTERS = {  # key -> (name, test on an item_statuses() row)
@@ -74,7 +75,8 @@ class ItemListScreen(ModalScreen[int | None]):
         for r in self.shown():
             i = r["position"]
             table.add_row(Text(f"{i + 1}" + (" ▶" if i == current else "")), Text(STATUS_TEXT[r["status"]]),
-                          Text(r["answer"]), Text("⚑" if r["flagged"] else ""), Text("✎" if r["noted"] else ""),
+                          Text(visible(r["answer"], layout=False)), Text("⚑" if r["flagged"] else ""),
+                          Text("✎" if r["noted"] else ""),
                           key=str(i))
         positions = [r["position"] for r in self.shown()]
         if current in positions:
