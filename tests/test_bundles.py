@@ -13,25 +13,21 @@ import pytest
 from annotator.app import AnnotateApp
 from annotator.bundles import export_bundle, merge_bundles
 from annotator.cli import main
-from annotator.study_setup import create_study
+from annotator.study_setup import assign_named, create_study
 from annotator.tasks.base import StudySpec
 from storage.errors import PrefvalError
-from storage.models import AnnotationIn, ContextIn, ItemIn, Message
+from storage.models import AnnotationIn, ItemIn
 from storage.store import Store
-from tests.test_task_blind_test import HIDDEN, item
+from tests.test_task_blind_test import HIDDEN, blind_db  # noqa: F401  (blind_db is the fixture used here)
 
 
 @pytest.fixture
-def blind_main(db_file):
-    """A blind_test study of 5 items, 3 annotators named; ben has answered everything, an LLM judge too."""
-    ctx = ContextIn(external_id="c1", messages=[Message(role="user", content=f"CONTEXT-TURN {i}") for i in range(6)])
-    items = [item("b1", 0, "Negative Preference"), item("b2", 1, "Positive Preference"),
-             item("b3", 2, "Negative Preference"), item("b1t", 0, "Negative Preference", tf=True),
-             item("b1f", 1, "Negative Preference", tf=True)]
-    with Store.open(db_file, mode="create") as s:
-        s.import_items("blindsrc", "jsonl", items, contexts=[ctx])
-        study = create_study(s, StudySpec(name="bt", task="blind_test", datasets=["blindsrc"], seed=9,
-                                          annotators=["ana", "ben", "cy"]))
+def blind_main(blind_db):
+    """The blind_test study of test_task_blind_test (5 items) with 3 annotators named; ben has answered
+    everything, an LLM judge too."""
+    with Store.open(blind_db, mode="rw") as s:
+        study = s.get_study("bt")
+        assign_named(s, study, ["ana", "ben", "cy"])
         ben = s.ensure_annotator("ben")
         judge = s.ensure_annotator("judge-x", kind="llm", model="m")
         units = {u.id: u for u in s.units(study.id)}
@@ -44,7 +40,17 @@ def blind_main(db_file):
             s.add_annotation(AnnotationIn(study_id=study.id, unit_id=u.id, item_id=u.item_id,
                                           annotator_id=judge.id, status="answered", source="llm",
                                           answer={"choice": 1, "letter": "B", "shown": "B", "cant_tell": False}))
-    return db_file
+    return blind_db
+
+
+def _skip_first(b: Store) -> None:
+    """ana skips the first item of her queue in the bundle (one new row to merge)."""
+    study = b.get_study("bt")
+    ana = b.ensure_annotator("ana")
+    a = b.assignments(study.id, ana.id)[0]
+    unit = {u.id: u for u in b.units(study.id)}[a.unit_id]
+    b.add_annotation(AnnotationIn(study_id=study.id, unit_id=unit.id, item_id=unit.item_id,
+                                  annotator_id=ana.id, assignment_id=a.id, status="skipped"))
 
 
 def _rows(path: str, table: str) -> list[dict]:
@@ -153,12 +159,7 @@ def test_cli_export_then_reexport_carries_earlier_answers(blind_main, tmp_path, 
     assert main(["bundle", "export", "bt", "--annotator", "ana", "--out", out, "--db", blind_main]) == 1
     assert "already exists" in capsys.readouterr().err
     with Store.open(out, mode="create") as b:
-        study = b.get_study("bt")
-        ana = b.ensure_annotator("ana")
-        a = b.assignments(study.id, ana.id)[0]
-        unit = {u.id: u for u in b.units(study.id)}[a.unit_id]
-        b.add_annotation(AnnotationIn(study_id=study.id, unit_id=unit.id, item_id=unit.item_id,
-                                      annotator_id=ana.id, assignment_id=a.id, status="skipped"))
+        _skip_first(b)
     assert main(["bundle", "merge", out, "--db", blind_main]) == 0
     out2 = str(tmp_path / "ana2.bundle")
     assert main(["bundle", "export", "bt", "--annotator", "ana", "--out", out2, "--db", blind_main]) == 0
@@ -170,12 +171,7 @@ def test_damaged_foreign_and_unassigned_bundles_are_refused_with_main_unchanged(
     with Store.open(blind_main, mode="create") as s:
         export_bundle(s, "bt", "ana", good)
     with Store.open(good, mode="create") as b:
-        study = b.get_study("bt")
-        ana = b.ensure_annotator("ana")
-        a = b.assignments(study.id, ana.id)[0]
-        unit = {u.id: u for u in b.units(study.id)}[a.unit_id]
-        b.add_annotation(AnnotationIn(study_id=study.id, unit_id=unit.id, item_id=unit.item_id,
-                                      annotator_id=ana.id, assignment_id=a.id, status="skipped"))
+        _skip_first(b)
     data = open(good, "rb").read()
     truncated = str(tmp_path / "cut.bundle")
     open(truncated, "wb").write(data[: len(data) // 2])
