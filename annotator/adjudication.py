@@ -1,8 +1,9 @@
 """Adjudication of disagreements, for every task type (no Textual here; the screen drives this).
 
 The units that go to adjudication are those whose current HUMAN answers disagree under the task type's own rule
-(TaskType.disagrees: different answer_key, e.g. another option, keep vs drop, another gold label, another
-winner; for rubric, scores of a dimension more than a threshold apart). The adjudicator sees each such unit with
+(TaskType.units_to_adjudicate, by default TaskType.disagrees: different answer_key, e.g. another option, keep vs
+drop, another winner; for rubric, scores of a dimension more than a threshold apart; for gold_label, the complete
+non-unanimous items of the contexts the study keeps, as its gold figures define them). The adjudicator sees each such unit with
 every answer, its annotator and their notes, and either sets the final answer with the task's own decision keys
 or excludes the unit with a reason. Both are append-only rows of their own kind (storage/adjudications.py).
 """
@@ -56,8 +57,8 @@ class AdjudicationSession:
         for rows in shown.values():
             rows.sort(key=lambda r: r.annotator)
         self.answers = shown
-        self.units = [u for u in data.units
-                      if self.task.disagrees([r.answer for r in shown[u.id]], self.study.settings)]
+        self.units = self.task.units_to_adjudicate(data, {uid: [r.answer for r in rows]
+                                                          for uid, rows in shown.items()})
         if not self.units:
             raise PrefvalError(f"study '{study_name}' has no disagreements to adjudicate in {store.path}")
         self.current: dict[str, Adjudication] = store.current_adjudications(self.study.id)

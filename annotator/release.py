@@ -55,7 +55,7 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
         per_unit = task.release_verdicts(data, store)
         from annotator.tasks.base import ReleaseVerdict
 
-        for uid, adj in store.current_adjudications(data.study.id).items():
+        for uid, adj in ({} if task.verdicts_include_adjudications else data.adjudications).items():
             if uid in per_unit:
                 per_unit[uid] = (task.adjudicated_verdict(adj.answer or {}) if adj.kind == "final" else
                                  ReleaseVerdict(False, f"excluded by adjudication: {adj.reason}", {}))

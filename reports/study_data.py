@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from storage.adjudications import Adjudication
 from storage.models import Annotation, Annotator, Item, Study, Unit
 from storage.store import Store
 
@@ -15,6 +16,7 @@ class StudyData:
     Attention checks (units with extra["check"]) are NOT among units/answers/skipped, so no figure counts them:
     they are in check_units and check_answers. Answers of annotators excluded from the study's figures (events
     "annotator_excluded") are left out of answers and skipped too; excluded maps their names to the reason.
+    adjudications: unit id -> the adjudication in force (`prefval adjudicate`, storage/adjudications.py).
     """
 
     study: Study
@@ -27,6 +29,7 @@ class StudyData:
     check_units: list[Unit] = field(default_factory=list)
     check_answers: list[Annotation] = field(default_factory=list)
     excluded: dict[str, str] = field(default_factory=dict)
+    adjudications: dict[str, Adjudication] = field(default_factory=dict)
 
     def by_unit(self) -> dict[str, dict[str, dict]]:
         """unit_id -> {annotator name -> answer dict} for the current answers."""
@@ -60,7 +63,7 @@ def load_study_data(store: Store, study_name: str) -> StudyData:
                      [a for a in skipped if a.unit_id not in checks and a.annotator_id not in out_ids], n_assign,
                      check_units=[u for u in all_units if u.id in checks],
                      check_answers=[a for a in answers if a.unit_id in checks],
-                     excluded=excluded)
+                     excluded=excluded, adjudications=store.current_adjudications(study.id))
 
 
 def excluded_annotators(store: Store, study_id: str) -> dict[str, str]:

@@ -319,6 +319,120 @@ def _m9_progress_indexes(db: sqlite_utils.Database) -> None:
                "WHERE released_at IS NOT NULL")
 
 
+def _m10_adjudication_rounds(db: sqlite_utils.Database) -> None:
+    # The gold_label "adjudication round" (a study created with --from-study GOLD --option adjudication=1, whose
+    # annotators relabelled GOLD's non-unanimous items) is no longer a mechanism: its decisions become rows of the
+    # adjudications table (migration 5), append-only, and the round study is archived with every row kept.
+    # The rows give the gold labels the old code gave: for each gold study only its latest round not archived
+    # counted; a unit's label was the strict majority of the round's current answers (ties and unanswered units:
+    # no label) and counted only while the gold item was complete and not unanimous; labels set with
+    # `prefval adjudicate GOLD` took precedence, so units that already have an adjudication get no row. Answers of
+    # annotators excluded from a study (events annotator_excluded) and attention-check units are left out, as the
+    # old figures left them out. Each row's reason names the round study and its annotators' labels.
+    import json
+    import uuid
+
+    rounds = []
+    for sid, name, settings_text in db.execute(
+            "SELECT id, name, settings FROM studies WHERE task_type = 'gold_label' "
+            "ORDER BY created_at, id").fetchall():
+        settings = json.loads(settings_text or "{}")
+        if settings.get("adjudication") and not settings.get("creating"):
+            rounds.append((sid, name, settings))
+    if not rounds:
+        return
+    by_name: dict[str, str] = {}
+    for sid, name, settings_text in db.execute("SELECT id, name, settings FROM studies").fetchall():
+        by_name[name] = sid
+        seed_name = json.loads(settings_text or "{}").get("seed_name")
+        if seed_name:
+            by_name.setdefault(seed_name, sid)
+    names = dict(db.execute("SELECT id, name FROM annotators").fetchall())
+    now = now_iso()
+    start = _dt.datetime.fromisoformat(now)
+
+    def stamp(n: int) -> str:  # the n-th converted row: one microsecond apart, so the log keeps study order
+        return (start + _dt.timedelta(microseconds=n)).isoformat(timespec="microseconds")
+
+    def votes_of(study_id: str) -> tuple[dict[str, list[tuple[str, str, int]]], set[str]]:
+        """unit id -> [(annotator name, annotator id, label 0/1)] of current answers, by name; and the check units"""
+        excluded: dict[str, bool] = {}
+        for kind, payload in db.execute(
+                "SELECT kind, payload FROM events WHERE study_id = ? AND kind IN "
+                "('annotator_excluded', 'annotator_included') ORDER BY at", [study_id]).fetchall():
+            excluded[json.loads(payload or "{}").get("annotator", "")] = kind == "annotator_excluded"
+        checks = {uid for uid, extra in db.execute("SELECT id, extra FROM study_items WHERE study_id = ?",
+                                                   [study_id]).fetchall() if json.loads(extra or "{}").get("check")}
+        out: dict[str, list[tuple[str, str, int]]] = {}
+        for uid, aid, answer in db.execute(
+                "SELECT unit_id, annotator_id, answer FROM current_answers WHERE study_id = ?", [study_id]):
+            label = json.loads(answer or "{}").get("label")
+            who = names.get(aid, aid)
+            if label in (0, 1) and uid not in checks and not excluded.get(who):
+                out.setdefault(uid, []).append((who, aid, label))
+        return {uid: sorted(v) for uid, v in out.items()}, checks
+
+    def gold_unit_map(round_id: str, gold_id: str | None, checks: set[str]) -> dict[str, str]:
+        """round unit id -> the gold study's unit id (extra gold_unit, else the gold unit of the same item)"""
+        gold_units = {} if gold_id is None else dict(db.execute(
+            "SELECT item_id, id FROM study_items WHERE study_id = ?", [gold_id]).fetchall())
+        out = {}
+        for uid, item_id, extra in db.execute("SELECT id, item_id, extra FROM study_items WHERE study_id = ? "
+                                              "ORDER BY position", [round_id]).fetchall():
+            target = json.loads(extra or "{}").get("gold_unit") or gold_units.get(item_id)
+            if uid not in checks and target:
+                out[uid] = target
+        return out
+
+    groups: dict[str | None, list[str]] = {}  # gold study id -> its rounds not archived, in creation order
+    for sid, name, settings in rounds:
+        if not settings.get("archived"):
+            groups.setdefault(by_name.get(settings.get("from_study")), []).append(sid)
+    in_force = {ids[-1]: gold_id for gold_id, ids in groups.items() if gold_id}
+    n_all = 0
+    for sid, name, settings in rounds:
+        gold_id = in_force.get(sid)
+        if gold_id is not None:
+            gold_name, gold_settings = db.execute("SELECT name, settings FROM studies WHERE id = ?",
+                                                  [gold_id]).fetchone()
+            k = int(json.loads(gold_settings or "{}").get("annotators_per_item", 3))
+            gold_votes, _ = votes_of(gold_id)
+            votes, checks = votes_of(sid)
+            decided = {r[0] for r in db.execute(
+                "SELECT DISTINCT unit_id FROM adjudications WHERE study_id = ?", [gold_id]).fetchall()}
+            n_rows = 0
+            for uid, target in gold_unit_map(sid, gold_id, checks).items():
+                original = [lab for _, _, lab in gold_votes.get(target, [])]
+                got = votes.get(uid, [])
+                labels = [lab for _, _, lab in got]
+                winner = next((lab for lab in (0, 1) if labels.count(lab) * 2 > len(labels)), None)
+                if winner is None or target in decided or len(original) < k or len(set(original)) == 1:
+                    continue
+                split = ", ".join(f"{who} {'apply' if lab == 1 else 'suppress'}" for who, _, lab in got)
+                db["adjudications"].insert({
+                    "id": str(uuid.uuid4()), "study_id": gold_id, "unit_id": target,
+                    "adjudicator_id": next(aid for _, aid, lab in got if lab == winner), "kind": "final",
+                    "answer": json.dumps({"label": winner}),
+                    "reason": f"converted from the adjudication round study '{name}' (strict majority of its "
+                              f"annotators: {split})",
+                    "submitted_at": stamp(n_all), "supersedes": None})
+                decided.add(target)
+                n_rows += 1
+                n_all += 1
+            note = f"converted into {n_rows} adjudication(s) of '{gold_name}'"
+        elif settings.get("archived"):
+            note = "archived before the conversion; not converted (its labels no longer counted)"
+        elif by_name.get(settings.get("from_study")) is None:
+            note = "not converted: its gold study was not found"
+        else:
+            note = "not converted: a later adjudication round of the same gold study was the one in force"
+        settings = {**settings, "archived": True, "adjudication_round": note}
+        db.execute("UPDATE studies SET settings = ? WHERE id = ?", [json.dumps(settings), sid])
+        db["events"].insert({"id": str(uuid.uuid4()), "at": now, "kind": "study_archived", "study_id": sid,
+                             "annotator_id": None, "payload": json.dumps(
+                                 {"name": name, "reason": f"gold_label adjudication round {note}"},
+                                 ensure_ascii=False)})
+
 # Append new migrations at the end; never edit one that has shipped.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "initial schema", _m1_initial),
@@ -330,6 +444,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (7, "generator rows with provenance", _m7_generation_rows),
     (8, "study_items.open_slots kept by triggers", _m8_open_slots),
     (9, "indexes for progress counts", _m9_progress_indexes),
+    (10, "gold_label adjudication rounds become adjudications", _m10_adjudication_rounds),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -11,7 +11,7 @@ from annotator.release import build_release
 from annotator.screens.adjudicate import AdjudicateApp
 from annotator.study_setup import create_study
 from annotator.tasks import get_task
-from annotator.tasks._gold_stats import combined_gold
+from annotator.tasks._gold_stats import study_gold_labels
 from annotator.tasks.base import StudySpec
 from storage.errors import PrefvalError
 from storage.models import AnnotationIn, ItemIn
@@ -156,12 +156,12 @@ def test_gold_label_adjudicated_through_the_screen_becomes_the_gold_label(db_fil
                                   options={"context_threshold": "0"}))
         _answer_plan(s, "gold", {"g1": [{"label": 1}] * 3, "g2": [{"label": 1}, {"label": 0}, {"label": 0}],
                                  "g3": [{"label": 0}, {"label": 1}, {"label": 0}]})
-        assert combined_gold(s, "gold") == {"g1": 1, "g2": None, "g3": None}
+        assert study_gold_labels(s, "gold") == {"g1": 1, "g2": None, "g3": None}
         session = AdjudicationSession(s, "gold", "judy")
         assert [session.items[u.item_id].external_id for u in session.units] == ["g2", "g3"]
         session.decide(get_task("gold_label").decide("1", session.view(), None))
         session.move(1)
         session.exclude("the attribute is unclear")
-        assert combined_gold(s, "gold") == {"g1": 1, "g2": 1, "g3": None}
+        assert study_gold_labels(s, "gold") == {"g1": 1, "g2": 1, "g3": None}
         released, _ = build_release(s, ["gold"])
     assert {r["external_id"]: r["release"]["gold_label"] for r in released["c"]} == {"g1": 1, "g2": 1}

@@ -1,4 +1,4 @@
-"""`prefval release`: a persona_filter round and a gold_label study with its adjudication round, answered by
+"""`prefval release`: a persona_filter round and a gold_label study with its adjudications, answered by
 hand; the released items, the exclusions and the datasheet funnel are counted by hand; two runs give
 byte-identical files."""
 from __future__ import annotations
@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from annotator.cli import main
+from annotator.adjudication import AdjudicationSession
 from annotator.release import build_release
 from annotator.study_setup import create_study
-from annotator.tasks.base import StudySpec
+from annotator.tasks.base import Decision, StudySpec
 from storage.models import AnnotationIn, ItemIn
 from storage.store import Store
 
@@ -60,9 +61,13 @@ def curated(db_file):
             _answer(s, "pf", who, {p: {"decision": "keep" if v[i] == "k" else "drop", "reasons": []}
                                    for p, v in PERSONA_VOTES.items()})
             _answer(s, "gold", who, {g: {"label": int(v[i])} for g, (_, v) in GOLD.items()})
-        create_study(s, StudySpec(name="adj", task="gold_label", datasets=[], from_study="gold", seed=1, annotators=["dee"],
-                                  options={"adjudication": "1"}))
-        _answer(s, "adj", "dee", {"g4": {"label": 1}, "g5": {"label": 0}})
+        session = AdjudicationSession(s, "gold", "dee")  # `prefval adjudicate gold --annotator dee`
+        assert [session.items[u.item_id].external_id for u in session.units] == ["g4"]  # g5: context dropped
+        session.decide(Decision({"label": 1}))
+        # an adjudication of g5 all the same (say, set before its context fell below the threshold): no gold
+        gold = s.get_study("gold")
+        g5 = next(u for u in s.units(gold.id) if s.get_item(u.item_id).external_id == "g5")
+        s.add_adjudication(gold.id, g5.id, session.adjudicator.id, "final", answer={"label": 0})
     return db_file
 
 

@@ -1,4 +1,5 @@
-"""gold_label: three blind annotators by key presses, unanimity gold, context dropping, adjudication, figures."""
+"""gold_label: three blind annotators by key presses, unanimity gold, context dropping, figures, `prefval adjudicate`
+on a 3-annotator study by key presses (gold labels and figures counted by hand), the old adjudication round refused."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,11 +10,11 @@ from annotator.app import AnnotateApp
 from annotator.screens.summary import SummaryScreen
 from annotator.study_setup import create_study
 from annotator.tasks import get_task
-from annotator.tasks._gold_stats import combined_gold, gold_labels
+from annotator.tasks._gold_stats import gold_labels, study_gold_labels
 from annotator.tasks.base import StudySpec
 from reports.study_data import load_study_data
 from storage.errors import PrefvalError
-from storage.models import ItemIn
+from storage.models import AnnotationIn, ItemIn
 from storage.store import Store
 
 from .conftest import SAMPLE_DATA, SHARED_DATASETS
@@ -115,32 +116,125 @@ async def test_three_annotators_gold_and_figures(gl_db):
     assert fs0.figure("candidate_kappa").value == pytest.approx(8 / 13)
 
 
-async def test_adjudication_resolves_the_non_unanimous_item(gl_db):
-    await label_all(gl_db)
-    with Store.open(gl_db, mode="create") as s:
-        with pytest.raises(PrefvalError, match="only for adjudication"):
-            create_study(s, StudySpec(name="x", task="gold_label", datasets=[], from_study="gl"))
-        create_study(s, StudySpec(name="adj", task="gold_label", datasets=[], from_study="gl",
-                                  options={"adjudication": "1", "context_threshold": "0"}))
-        adj = s.get_study("adj")
-        units = s.units(adj.id)
-        assert adj.settings["annotators_per_item"] == 1 and adj.settings["datasets"] == ["secretsource"]
-        assert len(units) == 1 and units[0].extra["votes"] == {"apply": 2, "suppress": 1}
-    app = AnnotateApp(gl_db, "adj", "judge", show_timer=False)
-    async with app.run_test(size=(110, 34)) as pilot:
+def test_the_old_adjudication_round_is_refused_and_the_database_unchanged(gl_db, capsys):
+    from annotator.cli import main
+
+    before = Path(gl_db).read_bytes()
+    for extra in (["--from-study", "gl", "--option", "adjudication=1"], ["--from-study", "gl"],
+                  ["--dataset", "secretsource", "--option", "adjudication=1"]):
+        capsys.readouterr()
+        assert main(["study", "create", "adj", "--task", "gold_label", *extra, "--db", gl_db]) != 0
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "prefval adjudicate" in err and "--annotator WHO" in err, err
+        assert ("prefval adjudicate gl " in err) == ("gl" in extra), err
+    assert Path(gl_db).read_bytes() == before
+    with Store.open(gl_db, mode="ro") as s:
+        assert [st.name for st in s.studies(include_archived=True)] == ["gl"]
+
+
+# A 3-annotator study for `prefval adjudicate`: (id, context, labels of ana/bo/cy). context_threshold 0.5:
+# A (6 complete, unanimous a1 a2 a5 a6: 4/6 = 0.67) kept; B (b1 b3 unanimous: 2/4 = 0.5) kept; C (0/2) dropped;
+# d1 has two labels only (incomplete). To adjudicate: the complete non-unanimous items of kept contexts, in
+# study order: a3, a4, b2, b4 (c1, c2 are not: their context is dropped; d1 is not complete).
+ADJ_ROWS = [("a1", "A", "111"), ("a2", "A", "000"), ("a3", "A", "110"), ("a4", "A", "001"), ("a5", "A", "111"),
+            ("a6", "A", "000"), ("b1", "B", "111"), ("b2", "B", "011"), ("b3", "B", "000"), ("b4", "B", "100"),
+            ("c1", "C", "101"), ("c2", "C", "010"), ("d1", "D", "10-")]
+
+
+@pytest.fixture
+def three_db(db_file):
+    with Store.open(db_file, mode="create") as s:
+        s.import_items("cands", "jsonl", [
+            ItemIn(external_id=e, kind="gold_candidate",
+                   payload={"recipient": f"recipient {c}", "task": f"task {c}", "attribute": f"attribute {e}",
+                            "candidate_label": True})
+            for e, c, _ in ADJ_ROWS])
+        create_study(s, StudySpec(name="g3", task="gold_label", datasets=["cands"], seed=2, annotators=list(WHO),
+                                  options={"context_threshold": "0.5", "non_unanimous": "adjudicate"}))
+        st = s.get_study("g3")
+        units = {u.id: u for u in s.units(st.id)}
+        ext = {u.id: s.get_item(u.item_id).external_id for u in units.values()}
+        labels = {e: lab for e, _, lab in ADJ_ROWS}
+        for j, who in enumerate(WHO):
+            ann = s.ensure_annotator(who)
+            for a in s.assignments(st.id, ann.id):
+                lab = labels[ext[a.unit_id]][j]
+                if lab == "-":
+                    continue
+                row = dict(study_id=st.id, unit_id=a.unit_id, item_id=units[a.unit_id].item_id,
+                           annotator_id=ann.id, assignment_id=a.id)
+                s.add_annotation(AnnotationIn(**row, status="answered", answer={"label": int(lab)}))
+                if ext[a.unit_id] == "a3" and who == "cy":
+                    s.add_annotation(AnnotationIn(**row, status="note", note="[b]not[/b] for a tax agent"))
+    return db_file
+
+
+async def test_adjudicate_a_three_annotator_gold_study_in_the_tui(three_db, capsys):
+    from annotator.cli import main
+    from annotator.screens.adjudicate import AdjudicateApp
+
+    app = AdjudicateApp(three_db, "g3", "judy")
+    async with app.run_test(size=(120, 36)) as pilot:
+        s = app.session
+        assert [s.items[u.item_id].external_id for u in s.units] == ["a3", "a4", "b2", "b4"]
         text = _screen_text(app)
-        assert "2 x apply, 1 x suppress" in text and "mentions vegan diet" in text
-        assert "candidate" not in text.lower() and "true" not in text.lower()
-        await pilot.press("0")
-    with Store.open(gl_db, mode="create") as s:
-        data = load_study_data(s, "adj")
-        assert gold_labels(data) == {"g4": 0}
-        fs = get_task("gold_label").figures(data)
-        assert fs.figure("adjudicated").value == 1 and fs.figure("with_majority").value == 0.0
-        assert combined_gold(s, "gl", drop_contexts=False) == {"g0": 1, "g1": 0, "g2": 0, "g3": 1, "g4": 0, "g5": 1}
-        with pytest.raises(PrefvalError, match="not a gold_label study to adjudicate"):
-            create_study(s, StudySpec(name="adj2", task="gold_label", datasets=[], from_study="adj",
-                                      options={"adjudication": "1"}))
+        # each annotator's label and note side by side with the item; never the candidate label
+        assert "ana: apply" in text and "ben: apply" in text and "cy: suppress" in text, text
+        assert "note: [b]not[/b] for a tax agent" in text and "attribute a3" in text
+        assert "true" not in text.lower() and "candidate" not in text.lower()
+        await pilot.press("0")  # a3: suppress, against the majority (apply)
+        await pilot.pause()
+        assert "attribute a4" in _screen_text(app)
+        await pilot.press("s")  # a4 left unresolved
+        await pilot.press("1")  # b2: apply, with the majority
+        await pilot.pause()
+        assert "attribute b4" in _screen_text(app)
+        await pilot.press("E")
+        for ch in "vague":
+            await pilot.press(ch)
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("q")
+    with Store.open(three_db, mode="ro") as s:
+        data = load_study_data(s, "g3")
+        log = s.adjudication_log(data.study.id)
+        assert [(a.kind, (a.answer or {}).get("label"), a.reason) for a in log] == [
+            ("final", 0, None), ("final", 1, None), ("exclude", None, "vague")]
+        assert study_gold_labels(s, "g3") == {
+            "a1": 1, "a2": 0, "a3": 0, "a4": None, "a5": 1, "a6": 0, "b1": 1, "b2": 1, "b3": 0, "b4": None,
+            "c1": None, "c2": None, "d1": None}
+    fs = get_task("gold_label").figures(data)
+    assert fs.figure("complete").value == 12 and fs.figure("complete").n == 13
+    assert fs.figure("unanimous").value == 6 and fs.figure("unanimous").n == 12
+    assert fs.figure("unanimity").value == pytest.approx(6 / 12)
+    for key, value in (("adjudicated", 2), ("adjudication_excluded", 1), ("unresolved", 1)):
+        assert fs.figure(key).value == value and fs.figure(key).n == 4, key
+    # a3: majority apply, adjudicated suppress; b2: majority apply, adjudicated apply -> 1 of 2
+    assert fs.figure("with_majority").value == pytest.approx(1 / 2) and fs.figure("with_majority").n == 2
+    assert fs.figure("contexts_kept").value == 2 and fs.figure("contexts_kept").n == 3
+    table = {r[0]: (r[-2], r[-1]) for r in next(t for t in fs.tables if t.key == "gold").rows}
+    assert table["a3"] == ("adjudicated", 0) and table["b4"] == ("excluded by adjudication", None)
+    assert table["a4"] == ("not unanimous, not adjudicated", None) and table["c1"] == ("context dropped", None)
+    assert table["a1"] == ("unanimous", 1) and table["d1"] == ("incomplete", None)
+    # the same figures in `prefval status g3 --format json` and `prefval report g3`
+    capsys.readouterr()
+    assert main(["status", "g3", "--format", "json", "--db", three_db]) == 0
+    import json
+
+    figs = {f["key"]: f["value"] for f in json.loads(capsys.readouterr().out)["studies"][0]["figures"]}
+    assert (figs["adjudicated"], figs["adjudication_excluded"], figs["unresolved"]) == (2, 1, 1)
+    assert main(["report", "g3", "--db", three_db]) == 0
+    report = capsys.readouterr().out
+    assert "items adjudicated (final label set)" in report and "Adjudicated items" in report
+    # released: the 6 unanimous items and the 2 adjudicated ones, with their gold labels
+    from annotator.release import build_release
+
+    with Store.open(three_db, mode="ro") as s:
+        released, sheet = build_release(s, ["g3"])
+    assert {r["external_id"]: r["release"]["gold_label"] for r in released["cands"]} == {
+        "a1": 1, "a2": 0, "a3": 0, "a5": 1, "a6": 0, "b1": 1, "b2": 1, "b3": 0}
+    reasons = {e["item"]: e["reason"] for e in sheet["exclusions"]}
+    assert reasons["b4"] == "excluded by adjudication: vague" and set(reasons) == {"a4", "b4", "c1", "c2", "d1"}
 
 
 async def test_back_and_change_then_export(gl_db, capsys):
@@ -168,7 +262,7 @@ def test_sample_by_context_and_bad_options(store):
     items = store.get_items([u.item_id for u in store.units(store.get_study("s1").id)])
     assert len(items) == 3 and len({(i.payload["recipient"], i.payload["task"]) for i in items.values()}) == 1
     for opts, msg in (({"non_unanimous": "vote"}, "non_unanimous"), ({"context_threshold": "2"}, "context_threshold"),
-                      ({"sample_unit": "profile"}, "sample_unit"), ({"adjudication": "1"}, "needs --from-study")):
+                      ({"sample_unit": "profile"}, "sample_unit"), ({"adjudication": "1"}, "prefval adjudicate")):
         with pytest.raises(PrefvalError, match=msg):
             create_study(store, StudySpec(name="bad", task="gold_label", datasets=["bp"], options=opts))
 
@@ -212,21 +306,8 @@ def test_gold_screen_snapshot(gl_db, snap_compare):
     assert snap_compare(app, terminal_size=(110, 34))
 
 
-def test_adjudication_screen_snapshot(db_file, snap_compare):
-    from storage.models import AnnotationIn
+def test_adjudication_screen_snapshot(three_db, snap_compare):
+    from annotator.screens.adjudicate import AdjudicateApp
 
-    with Store.open(db_file, mode="create") as s:
-        s.import_items("ds", "jsonl", gold_items())
-        create_study(s, StudySpec(name="gl", task="gold_label", datasets=["ds"]))
-        st = s.get_study("gl")
-        for u in s.units(st.id):
-            item = s.get_item(u.item_id)
-            labels = next(lab for e, *_, lab in ROWS if e == item.external_id)
-            for who, lab in zip(WHO, labels):
-                a = s.ensure_annotator(who)
-                s.add_annotation(AnnotationIn(study_id=st.id, unit_id=u.id, item_id=u.item_id, annotator_id=a.id,
-                                              status="answered", answer={"label": lab}))
-        create_study(s, StudySpec(name="adj", task="gold_label", datasets=[], from_study="gl",
-                                  options={"adjudication": "1"}))
-    app = AnnotateApp(db_file, "adj", "judge", show_timer=False)
+    app = AdjudicateApp(three_db, "g3", "judy")
     assert snap_compare(app, terminal_size=(110, 34))

@@ -39,7 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--annotators-per-item", type=int, help="annotators per item (task default otherwise)")
     c.add_argument("--annotators", help="comma-separated names to assign now (otherwise claimed on first annotate)")
     c.add_argument("--guidelines", help="Markdown file shown with `?` (task default otherwise)")
-    c.add_argument("--from-study", help="use the records kept by this earlier study as input (persona rounds)")
+    c.add_argument("--from-study", help="use the records kept by this earlier study as input (persona rounds; "
+                                        "judge_validation: the gold labels of a gold_label study)")
     c.add_argument("--rubric", help="rubric file, YAML or JSON (rubric task; default: the built-in one)")
     c.add_argument("--pairs", help="pairing file (pairwise task; default: seeded random pairing)")
     c.add_argument("--reasons", help="comma-separated drop reasons (persona_filter)")

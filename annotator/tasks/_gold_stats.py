@@ -3,7 +3,9 @@
 Definitions used throughout:
 - an item is COMPLETE when it has at least `annotators_per_item` current answers (three by default);
 - its gold label is the label all its answers share (unanimity); a complete non-unanimous item has no gold
-  label unless an adjudication study resolved it (then the adjudicators' strict-majority label);
+  label unless an adjudicator set one with `prefval adjudicate` (the adjudications table, read through
+  StudyData.adjudications). An adjudication is in force on any item: its final label replaces the votes, an
+  exclusion leaves the item without gold;
 - a CONTEXT is a (recipient, task) pair; its unanimity rate is the share of its complete items that are
   unanimous. Contexts below the study's context_threshold are listed to drop and their items get no gold
   (BenchPreS kept 39 of 49 candidate contexts, those whose judgements did not vary).
@@ -55,73 +57,89 @@ def context_unanimity(data: StudyData) -> dict[tuple[str, str], dict[str, Any]]:
     return out
 
 
-def gold_labels(data: StudyData, adjudication: StudyData | None = None,
-                drop_contexts: bool = True, overrides: dict[str, int | None] | None = None) -> dict[str, int | None]:
-    """item external id -> gold label 1 (apply) / 0 (suppress), or None (incomplete, not unanimous and not
-    adjudicated, or in a dropped context when drop_contexts).
+#: how an item got its gold label (or why it has none), in the gold table's "decided by" column
+UNANIMOUS, ADJUDICATED, EXCLUDED, UNRESOLVED, INCOMPLETE, DROPPED = (
+    "unanimous", "adjudicated", "excluded by adjudication", "not unanimous, not adjudicated", "incomplete",
+    "context dropped")
 
-    data: a gold_label study. adjudication: its adjudication study (settings adjudication=1), whose labels
-    resolve non-unanimous items. Given an adjudication study as `data`, returns its adjudicated labels
-    (strict majority of its answers; None when unanswered or tied). overrides: item external id -> the label
-    an adjudicator set with `prefval adjudicate` (None: excluded); it replaces the label from the votes (a dropped
-    context still gives None).
+
+def gold_status(data: StudyData, drop_contexts: bool = True) -> dict[str, tuple[int | None, str]]:
+    """item external id -> (gold label 1 apply / 0 suppress / None, how: one of UNANIMOUS, ADJUDICATED, EXCLUDED,
+    UNRESOLVED, INCOMPLETE, DROPPED).
+
+    An adjudication in force (data.adjudications) decides first: its final label, or no label when it excluded
+    the item. Otherwise a complete item's gold is its unanimous label. When drop_contexts, an item whose context
+    is below the study's context_threshold has no gold whatever decided it (BenchPreS A.2 drops such contexts).
     """
-    from reports.stats import strict_majority
-
     votes = unit_votes(data)
-    if data.study.settings.get("adjudication"):
-        return {data.items[u.item_id].external_id: strict_majority(votes[u.id]) for u in data.units}
-    resolved = gold_labels(adjudication) if adjudication is not None else {}
     contexts = context_unanimity(data) if drop_contexts else {}
-    out: dict[str, int | None] = {}
+    out: dict[str, tuple[int | None, str]] = {}
     for u in data.units:
         item = data.items[u.item_id]
         labels = votes[u.id]
-        gold = None
-        if _complete(data, labels):
-            gold = labels[0] if len(set(labels)) == 1 else resolved.get(item.external_id)
-        if overrides and item.external_id in overrides:
-            gold = overrides[item.external_id]
-        if drop_contexts and not contexts[_context(item)]["kept"]:
-            gold = None
-        out[item.external_id] = gold
+        adj = data.adjudications.get(u.id)
+        if drop_contexts and not contexts[_context(item)]["kept"]:  # (no complete item in it yet: incomplete)
+            out[item.external_id] = (None, INCOMPLETE if contexts[_context(item)]["rate"] is None else DROPPED)
+        elif adj is not None and adj.kind == "final" and (adj.answer or {}).get("label") in (0, 1):
+            out[item.external_id] = ((adj.answer or {})["label"], ADJUDICATED)
+        elif adj is not None:
+            out[item.external_id] = (None, EXCLUDED)
+        elif not _complete(data, labels):
+            out[item.external_id] = (None, INCOMPLETE)
+        elif len(set(labels)) == 1:
+            out[item.external_id] = (labels[0], UNANIMOUS)
+        else:
+            out[item.external_id] = (None, UNRESOLVED)
     return out
 
 
-def combined_gold(store, gold_study: str, drop_contexts: bool = True) -> dict[str, int | None]:
-    """gold_labels of a gold study with its adjudication: the labels set with `prefval adjudicate GOLD` (they
-    take precedence), and the most recent study created with --from-study gold_study --option adjudication=1, if
-    any. Raises PrefvalError for an unknown study."""
+def gold_labels(data: StudyData, drop_contexts: bool = True) -> dict[str, int | None]:
+    """item external id -> gold label 1 (apply) / 0 (suppress), or None (incomplete, not unanimous and not
+    adjudicated, excluded by adjudication, or in a dropped context when drop_contexts). See gold_status."""
+    return {ext: label for ext, (label, _) in gold_status(data, drop_contexts).items()}
+
+
+def study_gold_labels(store, study_name: str, drop_contexts: bool = True) -> dict[str, int | None]:
+    """gold_labels of the gold_label study named study_name, read from the store with its adjudications.
+    Raises PrefvalError for an unknown study."""
     from reports.study_data import load_study_data
 
-    data = load_study_data(store, gold_study)
-    adj = [s for s in store.studies()
-           if s.settings.get("adjudication") and s.settings.get("from_study") == gold_study]
-    adj_data = load_study_data(store, adj[-1].name) if adj else None
-    overrides = {}
-    units = {u.id: u for u in data.units}
-    for unit_id, a in store.current_adjudications(data.study.id).items():
-        unit = units[unit_id]
-        label = (a.answer or {}).get("label") if a.kind == "final" else None
-        overrides[data.items[unit.item_id].external_id] = label if label in (0, 1) else None
-    return gold_labels(data, adj_data, drop_contexts, overrides)
+    return gold_labels(load_study_data(store, study_name), drop_contexts)
 
 
-def non_unanimous_items(store, gold) -> list[tuple[str, None, dict[str, Any]]]:
-    """Units of an adjudication study over study `gold`: its complete non-unanimous items in study order,
-    each with extra {"votes": {"apply": n, "suppress": m}, "gold_unit": unit id}."""
-    k = int(gold.settings.get("annotators_per_item", 3))
-    labels: dict[str, list[int]] = defaultdict(list)
-    for a in store.current_annotations(gold.id):
-        if a.answer and a.answer.get("label") in (0, 1):
-            labels[a.unit_id].append(a.answer["label"])
-    out = []
-    for u in store.units(gold.id):
-        got = labels.get(u.id, [])
-        if len(got) >= k and len(set(got)) > 1:
-            out.append((u.item_id, None, {"votes": {"apply": got.count(1), "suppress": got.count(0)},
-                                          "gold_unit": u.id}))
-    return out
+def units_to_adjudicate(data: StudyData) -> list:
+    """The units `prefval adjudicate` lists for a gold_label study, in study order: complete items whose labels
+    are not unanimous, in contexts the study keeps (an item of a dropped context gets no gold label whatever an
+    adjudicator decides, so it is not asked about)."""
+    votes = unit_votes(data)
+    contexts = context_unanimity(data)
+    return [u for u in data.units if _complete(data, votes[u.id]) and len(set(votes[u.id])) > 1
+            and contexts[_context(data.items[u.item_id])]["kept"]]
+
+
+def _adjudication_figures(fs: FigureSet, data: StudyData, status: dict[str, tuple[int | None, str]]) -> None:
+    """Items to adjudicate (complete, not unanimous, context kept) split into adjudicated / excluded /
+    unresolved, and how often an adjudicated label equals the original strict majority of the annotators."""
+    from reports.stats import strict_majority
+
+    votes = unit_votes(data)
+    todo = units_to_adjudicate(data)
+    n = len(todo)
+    how = [status[data.items[u.item_id].external_id][1] for u in todo]
+    none = "" if n else "no complete non-unanimous item in a kept context"
+    for key, label, want in (("adjudicated", "items adjudicated (final label set)", ADJUDICATED),
+                             ("adjudication_excluded", "items excluded by adjudication", EXCLUDED),
+                             ("unresolved", "items not unanimous and not adjudicated yet", UNRESOLVED)):
+        fs.figures.append(Figure(key=key, label=label, value=how.count(want), n=n, note=none))
+    pairs = []
+    for u, h in zip(todo, how):
+        label = status[data.items[u.item_id].external_id][0]
+        majority = strict_majority(votes[u.id])
+        if h == ADJUDICATED and majority is not None:
+            pairs.append(label == majority)
+    fs.figures.append(Figure(key="with_majority", label="adjudicated labels equal to the annotators' majority",
+                             value=sum(pairs) / len(pairs) if pairs else None, n=len(pairs),
+                             note="" if pairs else "no adjudicated item with a majority label"))
 
 
 def _candidate_agreement(fs: FigureSet, data: StudyData, gold: dict[str, int | None]) -> None:
@@ -143,27 +161,24 @@ def _candidate_agreement(fs: FigureSet, data: StudyData, gold: dict[str, int | N
                                        cohen_kappa(pairs, categories=[0, 1], ci=True)))
 
 
-def _gold_table(data: StudyData, votes: dict[str, list[int]], gold: dict[str, int | None]) -> Table:
+def _gold_table(data: StudyData, votes: dict[str, list[int]], status: dict[str, tuple[int | None, str]]) -> Table:
     limit = int(data.study.settings.get("gold_table_max", 200))
     rows = []
     for u in data.units:
         item = data.items[u.item_id]
-        v = u.extra.get("votes") or {"apply": votes[u.id].count(1), "suppress": votes[u.id].count(0)}
-        if data.study.settings.get("adjudication"):
-            v = {"apply": v["apply"], "suppress": v["suppress"]}
-        rows.append([item.external_id, item.payload["recipient"], item.payload["task"],
-                     item.payload["attribute"], v["apply"], v["suppress"], gold.get(item.external_id)])
+        label, how = status[item.external_id]
+        rows.append([item.external_id, item.payload["recipient"], item.payload["task"], item.payload["attribute"],
+                     votes[u.id].count(1), votes[u.id].count(0), how, label])
     note = "" if len(rows) <= limit else f"first {limit} of {len(rows)} items; gold_labels() gives all"
     return Table(key="gold", title="gold labels (1 apply, 0 suppress, - none)" + (f" ({note})" if note else ""),
-                 columns=["item", "recipient", "task", "attribute", "apply votes", "suppress votes", "gold"],
+                 columns=["item", "recipient", "task", "attribute", "apply votes", "suppress votes", "decided by",
+                          "gold"],
                  rows=rows[:limit], note=note)
 
 
 def gold_figures(data: StudyData) -> FigureSet:
-    """The figures of a gold study (unanimity, contexts, categories, agreement, gold table) or of an
-    adjudication study (adjudicated count, agreement with the original majority, gold table)."""
-    if data.study.settings.get("adjudication"):
-        return _adjudication_figures(data)
+    """The figures of a gold study: unanimity, the adjudication of the non-unanimous items (adjudicated,
+    excluded, unresolved, agreement with the majority), contexts, categories, agreement, gold table."""
     from reports.stats import fleiss_kappa, gwet_ac1, unanimity_rate
 
     s = data.study.settings
@@ -174,6 +189,8 @@ def gold_figures(data: StudyData) -> FigureSet:
                              value=len(complete), n=len(data.units)))
     unan = unanimity_rate([votes[u.id] for u in complete], ci=True)
     fs.figures.append(Figure.from_stat("unanimity", "unanimous items (share of complete items)", unan))
+    fs.figures.append(Figure(key="unanimous", label="unanimous items",
+                             value=sum(len(set(votes[u.id])) == 1 for u in complete), n=len(complete)))
     removed_label = ("sent to adjudication (not unanimous)" if s.get("non_unanimous") == "adjudicate"
                      else "removed (not unanimous)")
     fs.figures.append(Figure(
@@ -203,7 +220,9 @@ def gold_figures(data: StudyData) -> FigureSet:
                            columns=["recipient", "task", "complete", "rate"],
                            rows=[[r[0], r[1], r[2], r[4]] for r in ctx_rows if r[5] == "drop"]))
 
-    gold = gold_labels(data)
+    status = gold_status(data)
+    gold = {ext: label for ext, (label, _) in status.items()}
+    _adjudication_figures(fs, data, status)
     cat: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     for u in complete:
         item = data.items[u.item_id]
@@ -230,27 +249,5 @@ def gold_figures(data: StudyData) -> FigureSet:
             value=sum(c[g] for c in groups.values()) / n_groups if n_groups else None, n=n_groups,
             note="" if n_groups else "no kept context with a complete item"))
     _candidate_agreement(fs, data, gold)
-    fs.tables.append(_gold_table(data, votes, gold))
-    return fs
-
-
-def _adjudication_figures(data: StudyData) -> FigureSet:
-    """Adjudicated items, how often the adjudicator sided with the original majority, candidate agreement,
-    and the adjudicated gold table."""
-    fs = FigureSet(study=data.study.name, task=data.study.task_type)
-    votes = unit_votes(data)
-    gold = gold_labels(data)
-    decided = [u for u in data.units if gold[data.items[u.item_id].external_id] is not None]
-    fs.figures.append(Figure(key="adjudicated", label="items adjudicated", value=len(decided),
-                             n=len(data.units)))
-    sided = 0
-    for u in decided:
-        v = u.extra.get("votes", {})
-        majority = 1 if v.get("apply", 0) > v.get("suppress", 0) else 0
-        sided += gold[data.items[u.item_id].external_id] == majority
-    fs.figures.append(Figure(key="with_majority", label="adjudicated labels equal to the original majority",
-                             value=sided / len(decided) if decided else None, n=len(decided),
-                             note="" if decided else "nothing adjudicated yet"))
-    _candidate_agreement(fs, data, gold)
-    fs.tables.append(_gold_table(data, votes, gold))
+    fs.tables.append(_gold_table(data, votes, status))
     return fs

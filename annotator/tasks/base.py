@@ -264,6 +264,16 @@ class TaskType:
         with different answer_key. Rubric overrides (scores more than a threshold apart)."""
         return len(answers) >= 2 and len({self.answer_key(a) for a in answers}) > 1
 
+    def units_to_adjudicate(self, data: "StudyData", answers: dict[str, list[dict[str, Any]]]) -> list[Unit]:
+        """The units `prefval adjudicate` lists, in study order. answers: unit id -> the current human answers.
+        Default: the units whose answers disagree (disagrees). gold_label overrides (its unanimity and context
+        rules). Raises PrefvalError when the study cannot be adjudicated."""
+        return [u for u in data.units if self.disagrees(answers.get(u.id, []), data.study.settings)]
+
+    #: True when release_verdicts already applies the study's adjudications (else `prefval release` applies
+    #: adjudicated_verdict and exclusions over them)
+    verdicts_include_adjudications: ClassVar[bool] = False
+
     def adjudicated_verdict(self, answer: dict[str, Any]) -> "ReleaseVerdict":
         """The release verdict of an item whose answer an adjudicator set. Default: it passes. Filtering task types
         override (a persona kept or dropped, a gold label)."""

@@ -4,16 +4,21 @@ Screen: the recipient-task context (and the user's name) and one remembered attr
 Keys: `1` apply (using it fits this context), `0` suppress. The candidate's own label (author/LLM) and other
 annotators' answers are never shown. Three annotators per item by default. Answer: {"label": 1 | 0}.
 
-Gold (annotator.tasks._gold_stats.gold_labels): the unanimous label of an item with all its answers; a
-non-unanimous item is excluded (default) or, with `--option non_unanimous=adjudicate`, resolved by an
-adjudication study: `prefval study create ADJ --task gold_label --from-study GOLD --option adjudication=1`
-holds only GOLD's complete non-unanimous items, and its screen (not blind to them) shows how the annotators
-split; the adjudicator's label becomes the gold label.
+Gold (annotator.tasks._gold_stats.gold_labels): the unanimous label of an item with all its answers. A
+non-unanimous item has no gold label until an adjudicator resolves it with `prefval adjudicate GOLD --annotator
+WHO` (annotator/adjudication.py, the same screen as for every task type): it lists the complete non-unanimous
+items of contexts the study keeps, each with every annotator's label and notes side by side; the adjudicator's
+label becomes the gold label, or the item is excluded with a reason. The figures count the items adjudicated,
+excluded and still unresolved, and how often the adjudicator sided with the annotators' majority.
+The older adjudication round (a second gold_label study made with --from-study GOLD --option adjudication=1) is
+gone: creating one is refused, and a database holding one is converted into adjudications when a writing command
+opens it (storage/db.py, migration 10; the round study is archived with all its rows).
 
-Options: non_unanimous=exclude|adjudicate, context_threshold=0.9 (contexts = recipient + task whose unanimity
-rate is below it are listed to drop, and their items get no gold), sample_unit=item|context (with --sample N:
-N random items, or all items of N random (profile, recipient, task) groups), gold_table_max=200 (rows of the
-gold table in the figures; gold_labels() has them all), adjudication=1 (see above).
+Options: non_unanimous=exclude|adjudicate (how the figures name the non-unanimous share: removed, or sent to
+adjudication), context_threshold=0.9 (contexts = recipient + task whose unanimity rate is below it are listed
+to drop, and their items get no gold), sample_unit=item|context (with --sample N: N random items, or all items
+of N random (profile, recipient, task) groups), gold_table_max=200 (rows of the gold table in the figures;
+gold_labels() has them all).
 """
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ import random
 from typing import Any
 
 from annotator.tasks.base import (
-    Decision, KeyChoice, ReleaseVerdict, StudySpec, TaskType, UnitView, human_answers, option_flag,
+    Decision, KeyChoice, ReleaseVerdict, StudySpec, TaskType, UnitView, human_answers,
 )
 from storage.errors import PrefvalError
 from storage.models import Item, Unit
@@ -44,31 +49,17 @@ class GoldLabelTask(TaskType):
         "- `s`: skip, `u`: back/change, `n`: note, `q`: quit\n\n"
         "Judge on your own; each key is saved at once.\n"
     )
-    adjudication_guidelines = (
-        "# Adjudication\n\n"
-        "The annotators did not agree on these items. You see how they split; decide the final label.\n\n"
-        "- `1` apply, `0` suppress; `s` skip, `u` back, `n` note, `q` quit\n"
-    )
-
-    def __init__(self) -> None:
-        self._settings: dict[str, Any] | None = None
-
     # ---- study creation ---------------------------------------------------------------------------------
     def study_settings(self, spec: StudySpec) -> dict[str, Any]:
-        """Adds non_unanimous, context_threshold, sample_unit, gold_table_max, adjudication, from_study.
-        An adjudication study defaults to one annotator per item. Raises PrefvalError for a bad option."""
+        """Adds non_unanimous, context_threshold, sample_unit, gold_table_max. Raises PrefvalError for a bad
+        option, and for --from-study or --option adjudication (the adjudication round is `prefval adjudicate`)."""
         opts = spec.options
-        adjudication = option_flag(opts.get("adjudication", "0"))
+        if spec.from_study or "adjudication" in opts:
+            gold = spec.from_study or "GOLD"
+            raise PrefvalError(f"gold_label has no adjudication round any more: use `prefval adjudicate {gold} "
+                               f"--annotator WHO` (nothing was created)")
         settings = super().study_settings(spec)
-        if adjudication:
-            if not spec.from_study:
-                raise PrefvalError("--option adjudication=1 needs --from-study GOLDSTUDY")
-            settings["annotators_per_item"] = spec.annotators_per_item or 1
-            if not spec.guidelines:
-                settings["guidelines"] = self.adjudication_guidelines
-        elif spec.from_study:
-            raise PrefvalError("gold_label takes --from-study only for adjudication (--option adjudication=1)")
-        elif not spec.datasets:
+        if not spec.datasets:
             raise PrefvalError("gold_label needs --dataset")
         mode = str(opts.get("non_unanimous", "exclude"))
         if mode not in ("exclude", "adjudicate"):
@@ -85,34 +76,19 @@ class GoldLabelTask(TaskType):
         if sample_unit not in ("item", "context"):
             raise PrefvalError(f"--option sample_unit={sample_unit}: use item or context")
         settings.update({"non_unanimous": mode, "context_threshold": threshold, "sample_unit": sample_unit,
-                         "gold_table_max": table_max, "adjudication": adjudication,
-                         "from_study": spec.from_study})
-        self._settings = settings  # build_units adds the datasets of an adjudication study
+                         "gold_table_max": table_max})
         return settings
 
     def build_units(self, store, spec: StudySpec) -> list[tuple[str, str | None, dict[str, Any]]]:
-        """Gold study: the dataset's gold_candidate items, or a seeded sample (see sample_unit).
-        Adjudication study: the complete non-unanimous items of --from-study, with the split in extra["votes"]
-        ({"apply": n, "suppress": m}). Raises PrefvalError when there is nothing to label."""
-        settings = self._settings if self._settings is not None else self.study_settings(spec)
-        if settings["adjudication"]:
-            from annotator.tasks._gold_stats import non_unanimous_items
-
-            gold = store.get_study(spec.from_study)
-            if gold.task_type != self.name or gold.settings.get("adjudication"):
-                raise PrefvalError(f"--from-study {spec.from_study}: not a gold_label study to adjudicate")
-            settings["datasets"] = list(gold.settings.get("datasets", []))
-            units = non_unanimous_items(store, gold)
-            if not units:
-                raise PrefvalError(f"study '{gold.name}' has no complete non-unanimous item to adjudicate")
-            return units
+        """The dataset's gold_candidate items, or a seeded sample (see sample_unit). Raises PrefvalError when
+        there is nothing to label."""
         items = [it for it in store.items(spec.datasets[0]) if it.kind in self.item_kinds]
         if not items:
             raise PrefvalError(f"dataset '{spec.datasets[0]}' has no gold_candidate items")
         if spec.sample is not None:
             if spec.sample <= 0:
                 raise PrefvalError("--sample must be positive")
-            items = self._sample(items, spec.sample, spec.seed, settings["sample_unit"])
+            items = self._sample(items, spec.sample, spec.seed, self.study_settings(spec)["sample_unit"])
         return [(it.id, None, {}) for it in items]
 
     @staticmethod
@@ -147,10 +123,9 @@ class GoldLabelTask(TaskType):
         from annotator.widgets.gold_candidate_view import GoldCandidateView
 
         p = view.item.payload  # only the fields below reach the screen: never candidate_label
-        votes = view.unit.extra.get("votes") if view.settings.get("adjudication") else None
         return GoldCandidateView(recipient=p["recipient"], task=p["task"], attribute=p["attribute"],
                                  statement=p.get("statement"), user=p.get("profile_name"),
-                                 chosen=(view.answer or {}).get("label"), votes=votes)
+                                 chosen=(view.answer or {}).get("label"))
 
     # ---- outputs ----------------------------------------------------------------------------------------
     def check_key(self, item: Item) -> Any:
@@ -162,9 +137,16 @@ class GoldLabelTask(TaskType):
         return answer.get("label")
 
     def adjudicated_verdict(self, answer: dict[str, Any]) -> ReleaseVerdict:
-        """The adjudicator's label is the gold label."""
+        """The adjudicator's label is the gold label (release_verdicts already applies it, with the context rule)."""
         label = answer.get("label")
         return ReleaseVerdict(label in (0, 1), "gold label (adjudicated)", {"gold_label": label})
+
+    def units_to_adjudicate(self, data, answers: dict[str, list[dict[str, Any]]]) -> list[Unit]:
+        """The complete non-unanimous items of contexts the study keeps (annotator.tasks._gold_stats)."""
+        from annotator.tasks._gold_stats import units_to_adjudicate
+
+        self._refuse_old_round(data.study)
+        return units_to_adjudicate(data)
 
     def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:
         cand = item.payload.get("candidate_label")
@@ -175,32 +157,51 @@ class GoldLabelTask(TaskType):
                 "candidate_label": None if cand is None else int(cand),
                 "agrees_with_candidate": None if cand is None or label is None else int(cand) == label}
 
-    def release_verdicts(self, data, store) -> dict[str, ReleaseVerdict]:
-        """A candidate passes with its gold label: unanimous among its complete human answers, or resolved by the
-        study's adjudication round (the latest study created with --from-study THIS --option adjudication=1),
-        and not in a context dropped for low unanimity (BenchPreS A.2). The label is added as gold_label."""
-        from annotator.tasks._gold_stats import combined_gold, gold_labels
+    #: release_verdicts applies the study's adjudications itself (with the context rule)
+    verdicts_include_adjudications = True
 
-        if data.study.settings.get("adjudication"):
-            gold = gold_labels(data)
-        else:
-            gold = combined_gold(store, data.study.name)
+    def release_verdicts(self, data, store) -> dict[str, ReleaseVerdict]:
+        """A candidate passes with its gold label (annotator.tasks._gold_stats.gold_status): unanimous among its
+        complete human answers or set by an adjudicator (`prefval adjudicate`), and not in a context dropped for
+        low unanimity (BenchPreS A.2). The label is added as gold_label. Raises PrefvalError for a converted
+        adjudication round study."""
+        from annotator.tasks._gold_stats import ADJUDICATED, DROPPED, EXCLUDED, UNANIMOUS, gold_status
+
+        self._refuse_old_round(data.study)
+        status = gold_status(data)
         answers = human_answers(data)
         out = {}
         for u in data.units:
-            label = gold.get(data.items[u.item_id].external_id)
-            labels = {a.get("label") for a in answers[u.id]}
-            if label is not None:
-                how = "adjudicated" if data.study.settings.get("adjudication") or len(labels) > 1 else "unanimous"
+            label, how = status[data.items[u.item_id].external_id]
+            adj = data.adjudications.get(u.id)
+            if how in (UNANIMOUS, ADJUDICATED):
                 out[u.id] = ReleaseVerdict(True, f"gold label ({how})", {"gold_label": label})
+            elif how == EXCLUDED:
+                out[u.id] = ReleaseVerdict(False, f"excluded by adjudication: {adj.reason if adj else ''}", {})
+            elif how == DROPPED:
+                out[u.id] = ReleaseVerdict(False if answers[u.id] else None,
+                                           "no gold label (its context was dropped for low unanimity)", {})
             elif not answers[u.id]:
                 out[u.id] = ReleaseVerdict(None, "not annotated", {})
             else:
-                out[u.id] = ReleaseVerdict(False, "no gold label (incomplete, not unanimous and not adjudicated, "
-                                                  "or its context was dropped)", {})
+                out[u.id] = ReleaseVerdict(False, "no gold label (incomplete, or not unanimous and not "
+                                                  "adjudicated)", {})
         return out
 
     def figures(self, data):
+        """gold_figures (annotator.tasks._gold_stats). Raises PrefvalError for a converted adjudication round."""
         from annotator.tasks._gold_stats import gold_figures
 
+        self._refuse_old_round(data.study)
         return gold_figures(data)
+
+    @staticmethod
+    def _refuse_old_round(study) -> None:
+        """An adjudication round study of the old kind (settings adjudication) has no figures of its own: its
+        decisions were converted into adjudications of its gold study (storage/db.py, migration 10)."""
+        if study.settings.get("adjudication"):
+            gold = study.settings.get("from_study") or "its gold study"
+            raise PrefvalError(f"study '{study.name}' is an old gold_label adjudication round, archived when its "
+                               f"labels became adjudications of '{gold}' ("
+                               f"{study.settings.get('adjudication_round', 'not converted')}): "
+                               f"see `prefval report {gold}`")

@@ -1,7 +1,7 @@
 """The gold_label panel: the recipient-task context, the remembered attribute, the two labels.
 
-Only what is passed in is drawn; the task never passes the candidate's own label. `votes` (how the
-annotators split) is given only on adjudication screens.
+Only what is passed in is drawn; the task never passes the candidate's own label nor anyone else's answer (the
+adjudication screen shows the annotators' labels in its own side panel).
 """
 from __future__ import annotations
 
@@ -15,20 +15,19 @@ from annotator.widgets.seen import must_see
 
 class GoldCandidateView(Vertical):
     """recipient, task: the context; attribute, statement: the remembered fact; user: the user's name or None;
-    chosen: the annotator's own current label (1, 0 or None); votes: {"apply": n, "suppress": m} or None."""
+    chosen: the annotator's own current label (1, 0 or None)."""
 
     DEFAULT_CSS = """
     GoldCandidateView { height: 1fr; }
     GoldCandidateView #context { height: auto; border: round $secondary; padding: 0 1; }
     GoldCandidateView #memory { height: auto; max-height: 60%; border: round $accent; padding: 0 1; }
     GoldCandidateView .attribute { text-style: bold; }
-    GoldCandidateView #votes { height: auto; border: round $warning; padding: 0 1; }
     GoldCandidateView #labels { height: auto; padding: 0 1; }
     GoldCandidateView .label.chosen { background: $accent 30%; text-style: bold; }
     """
 
     def __init__(self, recipient: str, task: str, attribute: str, statement: str | None, user: str | None,
-                 chosen: int | None, votes: dict[str, int] | None = None) -> None:
+                 chosen: int | None) -> None:
         super().__init__()
         self.gc_recipient = recipient
         self.gc_task = task
@@ -36,7 +35,6 @@ class GoldCandidateView(Vertical):
         self.gc_statement = statement
         self.gc_user = user
         self.gc_chosen = chosen
-        self.gc_votes = votes
 
     def compose(self) -> ComposeResult:
         with Vertical(id="context") as ctx:
@@ -50,10 +48,6 @@ class GoldCandidateView(Vertical):
             yield must_see(PagedText(self.gc_attribute, classes="attribute"), "the remembered attribute")
             if self.gc_statement:
                 yield must_see(PagedText(self.gc_statement, classes="statement"), "the remembered attribute")
-        if self.gc_votes is not None:
-            with Vertical(id="votes") as box:
-                box.border_title = "Annotators disagreed"
-                yield Static(f"{self.gc_votes.get('apply', 0)} x apply, {self.gc_votes.get('suppress', 0)} x suppress")
         with Vertical(id="labels"):
             yield Static("[b]1[/b]  apply: it should shape this message",
                          classes="label chosen" if self.gc_chosen == 1 else "label", id="label-1")
