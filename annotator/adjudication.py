@@ -43,7 +43,7 @@ class AdjudicationSession:
         data = load_study_data(store, study_name)
         self.study = data.study
         self.task = get_task(self.study.task_type)
-        self.adjudicator = store.ensure_annotator(adjudicator_name)
+        self.task.check_study(self.study)
         self.items = data.items
         notes: dict[tuple[str, str], list[str]] = {}
         for a in store.annotations(self.study.id):
@@ -60,7 +60,9 @@ class AdjudicationSession:
         self.units = self.task.units_to_adjudicate(data, {uid: [r.answer for r in rows]
                                                           for uid, rows in shown.items()})
         if not self.units:
-            raise PrefvalError(f"study '{study_name}' has no disagreements to adjudicate in {store.path}")
+            raise PrefvalError(f"study '{study_name}' has no disagreements to adjudicate in {store.path}"
+                               f"{self.task.nothing_to_adjudicate(data)}")
+        self.adjudicator = store.ensure_annotator(adjudicator_name)  # written only once there is work to do
         self.current: dict[str, Adjudication] = store.current_adjudications(self.study.id)
         self.index = next((i for i, u in enumerate(self.units) if u.id not in self.current), 0)
 

@@ -61,6 +61,7 @@ class Session:
         self.store = store
         self.study = store.get_study(study_name)
         self.task: TaskType = get_task(self.study.task_type)
+        self.task.check_study(self.study)
         self.annotator = store.ensure_annotator(annotator_name)
         self.clock = clock
         self._now_iso = now_iso

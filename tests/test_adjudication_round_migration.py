@@ -147,11 +147,18 @@ def test_a_writing_open_converts_the_rounds_with_the_old_gold_labels(old_db, cap
     # opened again: nothing more is converted
     with Store.open(old_db, mode="rw") as s:
         assert _counts(s) == after
-    # the round study has no figures of its own any more: one line pointing at its gold study
-    capsys.readouterr()
-    assert main(["report", "adj", "--db", old_db]) != 0
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "prefval report gold" in err, err
+    # the round study has no figures of its own any more and is not annotated nor adjudicated: one line each,
+    # pointing at its gold study, and nothing written
+    with Store.open(old_db, mode="rw") as s:
+        unchanged = _counts(s) | {"annotators": len(s.annotators()), "events": len(s.events())}
+    for argv in (["report", "adj"], ["adjudicate", "adj", "--annotator", "zed"], ["annotate", "adj", "--annotator",
+                                                                                   "dee"]):
+        capsys.readouterr()
+        assert main([*argv, "--db", old_db]) != 0, argv
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "prefval report gold" in err, err
+    with Store.open(old_db, mode="rw") as s:
+        assert _counts(s) | {"annotators": len(s.annotators()), "events": len(s.events())} == unchanged
     # export lists the converted rows as adjudications, with their provenance in the note
     assert main(["export", "gold", "--format", "jsonl", "--db", old_db]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

@@ -237,6 +237,25 @@ async def test_adjudicate_a_three_annotator_gold_study_in_the_tui(three_db, caps
     assert reasons["b4"] == "excluded by adjudication: vague" and set(reasons) == {"a4", "b4", "c1", "c2", "d1"}
 
 
+def test_adjudicate_says_when_every_disagreement_is_in_a_dropped_context(gl_db):
+    from annotator.adjudication import AdjudicationSession
+
+    with Store.open(gl_db, mode="create") as s:
+        st = s.get_study("gl")
+        for j, who in enumerate(WHO):
+            ann = s.ensure_annotator(who)
+            for u in s.units(st.id):
+                lab = next(labs for e, *_, labs in ROWS if e == s.get_item(u.item_id).external_id)[j]
+                s.add_annotation(AnnotationIn(study_id=st.id, unit_id=u.id, item_id=u.item_id,
+                                              annotator_id=ann.id, status="answered", answer={"label": lab}))
+        n_annotators = len(s.annotators())
+        # g4 (1, 0, 1) is the only non-unanimous item; its context (2/3 unanimous) is below 0.9
+        with pytest.raises(PrefvalError, match=r"no disagreements .*; 1 item\(s\) not unanimous are in contexts "
+                                               r"dropped .* context_threshold 0.9"):
+            AdjudicationSession(s, "gl", "judy")
+        assert len(s.annotators()) == n_annotators  # judy was not written
+
+
 async def test_back_and_change_then_export(gl_db, capsys):
     import json
 

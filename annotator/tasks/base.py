@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
-from storage.models import Annotation, Assignment, Item, Unit
+from storage.models import Annotation, Assignment, Item, Study, Unit
 
 if TYPE_CHECKING:  # pragma: no cover
     from textual.widget import Widget
@@ -264,11 +264,20 @@ class TaskType:
         with different answer_key. Rubric overrides (scores more than a threshold apart)."""
         return len(answers) >= 2 and len({self.answer_key(a) for a in answers}) > 1
 
+    def check_study(self, study: "Study") -> None:
+        """Override to refuse a study that can no longer be annotated or adjudicated (raise PrefvalError with one
+        line saying why). Default: every study can."""
+
     def units_to_adjudicate(self, data: "StudyData", answers: dict[str, list[dict[str, Any]]]) -> list[Unit]:
         """The units `prefval adjudicate` lists, in study order. answers: unit id -> the current human answers.
         Default: the units whose answers disagree (disagrees). gold_label overrides (its unanimity and context
         rules). Raises PrefvalError when the study cannot be adjudicated."""
         return [u for u in data.units if self.disagrees(answers.get(u.id, []), data.study.settings)]
+
+    def nothing_to_adjudicate(self, data: "StudyData") -> str:
+        """Why units_to_adjudicate is empty, when the task can say more than "no disagreements" (a clause
+        starting with "; "), else ""."""
+        return ""
 
     #: True when release_verdicts already applies the study's adjudications (else `prefval release` applies
     #: adjudicated_verdict and exclusions over them)
@@ -276,7 +285,7 @@ class TaskType:
 
     def adjudicated_verdict(self, answer: dict[str, Any]) -> "ReleaseVerdict":
         """The release verdict of an item whose answer an adjudicator set. Default: it passes. Filtering task types
-        override (a persona kept or dropped, a gold label)."""
+        override (a persona kept or dropped); gold_label applies its adjudications in release_verdicts."""
         return ReleaseVerdict(True, "adjudicated", {})
 
     # ---- releases -----------------------------------------------------------------------------------------

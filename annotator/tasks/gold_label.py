@@ -136,17 +136,24 @@ class GoldLabelTask(TaskType):
     def answer_key(self, answer: dict[str, Any]) -> Any:
         return answer.get("label")
 
-    def adjudicated_verdict(self, answer: dict[str, Any]) -> ReleaseVerdict:
-        """The adjudicator's label is the gold label (release_verdicts already applies it, with the context rule)."""
-        label = answer.get("label")
-        return ReleaseVerdict(label in (0, 1), "gold label (adjudicated)", {"gold_label": label})
-
     def units_to_adjudicate(self, data, answers: dict[str, list[dict[str, Any]]]) -> list[Unit]:
         """The complete non-unanimous items of contexts the study keeps (annotator.tasks._gold_stats)."""
         from annotator.tasks._gold_stats import units_to_adjudicate
 
-        self._refuse_old_round(data.study)
+        self.check_study(data.study)
         return units_to_adjudicate(data)
+
+    def nothing_to_adjudicate(self, data) -> str:
+        """Names the non-unanimous items left out because their contexts are dropped, if any."""
+        from annotator.tasks._gold_stats import DROPPED, gold_status, unit_votes
+
+        votes = unit_votes(data)
+        status = gold_status(data)
+        n = sum(1 for u in data.units if len(set(votes[u.id])) > 1
+                and status[data.items[u.item_id].external_id][1] == DROPPED)
+        threshold = float(data.study.settings.get("context_threshold", 0.9))
+        return (f"; {n} item(s) not unanimous are in contexts dropped for unanimity below the study's "
+                f"context_threshold {threshold:g}, where no adjudication gives a gold label") if n else ""
 
     def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:
         cand = item.payload.get("candidate_label")
@@ -157,7 +164,8 @@ class GoldLabelTask(TaskType):
                 "candidate_label": None if cand is None else int(cand),
                 "agrees_with_candidate": None if cand is None or label is None else int(cand) == label}
 
-    #: release_verdicts applies the study's adjudications itself (with the context rule)
+    #: release_verdicts applies the study's adjudications itself (with the context rule), so `prefval release`
+    #: does not apply adjudicated_verdict over them
     verdicts_include_adjudications = True
 
     def release_verdicts(self, data, store) -> dict[str, ReleaseVerdict]:
@@ -167,17 +175,16 @@ class GoldLabelTask(TaskType):
         adjudication round study."""
         from annotator.tasks._gold_stats import ADJUDICATED, DROPPED, EXCLUDED, UNANIMOUS, gold_status
 
-        self._refuse_old_round(data.study)
+        self.check_study(data.study)
         status = gold_status(data)
         answers = human_answers(data)
         out = {}
         for u in data.units:
             label, how = status[data.items[u.item_id].external_id]
-            adj = data.adjudications.get(u.id)
             if how in (UNANIMOUS, ADJUDICATED):
                 out[u.id] = ReleaseVerdict(True, f"gold label ({how})", {"gold_label": label})
             elif how == EXCLUDED:
-                out[u.id] = ReleaseVerdict(False, f"excluded by adjudication: {adj.reason if adj else ''}", {})
+                out[u.id] = ReleaseVerdict(False, f"excluded by adjudication: {data.adjudications[u.id].reason}", {})
             elif how == DROPPED:
                 out[u.id] = ReleaseVerdict(False if answers[u.id] else None,
                                            "no gold label (its context was dropped for low unanimity)", {})
@@ -192,13 +199,13 @@ class GoldLabelTask(TaskType):
         """gold_figures (annotator.tasks._gold_stats). Raises PrefvalError for a converted adjudication round."""
         from annotator.tasks._gold_stats import gold_figures
 
-        self._refuse_old_round(data.study)
+        self.check_study(data.study)
         return gold_figures(data)
 
-    @staticmethod
-    def _refuse_old_round(study) -> None:
-        """An adjudication round study of the old kind (settings adjudication) has no figures of its own: its
-        decisions were converted into adjudications of its gold study (storage/db.py, migration 10)."""
+    def check_study(self, study) -> None:
+        """Refuses an adjudication round study of the old kind (settings adjudication): it is not annotated any
+        more and has no figures of its own, as its decisions were converted into adjudications of its gold study
+        (storage/db.py, migration 10). Raises PrefvalError."""
         if study.settings.get("adjudication"):
             gold = study.settings.get("from_study") or "its gold study"
             raise PrefvalError(f"study '{study.name}' is an old gold_label adjudication round, archived when its "
