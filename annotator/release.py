@@ -5,7 +5,10 @@ persona_filter, a unanimous or adjudicated gold label, easy test passed, blind t
 for task types without a filter). The output directory holds one JSONL file per dataset of released items, in
 external-id order, and DATASHEET.md + datasheet.json: the funnel, every study's figures with their intervals,
 annotator counts, dates, guidelines and rubric, the exclusions with their reasons, and the prefval version.
-Nothing in the output depends on the time it was written, so the same database gives byte-identical files.
+Beside each JSONL file, the dataset's released items in the layout of the benchmark they were imported from
+(original_release: PersonaMem questions CSV + shared contexts, CIMemories profiles, HorizonBench and BenchPreS
+rows as JSONL or Parquet, generic records with their own field names, RealPref records), which prefval's importer
+of that format reads again. Nothing in the output depends on the time it was written, so the same database gives byte-identical files.
 """
 from __future__ import annotations
 
@@ -130,6 +133,10 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
 
 #: dataset formats whose items can be written back in RealPref's published layout
 REALPREF_FORMATS = ("realpref", "generator")
+#: why released items are left out of the original-layout files, as named in the datasheet
+NO_ORIGINAL_RECORD = ("no original record kept (imported by an older prefval, or not from a file: importing the "
+                      "same files again adds them)")
+INCOMPLETE_QUERY = "its RealPref query is not released whole (MCQ and both T/F variants)"
 
 
 def realpref_release(store: Store, dataset: str, rows: list[dict[str, Any]]) -> tuple[list[dict], list[str]] | None:
@@ -161,6 +168,45 @@ def realpref_release(store: Store, dataset: str, rows: list[dict[str, Any]]) -> 
         return None
 
 
+def original_release(store: Store, dataset: str, rows: list[dict[str, Any]]
+                     ) -> tuple[str, list, dict[str, list[str]]] | None:
+    """The released items of a dataset in its benchmark's own layout: (format, files, left out), where files are
+    storage.importers.original.ReleaseFile (suffix after the dataset's file name, bytes, record count) that the
+    format's importer reads again, and left out maps a reason to the external ids (or context ids) the files do
+    not hold. RealPref-shaped datasets use realpref_release; imported formats their importer's release_files
+    over the original records kept at import. None for a dataset made by prefval in no benchmark's layout
+    (evaluator outputs, bundles)."""
+    from storage.importers import IMPORTERS, get_importer
+    from storage.importers.original import ReleaseFile, jsonl_bytes, source_ids
+
+    fmt = next((d.format for d in store.datasets() if d.name == dataset), None)
+    if fmt in REALPREF_FORMATS:
+        got = realpref_release(store, dataset, rows)
+        if got is None:
+            return None
+        records, dropped = got
+        return "realpref", [ReleaseFile(".realpref.jsonl", jsonl_bytes(records), len(records), "realpref")], \
+            ({INCOMPLETE_QUERY: dropped} if dropped else {})
+    module = get_importer(fmt) if fmt in IMPORTERS else None
+    if module is None or not hasattr(module, "release_files"):
+        return None
+    released = {r["external_id"] for r in rows}
+    entries = [e for e in store.item_sources(dataset) if e.external_id in released]
+    texts = store.source_texts(source_ids(entries))
+    kept, missing = [], []
+    for e in entries:
+        ids = [v for k, v in (e.source or {}).items() if k.endswith("_src")]
+        (kept if e.source and all(i in texts for i in ids) else missing).append(e)
+    left_out: dict[str, list[str]] = {}
+    if missing:
+        left_out[NO_ORIGINAL_RECORD] = sorted(e.external_id for e in missing)
+    files = module.release_files(kept, texts) if kept else []
+    for f in files:
+        for reason, ids in f.notes.items():
+            left_out.setdefault(reason.replace("_", " "), []).extend(ids)
+    return fmt, files, left_out
+
+
 def write_release(store: Store, study_names: list[str], out_dir: str, force: bool = False,
                   with_names: bool = False) -> dict[str, Any]:
     """Write the release into out_dir (built in a temporary folder beside it, then renamed into place) and
@@ -189,15 +235,14 @@ def write_release(store: Store, study_names: list[str], out_dir: str, force: boo
             with open(tmp / f"{safe}.jsonl", "w", encoding="utf-8", newline="\n") as fh:
                 for r in rows:
                     fh.write(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n")
-            original = realpref_release(store, dataset, rows)
+            original = original_release(store, dataset, rows)
             if original is not None:
-                records, dropped = original
-                with open(tmp / f"{safe}.realpref.jsonl", "w", encoding="utf-8", newline="\n") as fh:
-                    for r in records:
-                        fh.write(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n")
+                fmt, files, left_out = original
+                for f in files:
+                    (tmp / f"{safe}{f.suffix}").write_bytes(f.data)
                 sheet["release"].setdefault("original_format", {})[dataset] = {
-                    "file": f"{safe}.realpref.jsonl", "format": "realpref", "records": len(records),
-                    "left_out_incomplete_queries": dropped}
+                    "format": fmt, "files": [{"file": f"{safe}{f.suffix}", "records": f.records} for f in files],
+                    "left_out": {k: sorted(v) for k, v in sorted(left_out.items())}}
         (tmp / "datasheet.json").write_text(json.dumps(sheet, ensure_ascii=False, sort_keys=True, indent=2) + "\n",
                                             encoding="utf-8")
         (tmp / "DATASHEET.md").write_text(render_datasheet_md(sheet), encoding="utf-8")

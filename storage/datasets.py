@@ -8,7 +8,7 @@ from typing import Iterable
 from storage.db import BATCH_ROWS, now_iso, write_transaction
 from storage.errors import PrefvalError
 from storage.models import (
-    ContextIn, Dataset, ImportResult, Item, ItemIn, Message, canonical_json, derived_id,
+    ContextIn, Dataset, ImportResult, Item, ItemIn, ItemSource, Message, canonical_json, derived_id,
 )
 
 
@@ -25,7 +25,8 @@ class DatasetsMixin:
 
     def import_items(self, dataset: str, fmt: str, items: Iterable[ItemIn], *, source_path: str = "",
                      file_hash: str = "", contexts: Iterable[ContextIn] = (),
-                     derived_from_study: str | None = None, settings: dict | None = None) -> ImportResult:
+                     derived_from_study: str | None = None, settings: dict | None = None,
+                     sources: dict[str, str] | None = None) -> ImportResult:
         """Add items (and contexts) to dataset `dataset`, creating it.
 
         Everything is checked before anything is written: an item whose external id is already in the dataset
@@ -36,6 +37,10 @@ class DatasetsMixin:
         lock; the import is recorded (table imports) after its last batch. An import cut short (killed) leaves
         whole batches, and running it again adds the rest. Inside a caller's transaction it is all one
         transaction. Raises PrefvalError (nothing written) on a conflict or a dataset of another format.
+
+        sources: the original texts the items' `source` pointers name (Parsed.sources: sha256 hex -> text), kept
+        once each in table sources for `prefval release`. An unchanged item imported before sources were kept
+        gets its pointer now (the content hash leaves the pointer out).
         """
         items = list(items)
         contexts = list(contexts)
@@ -47,21 +52,31 @@ class DatasetsMixin:
         if existing and existing[0] != fmt:
             raise PrefvalError(f"dataset '{dataset}' exists with format '{existing[0]}', not '{fmt}'")
         known_ctx = {r[0] for r in self.db.execute("SELECT id FROM contexts WHERE dataset_id = ?", [ds_id])}
+        ctx_without_source = {r[0] for r in self.db.execute(
+            "SELECT id FROM contexts WHERE dataset_id = ? AND source IS NULL", [ds_id])} if known_ctx else set()
+        ctx_backfill: list[tuple[str, str]] = []
         ctx_ids: dict[str, str] = {}
         new_contexts: list[tuple[dict, list[dict]]] = []
         for ctx in contexts:
             cid = derived_id("context", dataset, ctx.external_id)
             ctx_ids[ctx.external_id] = cid
+            ctx_source = json.dumps(ctx.source, ensure_ascii=False, sort_keys=True) if ctx.source else None
             if cid in known_ctx:  # stored already, or given twice
+                if ctx_source and cid in ctx_without_source:
+                    ctx_backfill.append((ctx_source, cid))
+                    ctx_without_source.discard(cid)
                 continue
             known_ctx.add(cid)
             new_contexts.append((
                 {"id": cid, "dataset_id": ds_id, "external_id": ctx.external_id, "n_messages": len(ctx.messages),
-                 "n_chars": sum(len(m.content) for m in ctx.messages)},
+                 "n_chars": sum(len(m.content) for m in ctx.messages), "source": ctx_source},
                 [{"context_id": cid, "idx": i, "role": m.role, "content": m.content}
                  for i, m in enumerate(ctx.messages)]))
         known = {r[0]: r[1] for r in self.db.execute(
             "SELECT id, content_hash FROM items WHERE dataset_id = ?", [ds_id])}
+        without_source = {r[0] for r in self.db.execute(
+            "SELECT id FROM items WHERE dataset_id = ? AND source IS NULL", [ds_id])} if known else set()
+        backfill: list[tuple[str, str]] = []
         rows = []
         seen: set[str] = set()
         for it in items:
@@ -79,6 +94,8 @@ class DatasetsMixin:
                         f"dataset '{dataset}': item '{it.external_id}' was imported before with other "
                         "content; import the changed file under a new --dataset name")
                 unchanged += 1
+                if it.source and iid in without_source:
+                    backfill.append((json.dumps(it.source, ensure_ascii=False, sort_keys=True), iid))
                 continue
             cid = None
             if it.context_external_id is not None:
@@ -91,6 +108,7 @@ class DatasetsMixin:
                 "id": iid, "dataset_id": ds_id, "external_id": it.external_id, "kind": it.kind,
                 "payload": payload_json, "content_hash": h, "context_id": cid,
                 "context_end": it.context_end, "created_at": stamp,
+                "source": json.dumps(it.source, ensure_ascii=False, sort_keys=True) if it.source else None,
             })
             added += 1
         # ---- write: the dataset row, contexts, items in batches (OR IGNORE: the same import running beside)
@@ -111,9 +129,21 @@ class DatasetsMixin:
                     for row, msgs in batch:
                         self.db["contexts"].insert(row, ignore=True)
                         self.db["context_messages"].insert_all(msgs, batch_size=500, ignore=True)
+        source_rows = ([{"id": k, "text": v} for k, v in (sources or {}).items()]
+                       if rows or backfill or ctx_backfill or new_contexts else [])
+        for start in range(0, len(source_rows), BATCH_ROWS):
+            with write_transaction(self.db):
+                self.db["sources"].insert_all(source_rows[start:start + BATCH_ROWS], batch_size=200, ignore=True)
         for start in range(0, len(rows), BATCH_ROWS):
             with write_transaction(self.db):
                 self.db["items"].insert_all(rows[start:start + BATCH_ROWS], batch_size=500, ignore=True)
+        for start in range(0, len(backfill), BATCH_ROWS):
+            with write_transaction(self.db):
+                self.db.conn.executemany("UPDATE items SET source = ? WHERE id = ? AND source IS NULL",
+                                    backfill[start:start + BATCH_ROWS])
+        if ctx_backfill:
+            with write_transaction(self.db):
+                self.db.conn.executemany("UPDATE contexts SET source = ? WHERE id = ? AND source IS NULL", ctx_backfill)
         with write_transaction(self.db):
             self.db["imports"].insert({
                 "id": derived_id("import", ds_id, source_path, file_hash, now_iso()), "dataset_id": ds_id,
@@ -152,6 +182,32 @@ class DatasetsMixin:
         ds = self.get_dataset(dataset)
         return [_item_from_row(r, ds.name)
                 for r in self.db["items"].rows_where("dataset_id = ?", [ds.id], order_by="rowid")]
+
+    def item_sources(self, dataset: str) -> list[ItemSource]:
+        """Every item of a dataset with its pointer to its original record (None for an item imported without
+        one) and its context's external id, in import order (rowid). Raises PrefvalError for an unknown dataset."""
+        ds = self.get_dataset(dataset)
+        if "source" not in {c.name for c in self.db["items"].columns}:  # an older database opened read-only
+            return [ItemSource(external_id=r[0], context_external_id=r[1]) for r in self.db.execute(
+                "SELECT i.external_id, c.external_id FROM items i LEFT JOIN contexts c ON c.id = i.context_id "
+                "WHERE i.dataset_id = ? ORDER BY i.rowid", [ds.id])]
+        return [ItemSource(external_id=r[0], source=json.loads(r[1]) if r[1] else None, context_external_id=r[2],
+                           context_source=json.loads(r[3]) if r[3] else None)
+                for r in self.db.execute(
+                    "SELECT i.external_id, i.source, c.external_id, c.source FROM items i LEFT JOIN contexts c "
+                    "ON c.id = i.context_id WHERE i.dataset_id = ? ORDER BY i.rowid", [ds.id])]
+
+    def source_texts(self, ids: list[str]) -> dict[str, str]:
+        """Original texts by id (sha256 hex, see import_items); ids not stored are absent from the result."""
+        out: dict[str, str] = {}
+        ids = sorted(set(ids))
+        if not ids:
+            return out
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            out.update(self.db.execute(f"SELECT id, text FROM sources WHERE id IN ({','.join('?' * len(chunk))})",
+                                       chunk).fetchall())
+        return out
 
     def get_item(self, item_id: str) -> Item:
         """One item by id. Raises PrefvalError when absent."""

@@ -433,6 +433,17 @@ def _m10_adjudication_rounds(db: sqlite_utils.Database) -> None:
                                  {"name": name, "reason": f"gold_label adjudication round {note}"},
                                  ensure_ascii=False)})
 
+
+def _m11_item_sources(db: sqlite_utils.Database) -> None:
+    # The original records items were imported from, for `prefval release` in each benchmark's own layout.
+    # sources: each distinct original text (a record as JSON, a Parquet schema) stored once under the sha256 hex
+    # of its text; items.source and contexts.source: the importer's small JSON pointer into it (which record,
+    # which part of it). Neither is part of an item's content hash; bundles never copy them.
+    db["sources"].create({"id": str, "text": str}, pk="id", not_null={"text"})
+    db.execute("ALTER TABLE items ADD COLUMN source TEXT")
+    db.execute("ALTER TABLE contexts ADD COLUMN source TEXT")
+
+
 # Append new migrations at the end; never edit one that has shipped.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "initial schema", _m1_initial),
@@ -445,6 +456,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (8, "study_items.open_slots kept by triggers", _m8_open_slots),
     (9, "indexes for progress counts", _m9_progress_indexes),
     (10, "gold_label adjudication rounds become adjudications", _m10_adjudication_rounds),
+    (11, "original records of imported items", _m11_item_sources),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -48,6 +48,8 @@ class ContextIn(BaseModel):
 
     external_id: str
     messages: list[Message]
+    #: pointer to the context's original record (as ItemIn.source); None when the format has none
+    source: dict[str, Any] | None = None
 
 
 class ItemIn(BaseModel):
@@ -58,6 +60,19 @@ class ItemIn(BaseModel):
     payload: dict[str, Any]
     context_external_id: str | None = None
     context_end: int | None = Field(default=None, ge=0)
+    #: where the item came from in its original file, for `prefval release` in the benchmark's own layout: a small
+    #: JSON object whose string values under keys ending in "_src" name texts of Parsed.sources (sha256 hex).
+    #: Each importer documents its own keys. Not part of the content hash; never copied into bundles.
+    source: dict[str, Any] | None = None
+
+
+class ItemSource(BaseModel):
+    """An item's pointer to its original record (ItemIn.source), as `Store.item_sources` returns it."""
+
+    external_id: str
+    source: dict[str, Any] | None = None
+    context_external_id: str | None = None
+    context_source: dict[str, Any] | None = None
 
 
 class Item(BaseModel):

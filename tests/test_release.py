@@ -10,7 +10,7 @@ import pytest
 
 from annotator.cli import main
 from annotator.adjudication import AdjudicationSession
-from annotator.release import build_release
+from annotator.release import INCOMPLETE_QUERY, build_release
 from annotator.study_setup import create_study
 from annotator.tasks.base import Decision, StudySpec
 from storage.models import AnnotationIn, ItemIn
@@ -139,13 +139,14 @@ def test_realpref_items_are_also_released_in_realpref_layout_whole_queries_only(
     assert main(["release", "all", "--out", str(out), "--db", db_file]) == 0
     sheet = json.loads((out / "datasheet.json").read_text())
     orig = sheet["release"]["original_format"]["rp"]
-    assert orig["left_out_incomplete_queries"] == sorted([f"{queries[0]}:mcq", f"{queries[0]}:f"])
-    lines = (out / orig["file"]).read_text().splitlines()
+    assert orig["left_out"] == {INCOMPLETE_QUERY: sorted([f"{queries[0]}:mcq", f"{queries[0]}:f"])}
+    assert [f["file"] for f in orig["files"]] == ["rp.realpref.jsonl"]
+    lines = (out / "rp.realpref.jsonl").read_text().splitlines()
     query_records = [json.loads(x) for x in lines if "query_id" in json.loads(x) and "Query" in json.loads(x)]
     assert sorted(r["query_id"] for r in query_records) == queries[1:]
     # the RealPref file imports again, giving the released queries' items
     db2 = str(tmp_path / "again.db")
-    assert main(["import", "realpref", str(out / orig["file"]), "--dataset", "rp2", "--db", db2]) == 0
+    assert main(["import", "realpref", str(out / "rp.realpref.jsonl"), "--dataset", "rp2", "--db", db2]) == 0
     with Store.open(db2, mode="create") as s2:
         again = {it.external_id: it.payload for it in s2.items("rp2") if it.kind == "mcq"}
     with Store.open(db_file, mode="create") as s:

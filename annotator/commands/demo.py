@@ -42,7 +42,8 @@ def setup_demo(db: str) -> None:
     parsed = get_importer("personamem").read(paths)
     with Store.open(db, mode="create") as store:
         store.import_items(DEMO_DATASET, "personamem", parsed.items, source_path=parsed.source_path,
-                           file_hash=parsed.file_hash, contexts=parsed.contexts)
+                           file_hash=parsed.file_hash, contexts=parsed.contexts,
+                           sources=parsed.sources)
         if DEMO_STUDY not in {s.name for s in store.studies()}:
             create_study(store, StudySpec(name=DEMO_STUDY, task="mcq", datasets=[DEMO_DATASET], seed=1))
 

@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
         raise PrefvalError(f"{parsed.source_path}: no records found")
     with Store.open(db_path(args), mode="create") as store:
         result = store.import_items(args.dataset, args.format, parsed.items, source_path=parsed.source_path,
-                                    file_hash=parsed.file_hash, contexts=parsed.contexts)
+                                    file_hash=parsed.file_hash, contexts=parsed.contexts,
+                                    sources=parsed.sources)
     extra = f", {result.n_contexts} contexts" if result.n_contexts else ""
     print(visible(f"dataset {result.dataset}: {result.n_added} items added, {result.n_unchanged} already "
                   f"present{extra}", layout=False))

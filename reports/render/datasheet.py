@@ -21,9 +21,9 @@ def render_datasheet_md(sheet: dict[str, Any]) -> str:
              f"Released items: {rel['items']}", ""]
     lines += md_table(["dataset", "items"], [[k, v] for k, v in rel["by_dataset"].items()]) + [""]
     for dataset, orig in sorted((rel.get("original_format") or {}).items()):
-        lines += [f"{dataset}: also in its original {orig['format']} layout, {orig['file']} ({orig['records']} "
-                  f"records; {len(orig['left_out_incomplete_queries'])} items of queries not released whole are "
-                  "left out of it)", ""]
+        files = ", ".join(f"{f['file']} ({f['records']} records)" for f in orig["files"]) or "no file"
+        left = "".join(f"; {len(ids)} left out: {reason}" for reason, ids in orig["left_out"].items())
+        lines += [f"{dataset}: also in its original {orig['format']} layout: {files}{left}", ""]
     lines += ["## Funnel", ""] + md_table(["stage", "items"], [[s["stage"], s["items"]] for s in rel["funnel"]])
     lines += [""]
     if rel["exclusion_reasons"]:

@@ -2,7 +2,8 @@
 
 Each importer module defines ``FORMAT`` (the CLI name) and ``read(paths) -> Parsed``; it never writes SQL.
 A bad record raises storage.errors.InputError naming the file, the record (line/row number) and the field,
-before anything is written.
+before anything is written. Importers of benchmark formats also keep each item's original record (Parsed.sources,
+ItemIn.source) and write released items back in their layout with ``release_files`` (storage.importers.original).
 """
 from __future__ import annotations
 

@@ -21,6 +21,14 @@ class Parsed:
     contexts: list[ContextIn] = field(default_factory=list)
     file_hash: str = ""
     source_path: str = ""
+    #: original texts the items' ItemIn.source point to, by sha256 hex of the text (see add_source)
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def add_source(self, text: str) -> str:
+        """Keep an original text (a record as JSON, a Parquet schema) once; returns its id, the sha256 hex."""
+        sid = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        self.sources.setdefault(sid, text)
+        return sid
 
 
 def file_sha256(paths: list[Path]) -> str:

@@ -8,6 +8,12 @@ answer key, never shown to annotators), metadata {prompt, row_index}. row_index 
 its file.
 
 External id: ``f"{name}|{recipient}|{task}|{attribute}"``; a repeat within one import is an error.
+
+Original records (for `prefval release`): each item points to its whole row (``row_src``), its position in the
+row's attribute list (``attribute_index``), the kind of file (``file``: "jsonl" or "parquet") and, for Parquet,
+the file's Arrow schema (``schema_src``). release_files writes each row that has released items once, with
+preference_attribute and preference_label cut to the released attributes (in their order) and every other
+column as it was.
 """
 from __future__ import annotations
 
@@ -18,7 +24,10 @@ from pydantic import BaseModel, Field, ValidationError
 from storage.errors import InputError
 from storage.importers.base import Parsed, check_paths, file_sha256
 from storage.importers.generic import input_error_from, iter_jsonl, read_parquet_rows
-from storage.models import ItemIn
+from storage.importers.original import (
+    ReleaseFile, jsonl_bytes, load_record, parquet_bytes, parquet_schema_text, record_text,
+)
+from storage.models import ItemIn, ItemSource
 from storage.payloads import GoldCandidatePayload
 
 FORMAT = "benchpres"
@@ -56,6 +65,8 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
     parsed = Parsed(file_hash=file_sha256(ps), source_path=",".join(str(p) for p in ps))
     seen: set[str] = set()
     for p in ps:
+        is_parquet = p.suffix.lower() == ".parquet"
+        schema_sid = parsed.add_source(parquet_schema_text(p)) if is_parquet else None
         for record, idx, obj in _rows(p):
             try:
                 row = BenchPresRow.model_validate(obj)
@@ -65,7 +76,8 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
                 raise InputError(str(p), record, "preference_label",
                                  f"has {len(row.preference_label)} labels for "
                                  f"{len(row.preference_attribute)} attributes")
-            for attr, label in zip(row.preference_attribute, row.preference_label):
+            row_sid = parsed.add_source(record_text(obj))
+            for a_idx, (attr, label) in enumerate(zip(row.preference_attribute, row.preference_label)):
                 ext = f"{row.name}|{row.recipient}|{row.task}|{attr}"
                 if ext in seen:
                     raise InputError(str(p), record, "preference_attribute",
@@ -75,6 +87,36 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
                     recipient=row.recipient, task=row.task, attribute=attr, domain=row.domain,
                     profile_name=row.name, candidate_label=label, metadata={"prompt": row.prompt, "row_index": idx},
                 )
+                source = {"row_src": row_sid, "attribute_index": a_idx, "file": "parquet" if is_parquet else "jsonl"}
+                if schema_sid:
+                    source["schema_src"] = schema_sid
                 parsed.items.append(ItemIn(external_id=ext, kind="gold_candidate",
-                                           payload=payload.model_dump(exclude_none=True)))
+                                           payload=payload.model_dump(exclude_none=True), source=source))
     return parsed
+
+
+def release_files(entries: list[ItemSource], texts: dict[str, str]) -> list[ReleaseFile]:
+    """Each row with released items once (in order of its first released item), its preference_attribute and
+    preference_label lists cut to the released attributes in their original order, every other column as
+    imported: rows from JSONL as ``.benchpres.jsonl``, rows from Parquet as ``.benchpres.parquet`` with the first
+    such file's column types."""
+    rows: dict[tuple[str, str], tuple[str, set[int]]] = {}  # (file, row id) -> (file kind, attribute indexes)
+    schema = None
+    for e in entries:
+        kind = e.source.get("file", "jsonl")
+        rows.setdefault((kind, e.source["row_src"]), (kind, set()))[1].add(e.source["attribute_index"])
+        if schema is None and e.source.get("schema_src"):
+            schema = texts.get(e.source["schema_src"])
+    by_file: dict[str, list[dict]] = {"jsonl": [], "parquet": []}
+    for (kind, sid), (_, keep) in rows.items():
+        row = load_record(texts, sid)
+        for col in ("preference_attribute", "preference_label"):
+            row[col] = [v for i, v in enumerate(row[col]) if i in keep]
+        by_file[kind].append(row)
+    out = []
+    if by_file["jsonl"]:
+        out.append(ReleaseFile(".benchpres.jsonl", jsonl_bytes(by_file["jsonl"]), len(by_file["jsonl"]), FORMAT))
+    if by_file["parquet"]:
+        out.append(ReleaseFile(".benchpres.parquet", parquet_bytes(by_file["parquet"], schema),
+                               len(by_file["parquet"]), FORMAT))
+    return out

@@ -19,10 +19,19 @@ and event the tag length most keys share is used ("lottery_win_health_dental_che
 token when the event is not "general" (the earlier rule).
 
 External id: ``f"{profile_name}|{recipient}|{task}|{attr_key}"``. When two profiles of one import share a name,
-the profile part becomes ``f"{name}#{profile_index}"`` (profile_index counts profiles over all files read, from 0).
+the profile part becomes ``f"{name}#{profile_index}"`` (profile_index counts profiles over all files read, from 0),
+unless they are parts of one person: the same bio and no (context, attribute) pair in common, as a release
+writes a profile whose contexts kept different attributes.
+
+Original records (for `prefval release`): each item points to its whole profile (``profile_src``, kept once),
+the context's position in it (``context_index``) and the attribute key (``attr_key``). release_files writes each
+profile with released items with the contexts and attributes released: contexts that kept the same attributes
+share one copy of the profile (bio and every other key as imported, the "general" attributes kept), so that
+importing the file again gives exactly the released items.
 """
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -33,7 +42,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from storage.errors import InputError
 from storage.importers.base import Parsed, check_paths, file_sha256
 from storage.importers.generic import input_error_from, load_json
-from storage.models import ItemIn
+from storage.importers.original import ReleaseFile, load_record, record_text
+from storage.models import ItemIn, ItemSource
 from storage.payloads import GoldCandidatePayload
 
 FORMAT = "cimemories"
@@ -163,7 +173,7 @@ def choose_tag_lengths(keys_and_events: list[tuple[str, str]]) -> dict[str, int 
     return out
 
 
-def _profiles(path: Path) -> list[Profile]:
+def _profiles(path: Path) -> list[tuple[dict, Profile]]:
     data = load_json(path)
     if not isinstance(data, list):
         raise InputError(str(path), "record 0", "(json)",
@@ -173,7 +183,7 @@ def _profiles(path: Path) -> list[Profile]:
         if not isinstance(obj, dict):
             raise InputError(str(path), f"record {i}", "(record)", "expected a profile object")
         try:
-            out.append(Profile.model_validate(obj))
+            out.append((obj, Profile.model_validate(obj)))
         except ValidationError as exc:
             raise input_error_from(exc, path, f"record {i}") from None
     return out
@@ -188,10 +198,11 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
     """
     ps = check_paths(paths)
     parsed = Parsed(file_hash=file_sha256(ps), source_path=",".join(str(p) for p in ps))
-    loaded = [(p, i, prof) for p in ps for i, prof in enumerate(_profiles(p))]
-    name_counts = Counter(prof.bio.name for _, _, prof in loaded)
-    for gidx, (path, i, prof) in enumerate(loaded):
-        label = prof.bio.name if name_counts[prof.bio.name] == 1 else f"{prof.bio.name}#{gidx}"
+    loaded = [(p, i, obj, prof) for p in ps for i, (obj, prof) in enumerate(_profiles(p))]
+    shared = _shared_names([(obj, prof) for _, _, obj, prof in loaded])
+    for gidx, (path, i, obj, prof) in enumerate(loaded):
+        label = prof.bio.name if prof.bio.name in shared else f"{prof.bio.name}#{gidx}"
+        profile_sid = parsed.add_source(record_text(obj))
         kept = {k: a for k, a in prof.information_attributes.items() if a.information_domain != SKIPPED_DOMAIN}
         tags = choose_tag_lengths([(k, a.event) for k, a in kept.items()])
         attrs = [(k, a, readable_attribute(k, a.event, a.information_domain, tags[k])) for k, a in kept.items()]
@@ -210,5 +221,50 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
                               "context_index": j},
                 )
                 parsed.items.append(ItemIn(external_id=f"{label}|{ctx.recipient}|{ctx.task}|{k}",
-                                           kind="gold_candidate", payload=payload.model_dump(exclude_none=True)))
+                                           kind="gold_candidate", payload=payload.model_dump(exclude_none=True),
+                                           source={"profile_src": profile_sid, "context_index": j, "attr_key": k}))
     return parsed
+
+
+def _shared_names(profiles: list[tuple[dict, Profile]]) -> set[str]:
+    """Names whose items keep the bare name in their external ids: a name on one profile only, or on profiles
+    with the same bio whose (recipient, task, non-general attribute) triples never repeat."""
+    by_name: dict[str, list[tuple[dict, Profile]]] = {}
+    for obj, prof in profiles:
+        by_name.setdefault(prof.bio.name, []).append((obj, prof))
+    out = set()
+    for name, group in by_name.items():
+        if len(group) > 1 and any(obj.get("bio") != group[0][0].get("bio") for obj, _ in group):
+            continue
+        triples = [(c.recipient, c.task, k) for _, prof in group for c in prof.contexts
+                   for k, a in prof.information_attributes.items() if a.information_domain != SKIPPED_DOMAIN]
+        if len(triples) == len(set(triples)):
+            out.add(name)
+    return out
+
+
+def release_files(entries: list[ItemSource], texts: dict[str, str]) -> list[ReleaseFile]:
+    """The released items as a CIMemories JSON array of profiles (``.cimemories.json``, 4-space indent).
+
+    Per imported profile, in order of its first released item: its contexts (in their order) grouped by the set
+    of attributes released in them; each group becomes one copy of the profile holding those contexts and those
+    attributes plus the "general" ones, every other key as imported."""
+    kept: dict[str, dict[int, set[str]]] = {}
+    for e in entries:
+        kept.setdefault(e.source["profile_src"], {}).setdefault(e.source["context_index"], set()).add(
+            e.source["attr_key"])
+    out = []
+    for sid, by_context in kept.items():
+        profile = load_record(texts, sid)
+        groups: dict[frozenset, list[int]] = {}
+        for j in sorted(by_context):
+            groups.setdefault(frozenset(by_context[j]), []).append(j)
+        for attrs, contexts in groups.items():
+            copy = dict(profile)
+            copy["information_attributes"] = {
+                k: a for k, a in profile["information_attributes"].items()
+                if k in attrs or (isinstance(a, dict) and a.get("information_domain") == SKIPPED_DOMAIN)}
+            copy["contexts"] = [profile["contexts"][j] for j in contexts]
+            out.append(copy)
+    data = (json.dumps(out, ensure_ascii=False, indent=4) + "\n").encode("utf-8")
+    return [ReleaseFile(".cimemories.json", data, len(out), FORMAT)]

@@ -24,6 +24,11 @@ true/false/yes/no/1/0, and an empty cell means "absent".
 External id: the field named by options["id_field"] (--id-field), else the mapping's ``id``, else the record's
 ``id`` field when it has one, else the record number (CSV row number with the header as row 1; JSONL line number).
 
+Original records (for `prefval release`): each item points to its record as read, with its original field
+names and order (``record_src``; CSV rows as {column: cell}) and the kind of file (``file``: "jsonl" or
+"csv"); release_files writes the released records back as JSONL or CSV, which this importer reads again with
+the same options (--kind, --map, --mapping, --id-field).
+
 This module also holds the small readers the other importers share: load_json, iter_jsonl, read_parquet_rows.
 """
 from __future__ import annotations
@@ -39,7 +44,8 @@ from pydantic import ValidationError
 
 from storage.errors import InputError, PrefvalError
 from storage.importers.base import load_yaml_or_json, Parsed, check_paths, file_sha256
-from storage.models import ItemIn
+from storage.importers.original import ReleaseFile, csv_bytes, jsonl_bytes, load_record, record_text, union_header
+from storage.models import ItemIn, ItemSource
 from storage.payloads import PAYLOADS
 from storage.textfile import open_text, read_text
 
@@ -337,5 +343,22 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
                     raise
                 raise InputError(exc.path, exc.record, exc.field, exc.problem + "; " + _kind_hint(rec, is_csv, p, record)) \
                     from None
-            parsed.items.append(ItemIn(external_id=ext, kind=kind, payload=payload))
+            parsed.items.append(ItemIn(external_id=ext, kind=kind, payload=payload,
+                                       source={"record_src": parsed.add_source(record_text(rec)),
+                                               "file": "csv" if is_csv else "jsonl"}))
     return parsed
+
+
+def release_files(entries: list[ItemSource], texts: dict[str, str]) -> list[ReleaseFile]:
+    """The released records as imported, in import order: from JSONL as ``.records.jsonl`` (each object with its
+    keys in order), from CSV as ``.records.csv`` (the columns of the imported rows, in order)."""
+    by_file: dict[str, list[dict]] = {"jsonl": [], "csv": []}
+    for e in entries:
+        by_file[e.source.get("file", "jsonl")].append(load_record(texts, e.source["record_src"]))
+    out = []
+    if by_file["jsonl"]:
+        out.append(ReleaseFile(".records.jsonl", jsonl_bytes(by_file["jsonl"]), len(by_file["jsonl"]), "jsonl"))
+    if by_file["csv"]:
+        rows = by_file["csv"]
+        out.append(ReleaseFile(".records.csv", csv_bytes(rows, union_header(rows)), len(rows), "csv"))
+    return out

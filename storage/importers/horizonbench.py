@@ -17,6 +17,11 @@ first line "Conversation History:" is dropped; "Date: ..." opens a session with 
 "Scenario: ..." line right after it joins that message; "User: " / "Assistant: " open a "user" / "assistant"
 turn; any other line (blank ones too) continues the previous message. Text before any header or turn becomes a
 "system" message. Message text is stripped of surrounding blank space.
+
+Original records (for `prefval release`): each item points to its row without the conversation (``row_src``),
+to the conversation string (``conversation_src``, kept once however many rows share it), to the kind of file it
+came from (``file``: "jsonl" or "parquet") and, for Parquet, to the file's Arrow schema (``schema_src``);
+release_files writes the released rows back as JSONL and/or Parquet with the same columns.
 """
 from __future__ import annotations
 
@@ -30,7 +35,10 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 from storage.errors import InputError
 from storage.importers.base import Parsed, check_paths, file_sha256, validate
 from storage.importers.generic import input_error_from, iter_jsonl, json_problem, read_parquet_rows
-from storage.models import ContextIn, ItemIn, Message
+from storage.importers.original import (
+    ReleaseFile, jsonl_bytes, load_record, parquet_bytes, parquet_schema_text, record_text,
+)
+from storage.models import ContextIn, ItemIn, ItemSource, Message
 from storage.payloads import McqPayload
 
 FORMAT = "horizonbench"
@@ -121,6 +129,8 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
     contexts: dict[str, ContextIn] = {}
     seen: set[str] = set()
     for p in ps:
+        is_parquet = p.suffix.lower() == ".parquet"
+        schema_sid = parsed.add_source(parquet_schema_text(p)) if is_parquet else None
         for record, obj in _rows(p):
             try:
                 row = HorizonRow.model_validate(obj)
@@ -155,7 +165,34 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
                           "preference_domain": row.preference_domain, "preference_evolution": evolution,
                           "option_values": [o.value for o in opts], "source_id": row.id},
             )
+            source = {"row_src": parsed.add_source(record_text({**obj, "conversation": None})),
+                      "conversation_src": parsed.add_source(row.conversation),
+                      "file": "parquet" if is_parquet else "jsonl"}
+            if schema_sid:
+                source["schema_src"] = schema_sid
             parsed.items.append(ItemIn(external_id=ext, kind="mcq", payload=payload.model_dump(exclude_none=True),
-                                       context_external_id=cid, context_end=len(contexts[cid].messages)))
+                                       context_external_id=cid, context_end=len(contexts[cid].messages),
+                                       source=source))
     parsed.contexts = list(contexts.values())
     return parsed
+
+
+def release_files(entries: list[ItemSource], texts: dict[str, str]) -> list[ReleaseFile]:
+    """The released rows with every original column (the conversation string put back), in import order: rows
+    imported from JSONL as ``.horizonbench.jsonl``, rows imported from Parquet as ``.horizonbench.parquet`` with
+    the first such file's column types."""
+    by_file: dict[str, list[dict]] = {"jsonl": [], "parquet": []}
+    schema = None
+    for e in entries:
+        row = load_record(texts, e.source["row_src"])
+        row["conversation"] = texts[e.source["conversation_src"]]
+        by_file[e.source.get("file", "jsonl")].append(row)
+        if schema is None and e.source.get("schema_src"):
+            schema = texts.get(e.source["schema_src"])
+    out = []
+    if by_file["jsonl"]:
+        out.append(ReleaseFile(".horizonbench.jsonl", jsonl_bytes(by_file["jsonl"]), len(by_file["jsonl"]), FORMAT))
+    if by_file["parquet"]:
+        out.append(ReleaseFile(".horizonbench.parquet", parquet_bytes(by_file["parquet"], schema),
+                               len(by_file["parquet"]), FORMAT))
+    return out

@@ -5,6 +5,10 @@ correct_answer "(a)".."(d)", all_options (a Python-literal list of 4 strings, re
 shared_context_id, end_index_in_shared_context. Each row becomes one "mcq" item whose external id is question_id;
 it sees context[:end_index_in_shared_context] of its shared context.
 contexts: one JSON object per line, {context_id: [{role, content}, ...]}.
+
+Original records (for `prefval release`): each item points to its CSV row as {column: cell} (``row_src``), each
+context to its line's object (``record_src``); release_files writes the released questions' rows with their
+columns in order and the contexts they reference, and read() takes both files again.
 """
 from __future__ import annotations
 
@@ -18,7 +22,8 @@ from pydantic import BaseModel, Field, field_validator
 
 from storage.errors import InputError
 from storage.importers.base import Parsed, check_paths, file_sha256, validate
-from storage.models import ContextIn, ItemIn, Message
+from storage.importers.original import ReleaseFile, csv_bytes, jsonl_bytes, load_record, record_text, union_header
+from storage.models import ContextIn, ItemIn, ItemSource, Message
 from storage.payloads import McqPayload
 from storage.textfile import open_text
 
@@ -68,7 +73,7 @@ def parse_options(raw: str, path: Path, record: str) -> list[str]:
     return [_PREFIX.sub("", v.strip(), count=1) for v in value]
 
 
-def _read_questions(path: Path) -> list[ItemIn]:
+def _read_questions(path: Path, parsed: Parsed) -> list[ItemIn]:
     items = []
     with open_text(path) as fh:
         reader = csv.DictReader(fh)
@@ -95,11 +100,12 @@ def _read_questions(path: Path) -> list[ItemIn]:
                           if k not in ("user_question_or_message", "correct_answer", "question_type", "topic")},
             )
             items.append(ItemIn(external_id=q.question_id, kind="mcq", payload=payload.model_dump(exclude_none=True),
-                                context_external_id=q.shared_context_id, context_end=q.end_index_in_shared_context))
+                                context_external_id=q.shared_context_id, context_end=q.end_index_in_shared_context,
+                                source={"row_src": parsed.add_source(record_text(row))}))
     return items
 
 
-def _read_contexts(path: Path) -> list[ContextIn]:
+def _read_contexts(path: Path, parsed: Parsed) -> list[ContextIn]:
     out = []
     with open_text(path) as fh:
         for lineno, line in enumerate(fh, start=1):
@@ -116,7 +122,7 @@ def _read_contexts(path: Path) -> list[ContextIn]:
             if not isinstance(messages, list):
                 raise InputError(str(path), record, cid, "expected a list of {role, content} messages")
             msgs = [validate(Message, m, path, record, prefix=f"{cid}[{i}].") for i, m in enumerate(messages)]
-            out.append(ContextIn(external_id=cid, messages=msgs))
+            out.append(ContextIn(external_id=cid, messages=msgs, source={"record_src": parsed.add_source(record_text(obj))}))
     return out
 
 
@@ -129,7 +135,26 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
     parsed = Parsed(file_hash=file_sha256(ps), source_path=",".join(str(p) for p in ps))
     for p in ps:
         if p.suffix.lower() in (".jsonl", ".json"):
-            parsed.contexts.extend(_read_contexts(p))
+            parsed.contexts.extend(_read_contexts(p, parsed))
         else:
-            parsed.items.extend(_read_questions(p))
+            parsed.items.extend(_read_questions(p, parsed))
     return parsed
+
+
+def release_files(entries: list[ItemSource], texts: dict[str, str]) -> list[ReleaseFile]:
+    """The released questions as a questions CSV (the imported columns in their order, rows in import order) and,
+    when they have contexts, a shared-contexts JSONL holding each referenced context once (in order of first
+    reference). A context imported without its original record is left out and named in notes."""
+    rows, contexts = [], {}
+    for e in entries:
+        rows.append(load_record(texts, e.source["row_src"]))
+        cid = e.context_external_id
+        if cid and cid not in contexts:
+            contexts[cid] = load_record(texts, (e.context_source or {}).get("record_src"))
+    missing = [cid for cid, c in contexts.items() if c is None]
+    out = [ReleaseFile(".personamem.questions.csv", csv_bytes(rows, union_header(rows)), len(rows), FORMAT,
+                       {"contexts_without_original_record": missing} if missing else {})]
+    ctx = [c for c in contexts.values() if c is not None]
+    if ctx:
+        out.append(ReleaseFile(".personamem.shared_contexts.jsonl", jsonl_bytes(ctx), len(ctx), FORMAT))
+    return out
