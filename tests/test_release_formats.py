@@ -14,25 +14,11 @@ import pytest
 from annotator.cli import main
 from annotator.study_setup import create_study
 from annotator.tasks.base import StudySpec
-from storage.models import AnnotationIn
 from storage.store import Store
+from tests.test_release import _answer
 
 S = Path(__file__).resolve().parents[1] / "sample_data"
 MCQ_ANSWER = {"choice": 0, "letter": "A", "shown": "A", "cant_tell": False}
-
-
-def _answer(s: Store, study_name: str, who: str, answers: dict[str, dict]) -> None:
-    """who answers the items named (by external id) in answers, with those answers."""
-    study = s.get_study(study_name)
-    ann = s.ensure_annotator(who)
-    units = {u.id: u for u in s.units(study.id)}
-    items = s.get_items([u.item_id for u in units.values()])
-    for a in s.assignments(study.id, ann.id):
-        u = units[a.unit_id]
-        ext = items[u.item_id].external_id
-        if ext in answers:
-            s.add_annotation(AnnotationIn(study_id=study.id, unit_id=u.id, item_id=u.item_id, annotator_id=ann.id,
-                                          assignment_id=a.id, status="answered", answer=answers[ext]))
 
 
 def _mcq_chain(db: str, dataset: str, first: list[str], second: list[str]) -> None:
@@ -301,3 +287,134 @@ def test_items_imported_without_original_records_are_named_in_the_datasheet(db_f
     assert main(["release", "s1", "s2", "--out", str(out), "--force", "--db", db_file]) == 0
     orig = json.loads((out / "datasheet.json").read_text(encoding="utf-8"))["release"]["original_format"]["gj"]
     assert orig["files"] == [{"file": "gj.records.jsonl", "records": 3}] and orig["left_out"] == {}
+
+
+# ---- real data (../shared/datasets; skipped when absent) ---------------------------------------------------------
+DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+
+def _need(path: Path) -> Path:
+    if not path.is_file():
+        pytest.skip(f"real data not available: {path}")
+    return path
+
+
+def test_real_personamem_32k_released_whole_is_the_original_file_byte_for_byte(db_file, tmp_path):
+    path = _need(DATA / "personamem" / "questions_32k.csv")
+    header, rows = _csv_rows(path.read_bytes())
+    assert len(rows) == 589
+    assert main(["import", "personamem", str(path), "--dataset", "pm32k", "--db", db_file]) == 0
+    ids = [r["question_id"] for r in rows]
+    _mcq_chain(db_file, "pm32k", ids, ids[:500])  # s1: all 589 answered; s2: the first 500
+    whole = tmp_path / "whole"
+    assert main(["release", "s1", "--out", str(whole), "--db", db_file]) == 0
+    assert (whole / "pm32k.personamem.questions.csv").read_bytes() == path.read_bytes()
+    out, sheet = _release_twice(db_file, tmp_path, ["s1", "s2"])
+    got_header, got = _csv_rows((out / "pm32k.personamem.questions.csv").read_bytes())
+    assert got_header == header and got == rows[:500]
+    assert sheet["release"]["funnel"][-1]["items"] == 500
+
+
+def test_real_cimemories_sampled_gold_study(db_file, tmp_path):
+    real = json.loads(_need(DATA / "cimemories" / "data_openai_gpt-oss-120b.json").read_text(encoding="utf-8"))
+    path = tmp_path / "first2.json"  # two real profiles (about 14,000 candidates), to keep the test short
+    path.write_text(json.dumps(real[:2], indent=4), encoding="utf-8")
+    profiles = {p["bio"]["name"]: p for p in real[:2]}
+    assert main(["import", "cimemories", str(path), "--dataset", "cim", "--db", db_file]) == 0
+    with Store.open(db_file, mode="rw") as s:
+        create_study(s, StudySpec(name="gold", task="gold_label", datasets=["cim"], sample=30, seed=5,
+                                  annotators=["ana", "bo", "cy"], options={"context_threshold": "0"}))
+        study = s.get_study("gold")
+        sampled = sorted(s.get_items([u.item_id for u in s.units(study.id)]).values(), key=lambda i: i.external_id)
+        # the first 20 sampled candidates (by external id) unanimous, the last 10 not
+        passing = {i.external_id for i in sampled[:20]}
+        for n, who in enumerate(("ana", "bo", "cy")):
+            _answer(s, "gold", who, {i.external_id: {"label": 0 if n == 2 and i.external_id not in passing else 1}
+                                     for i in sampled})
+    out, sheet = _release_twice(db_file, tmp_path, ["gold"])
+    assert sheet["release"]["by_dataset"] == {"cim": 20}
+    got = json.loads((out / "cim.cimemories.json").read_text(encoding="utf-8"))
+    triples = set()
+    for rec in got:
+        original = profiles[rec["bio"]["name"]]
+        assert list(rec) == list(original) and rec["bio"] == original["bio"]
+        assert all(c in original["contexts"] for c in rec["contexts"])
+        for k, a in rec["information_attributes"].items():
+            assert original["information_attributes"][k] == a
+            if a["information_domain"] != "general":
+                triples |= {f"{rec['bio']['name']}|{c['recipient']}|{c['task']}|{k}" for c in rec["contexts"]}
+        assert {k for k, a in original["information_attributes"].items() if a["information_domain"] == "general"} \
+            <= set(rec["information_attributes"])
+    assert triples == passing
+    with _reimport(tmp_path, "cimemories", [out / "cim.cimemories.json"]) as s2:
+        assert {i.external_id for i in s2.items("again")} == passing
+
+
+def test_original_records_never_go_into_a_bundle(db_file, tmp_path):
+    """The kept CSV rows hold the answer key (correct_answer): a blind bundle must carry none of them."""
+    import sqlite3
+
+    qfile, cfile = S / "personamem/questions_sample.csv", S / "personamem/shared_contexts_sample.jsonl"
+    assert main(["import", "personamem", str(qfile), str(cfile), "--dataset", "pm", "--db", db_file]) == 0
+    with Store.open(db_file, mode="rw") as s:
+        assert s.db.execute("SELECT COUNT(*) FROM sources").fetchone()[0] == 12 + 3
+        create_study(s, StudySpec(name="bt", task="blind_test", datasets=["pm"], seed=1, annotators=["ana"],
+                                  annotators_per_item=1))
+    out = str(tmp_path / "ana.bundle")
+    assert main(["bundle", "export", "bt", "--annotator", "ana", "--out", out, "--db", db_file]) == 0
+    con = sqlite3.connect(out)
+    try:
+        assert con.execute("SELECT COUNT(*) FROM items").fetchone()[0] == 12
+        assert con.execute("SELECT COUNT(*) FROM sources").fetchone()[0] == 0
+        assert con.execute("SELECT COUNT(*) FROM items WHERE source IS NOT NULL").fetchone()[0] == 0
+        assert con.execute("SELECT COUNT(*) FROM contexts WHERE source IS NOT NULL").fetchone()[0] == 0
+    finally:
+        con.close()
+
+
+def test_cimemories_profile_split_over_records_keeps_its_name_only_when_it_is_one_person(tmp_path):
+    from storage.importers import cimemories
+
+    p = json.loads((S / "cimemories/sample_profiles.json").read_text(encoding="utf-8"))[0]
+    name = p["bio"]["name"]
+    first = {**p, "contexts": p["contexts"][:2]}
+    rest = {**p, "contexts": p["contexts"][2:]}
+    other_bio = {**rest, "bio": {**p["bio"], "age": p["bio"]["age"] + 1}}
+    cases = [([first, rest], {name}, 9 * 6),                            # one person over two records
+             ([first, other_bio], {f"{name}#0", f"{name}#1"}, 9 * 6),   # another bio: two people
+             ([first, first], {f"{name}#0", f"{name}#1"}, 9 * 4)]       # the same contexts twice: two people
+    for n, (records, labels, count) in enumerate(cases):
+        f = tmp_path / f"c{n}.json"
+        f.write_text(json.dumps(records), encoding="utf-8")
+        items = cimemories.read([f]).items
+        assert {i.external_id.split("|")[0] for i in items} == labels
+        assert len(items) == count
+
+
+def test_benchpres_parquet_keeps_list_columns_typed(db_file, tmp_path):
+    pa = pytest.importorskip("pyarrow", reason="needs a working pyarrow", exc_type=ImportError)
+    pq = pytest.importorskip("pyarrow.parquet", reason="needs a working pyarrow", exc_type=ImportError)
+    rows = [json.loads(x) for x in (S / "benchpres/sample.jsonl").read_text(encoding="utf-8").splitlines() if x]
+    schema = pa.schema([("prompt", pa.string()), ("preference_attribute", pa.list_(pa.string())),
+                        ("preference_label", pa.list_(pa.bool_())), ("name", pa.string()), ("task", pa.string()),
+                        ("recipient", pa.string()), ("domain", pa.string())])
+    src = tmp_path / "test.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), src)
+    assert main(["import", "benchpres", str(src), "--dataset", "bpq", "--db", db_file]) == 0
+
+    def ext(r, a):
+        return f"{r['name']}|{r['recipient']}|{r['task']}|{a}"
+
+    # gold: rows 2 and 7 unanimous on their last two attributes only; gold2 unanimous on everything
+    unanimous = {ext(rows[i], a) for i in (2, 7) for a in rows[i]["preference_attribute"][3:]}
+    everything = {ext(r, a) for r in rows for a in r["preference_attribute"]}
+    _gold_chain(db_file, "bpq", unanimous, everything)
+    out, sheet = _release_twice(db_file, tmp_path, ["gold", "gold2"])
+    assert sheet["release"]["original_format"]["bpq"]["files"] == [{"file": "bpq.benchpres.parquet", "records": 2}]
+    got = pq.read_table(out / "bpq.benchpres.parquet")
+    assert got.schema == schema
+    expected = [{**rows[i], "preference_attribute": rows[i]["preference_attribute"][3:],
+                 "preference_label": rows[i]["preference_label"][3:]} for i in (2, 7)]
+    assert got.to_pylist() == expected
+    with _reimport(tmp_path, "benchpres", [out / "bpq.benchpres.parquet"]) as s2:
+        assert {i.external_id for i in s2.items("again")} == unanimous

@@ -25,7 +25,7 @@ from storage.errors import InputError
 from storage.importers.base import Parsed, check_paths, file_sha256
 from storage.importers.generic import input_error_from, iter_jsonl, read_parquet_rows
 from storage.importers.original import (
-    ReleaseFile, jsonl_bytes, load_record, parquet_bytes, parquet_schema_text, record_text,
+    ReleaseFile, jsonl_or_parquet_files, load_record, parquet_schema_text, record_text,
 )
 from storage.models import ItemIn, ItemSource
 from storage.payloads import GoldCandidatePayload
@@ -113,10 +113,4 @@ def release_files(entries: list[ItemSource], texts: dict[str, str]) -> list[Rele
         for col in ("preference_attribute", "preference_label"):
             row[col] = [v for i, v in enumerate(row[col]) if i in keep]
         by_file[kind].append(row)
-    out = []
-    if by_file["jsonl"]:
-        out.append(ReleaseFile(".benchpres.jsonl", jsonl_bytes(by_file["jsonl"]), len(by_file["jsonl"]), FORMAT))
-    if by_file["parquet"]:
-        out.append(ReleaseFile(".benchpres.parquet", parquet_bytes(by_file["parquet"], schema),
-                               len(by_file["parquet"]), FORMAT))
-    return out
+    return jsonl_or_parquet_files("benchpres", by_file, schema, FORMAT)

@@ -36,7 +36,7 @@ from storage.errors import InputError
 from storage.importers.base import Parsed, check_paths, file_sha256, validate
 from storage.importers.generic import input_error_from, iter_jsonl, json_problem, read_parquet_rows
 from storage.importers.original import (
-    ReleaseFile, jsonl_bytes, load_record, parquet_bytes, parquet_schema_text, record_text,
+    ReleaseFile, jsonl_or_parquet_files, load_record, parquet_schema_text, record_text,
 )
 from storage.models import ContextIn, ItemIn, ItemSource, Message
 from storage.payloads import McqPayload
@@ -189,10 +189,4 @@ def release_files(entries: list[ItemSource], texts: dict[str, str]) -> list[Rele
         by_file[e.source.get("file", "jsonl")].append(row)
         if schema is None and e.source.get("schema_src"):
             schema = texts.get(e.source["schema_src"])
-    out = []
-    if by_file["jsonl"]:
-        out.append(ReleaseFile(".horizonbench.jsonl", jsonl_bytes(by_file["jsonl"]), len(by_file["jsonl"]), FORMAT))
-    if by_file["parquet"]:
-        out.append(ReleaseFile(".horizonbench.parquet", parquet_bytes(by_file["parquet"], schema),
-                               len(by_file["parquet"]), FORMAT))
-    return out
+    return jsonl_or_parquet_files("horizonbench", by_file, schema, FORMAT)

@@ -110,3 +110,16 @@ def parquet_bytes(rows: list[dict[str, Any]], schema_text: str | None) -> bytes:
     buf = io.BytesIO()
     pq.write_table(table, buf)
     return buf.getvalue()
+
+
+def jsonl_or_parquet_files(name: str, by_file: dict[str, list[dict]], schema_text: str | None,
+                           fmt: str) -> list[ReleaseFile]:
+    """The release files of a format read from JSONL or Parquet: ``.NAME.jsonl`` for by_file["jsonl"] and
+    ``.NAME.parquet`` (with the kept schema's column types) for by_file["parquet"], each only when it has rows."""
+    out = []
+    if by_file.get("jsonl"):
+        out.append(ReleaseFile(f".{name}.jsonl", jsonl_bytes(by_file["jsonl"]), len(by_file["jsonl"]), fmt))
+    if by_file.get("parquet"):
+        out.append(ReleaseFile(f".{name}.parquet", parquet_bytes(by_file["parquet"], schema_text),
+                               len(by_file["parquet"]), fmt))
+    return out
