@@ -8,7 +8,8 @@ annotator counts, dates, guidelines and rubric, the exclusions with their reason
 Beside each JSONL file, the dataset's released items in the layout of the benchmark they were imported from
 (original_release: PersonaMem questions CSV + shared contexts, CIMemories profiles, HorizonBench and BenchPreS
 rows as JSONL or Parquet, generic records with their own field names, RealPref records), which prefval's importer
-of that format reads again. Nothing in the output depends on the time it was written, so the same database gives byte-identical files.
+of that format reads again. Nothing in the output depends on the time it was written, so the same database gives
+byte-identical files.
 """
 from __future__ import annotations
 

@@ -140,10 +140,11 @@ class DatasetsMixin:
         for start in range(0, len(backfill), BATCH_ROWS):
             with write_transaction(self.db):
                 self.db.conn.executemany("UPDATE items SET source = ? WHERE id = ? AND source IS NULL",
-                                    backfill[start:start + BATCH_ROWS])
+                                         backfill[start:start + BATCH_ROWS])
         if ctx_backfill:
             with write_transaction(self.db):
-                self.db.conn.executemany("UPDATE contexts SET source = ? WHERE id = ? AND source IS NULL", ctx_backfill)
+                self.db.conn.executemany("UPDATE contexts SET source = ? WHERE id = ? AND source IS NULL",
+                                         ctx_backfill)
         with write_transaction(self.db):
             self.db["imports"].insert({
                 "id": derived_id("import", ds_id, source_path, file_hash, now_iso()), "dataset_id": ds_id,
@@ -201,8 +202,6 @@ class DatasetsMixin:
         """Original texts by id (sha256 hex, see import_items); ids not stored are absent from the result."""
         out: dict[str, str] = {}
         ids = sorted(set(ids))
-        if not ids:
-            return out
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
             out.update(self.db.execute(f"SELECT id, text FROM sources WHERE id IN ({','.join('?' * len(chunk))})",

@@ -122,7 +122,8 @@ def _read_contexts(path: Path, parsed: Parsed) -> list[ContextIn]:
             if not isinstance(messages, list):
                 raise InputError(str(path), record, cid, "expected a list of {role, content} messages")
             msgs = [validate(Message, m, path, record, prefix=f"{cid}[{i}].") for i, m in enumerate(messages)]
-            out.append(ContextIn(external_id=cid, messages=msgs, source={"record_src": parsed.add_source(record_text(obj))}))
+            out.append(ContextIn(external_id=cid, messages=msgs,
+                                 source={"record_src": parsed.add_source(record_text(obj))}))
     return out
 
 
