@@ -52,8 +52,11 @@ class DatasetsMixin:
         if existing and existing[0] != fmt:
             raise PrefvalError(f"dataset '{dataset}' exists with format '{existing[0]}', not '{fmt}'")
         known_ctx = {r[0] for r in self.db.execute("SELECT id FROM contexts WHERE dataset_id = ?", [ds_id])}
+        # original records (migration 11) are touched only when the importer gives them
+        with_sources = any(c.source for c in contexts) or any(it.source for it in items)
         ctx_without_source = {r[0] for r in self.db.execute(
-            "SELECT id FROM contexts WHERE dataset_id = ? AND source IS NULL", [ds_id])} if known_ctx else set()
+            "SELECT id FROM contexts WHERE dataset_id = ? AND source IS NULL", [ds_id])} \
+            if known_ctx and with_sources else set()
         ctx_backfill: list[tuple[str, str]] = []
         ctx_ids: dict[str, str] = {}
         new_contexts: list[tuple[dict, list[dict]]] = []
@@ -69,13 +72,15 @@ class DatasetsMixin:
             known_ctx.add(cid)
             new_contexts.append((
                 {"id": cid, "dataset_id": ds_id, "external_id": ctx.external_id, "n_messages": len(ctx.messages),
-                 "n_chars": sum(len(m.content) for m in ctx.messages), "source": ctx_source},
+                 "n_chars": sum(len(m.content) for m in ctx.messages),
+                 **({"source": ctx_source} if with_sources else {})},
                 [{"context_id": cid, "idx": i, "role": m.role, "content": m.content}
                  for i, m in enumerate(ctx.messages)]))
         known = {r[0]: r[1] for r in self.db.execute(
             "SELECT id, content_hash FROM items WHERE dataset_id = ?", [ds_id])}
         without_source = {r[0] for r in self.db.execute(
-            "SELECT id FROM items WHERE dataset_id = ? AND source IS NULL", [ds_id])} if known else set()
+            "SELECT id FROM items WHERE dataset_id = ? AND source IS NULL", [ds_id])} \
+            if known and with_sources else set()
         backfill: list[tuple[str, str]] = []
         rows = []
         seen: set[str] = set()
@@ -108,7 +113,8 @@ class DatasetsMixin:
                 "id": iid, "dataset_id": ds_id, "external_id": it.external_id, "kind": it.kind,
                 "payload": payload_json, "content_hash": h, "context_id": cid,
                 "context_end": it.context_end, "created_at": stamp,
-                "source": json.dumps(it.source, ensure_ascii=False, sort_keys=True) if it.source else None,
+                **({"source": json.dumps(it.source, ensure_ascii=False, sort_keys=True) if it.source else None}
+                   if with_sources else {}),
             })
             added += 1
         # ---- write: the dataset row, contexts, items in batches (OR IGNORE: the same import running beside)
