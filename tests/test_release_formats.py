@@ -215,13 +215,15 @@ def test_benchpres_rows_keep_only_the_released_attributes(db_file, tmp_path):
         assert {i.external_id for i in s2.items("again")} == unanimous & second
 
 
-def test_generic_jsonl_records_keep_their_own_field_names(db_file, tmp_path):
+def test_generic_jsonl_records_keep_their_own_field_names(db_file, tmp_path, capsys):
     src = S / "generic/items.jsonl"
     records = [json.loads(x) for x in src.read_text(encoding="utf-8").splitlines() if x]
     assert main(["import", "jsonl", str(src), "--dataset", "gj", "--db", db_file]) == 0
     # s1 answers g1-g4, s2 g2-g5: g2, g3, g4 are released
     _mcq_chain(db_file, "gj", ["g1", "g2", "g3", "g4"], ["g2", "g3", "g4", "g5"])
+    capsys.readouterr()
     out, sheet = _release_twice(db_file, tmp_path, ["s1", "s2"])
+    assert "  gj: jsonl layout: gj.records.jsonl (3)\n" in capsys.readouterr().out
     assert sheet["release"]["original_format"]["gj"] == {
         "format": "jsonl", "files": [{"file": "gj.records.jsonl", "records": 3}], "left_out": {}}
     got = [json.loads(x) for x in (out / "gj.records.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -282,7 +284,7 @@ def test_items_imported_without_original_records_are_named_in_the_datasheet(db_f
     orig = json.loads((out / "datasheet.json").read_text(encoding="utf-8"))["release"]["original_format"]["gj"]
     assert orig["files"] == [{"file": "gj.records.jsonl", "records": 1}]
     assert list(orig["left_out"].values()) == [["g1", "g2"]]
-    assert "2 left out" in (out / "DATASHEET.md").read_text(encoding="utf-8")
+    assert "; 2 left out: no original record kept" in (out / "DATASHEET.md").read_text(encoding="utf-8")
     assert main(["import", "jsonl", str(src), "--dataset", "gj", "--db", db_file]) == 0
     assert main(["release", "s1", "s2", "--out", str(out), "--force", "--db", db_file]) == 0
     orig = json.loads((out / "datasheet.json").read_text(encoding="utf-8"))["release"]["original_format"]["gj"]

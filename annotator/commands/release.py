@@ -33,4 +33,9 @@ def run(args: argparse.Namespace) -> int:
     echo(f"wrote {args.out}: {rel['items']} items released "
           f"({', '.join(f'{k}: {v}' for k, v in rel['by_dataset'].items()) or 'none'}), "
           f"{len(sheet['exclusions'])} exclusions; DATASHEET.md and datasheet.json")
+    for dataset, orig in sorted((rel.get("original_format") or {}).items()):
+        files = ", ".join(f"{f['file']} ({f['records']})" for f in orig["files"]) or "no file"
+        left = sum(len(v) for v in orig["left_out"].values())
+        echo(f"  {dataset}: {orig['format']} layout: {files}"
+             + (f"; {left} left out (see DATASHEET.md)" if left else ""))
     return 0
