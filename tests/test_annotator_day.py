@@ -124,6 +124,34 @@ async def test_mcq_at_80x24_waits_until_options_c_and_d_were_scrolled_into_view(
     assert [r.answer["shown"] for r in _rows(db_file, "m")] == ["A", "B"]
 
 
+async def test_an_item_drawn_in_place_of_a_short_one_counts_its_options_where_they_are_now(db_file):
+    # The panel of the next item reuses the widgets of the last one; the options of a long question sit below the
+    # fold, not where the short item's options were, and must still be scrolled to.
+    long_q = "A long question that wraps over many lines of the pane. " * 40
+    with Store.open(db_file, mode="create") as s:
+        s.import_items("q", "jsonl", [
+            ItemIn(external_id=name, kind="mcq", payload=McqPayload(question=q, options=["A1", "B1", "C1", "D1"],
+                                                                    correct_index=0).model_dump())
+            for name, q in (("short", "Which one?"), ("long", long_q))])
+        create_study(s, StudySpec(name="m", task="mcq", datasets=["q"], annotators=["ana"], annotators_per_item=1,
+                                  seed=1))
+    app = AnnotateApp(db_file, "m", "ana", show_timer=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.session.view().item.external_id == "short"  # seed 1 puts the short item first
+        await decide(pilot, "a")
+        assert app.session.view().item.external_id == "long"
+        for _ in range(20):
+            if app.screen.seen.unit is not None:
+                break
+            await pilot.pause()
+        assert app.screen.seen.unseen_labels() == ["the question", "option A", "option B", "option C", "option D"]
+        await pilot.press("b")
+        assert app.session.index == 1 and len(_rows(db_file, "m")) == 1
+        await decide(pilot, "b")
+    assert [r.answer["shown"] for r in _rows(db_file, "m")] == ["A", "B"]
+
+
 # ---- moving freely --------------------------------------------------------------------------------------------
 async def test_next_previous_goto_first_open_and_flag(pair_db):
     app = AnnotateApp(pair_db, "pw", "ana", show_timer=False)

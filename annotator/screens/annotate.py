@@ -93,6 +93,8 @@ class AnnotateScreen(Screen[None]):
         self.seen = SeenTracker()
         self._watched: weakref.WeakSet = weakref.WeakSet()
         self._seen_labels: dict[str, set[str]] = {}  # unit -> labels of its parts seen whole in this session
+        self._track_tries = 0
+        self._in_place = False  # whether the item on screen was drawn in the widgets of the one before
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="header")
@@ -140,16 +142,18 @@ class AnnotateScreen(Screen[None]):
         new = s.task.compose_item(view, self.partial, s.store)
         old = panel.children[0] if len(panel.children) == 1 else None
         # A view that can show the next item in place (same layout, same context) is updated, not remounted.
-        if not (old is not None and type(old) is type(new) and hasattr(old, "update_from") and old.update_from(new)):
+        self._in_place = bool(old is not None and type(old) is type(new) and hasattr(old, "update_from")
+                              and old.update_from(new))
+        if not self._in_place:
             if self.focused is not None and not self._note_open():
                 self.set_focus(None)  # never leave focus on a widget that is about to be removed
             await panel.remove_children()
             await panel.mount(new)
             self._focus_item()
         self.items_drawn += 1
-        keys = s.task.decision_keys(view, self.partial)
-        hints = [markup("[b]$key[/b] $label", layout=False, key=k.shown, label=k.label) for k in keys]
-        self.query_one("#keys", Static).update(plain("  ").join(hints))
+        keys = [(k.shown, k.label) for k in s.task.decision_keys(view, self.partial)]
+        self._set_line("keys", keys, lambda: plain("  ").join(
+            markup("[b]$key[/b] $label", layout=False, key=shown, label=label) for shown, label in keys))
         state = self.message
         if current is not None and current.status == "answered":
             state = (state + "  " if state else "") + (
@@ -158,7 +162,7 @@ class AnnotateScreen(Screen[None]):
             state = (state + "  " if state else "") + "you skipped this item"
         if s.is_flagged():
             state = (state + "  " if state else "") + "⚑ flagged for review (m takes the flag back)"
-        self.query_one("#state", Static).update(plain(state))
+        self._set_line("state", state, lambda: plain(state))
         self.message = ""
         self._draw_recent()
         self.call_after_refresh(self._track_new_item)
@@ -171,6 +175,13 @@ class AnnotateScreen(Screen[None]):
         if s.finished or not self.is_attached:
             return
         panel = self.query_one("#item", Vertical)
+        if self._in_place and self._layout_pending(panel) and self._track_tries < 100:
+            # an item drawn in place keeps its widgets: their places on screen are the previous item's until the
+            # screen is laid out again, and tracking them now would count parts as seen where they were before
+            self._track_tries += 1  # again after the widgets' layout requests reached the screen and it refreshed
+            self.set_timer(0.002, lambda: self.call_after_refresh(self._track_new_item))
+            return
+        self._track_tries = 0
         unit = s.queue[s.index].unit_id
         self.seen.reset(panel, unit, self._seen_labels.get(unit))
         for pane in self.seen.scroll_containers(panel):
@@ -178,6 +189,14 @@ class AnnotateScreen(Screen[None]):
                 self._watched.add(pane)
                 self.watch(pane, "scroll_y", self._scrolled, init=False)
         self._observe()
+
+    def _layout_pending(self, panel: Vertical) -> bool:
+        """Whether a widget of the item (or the screen) still waits for a layout (Textual lays out in its refresh
+        timer, after the widgets' own messages; `_layout_required` is its flag for that)."""
+        if not self.is_current:
+            return False
+        return bool(getattr(self, "_layout_required", False)) or any(
+            getattr(w, "_layout_required", False) for w in panel.walk_children(with_self=True))
 
     def _scrolled(self, _old: float, _new: float) -> None:
         self.call_after_refresh(self._observe)
@@ -189,7 +208,7 @@ class AnnotateScreen(Screen[None]):
             return  # the item on screen is being replaced: _track_new_item observes it once it is drawn
         self.seen.observe()
         hint = self._unseen_hint()
-        self.query_one("#hint", Static).update(hint)
+        self._set_line("hint", hint, lambda: hint, layout=False)  # one line, always
         # remembered for this session: going back to the item needs no scrolling again for what was seen
         self._seen_labels.setdefault(self.seen.unit, set()).update(self.seen.seen_labels())
 
@@ -213,13 +232,27 @@ class AnnotateScreen(Screen[None]):
     def _draw_recent(self) -> None:
         """The history of the last decisions (newest first) beside the item, like Prodigy's sidebar."""
         lines = self.session.recent_lines()
-        text = Text("Your last decisions\n", style="bold")
-        if not lines:
-            text.append("none yet", style="dim")
-        for i, what in lines:
-            text.append(f"#{i + 1} ", style="bold")
-            text.append(visible(what, layout=False) + "\n")
-        self.query_one("#recent", Static).update(text)
+
+        def text() -> Text:
+            out = Text("Your last decisions\n", style="bold")
+            if not lines:
+                out.append("none yet", style="dim")
+            for i, what in lines:
+                out.append(f"#{i + 1} ", style="bold")
+                out.append(visible(what, layout=False) + "\n")
+            return out
+
+        # hidden below WIDE columns: then the screen needs no new layout for it (showing it lays out anyway)
+        self._set_line("recent", lines, text, layout=self.has_class("wide"))
+
+    def _set_line(self, name: str, shown: object, content, layout: bool = True) -> None:
+        """Show content() in the Static #name unless `shown` (what it is made from) is what it already shows: a
+        redraw that changes nothing costs no refresh. layout=False for a widget whose height cannot change."""
+        widget = self.query_one(f"#{name}", Static)
+        if getattr(widget, "_shown", self) == shown:
+            return
+        widget._shown = shown  # type: ignore[attr-defined]
+        widget.update(content(), layout=layout)
 
     def _size_classes(self) -> None:
         self.set_class(self.size.width >= WIDE, "wide")
@@ -294,9 +327,12 @@ class AnnotateScreen(Screen[None]):
             self.notify(f"Not saved: enlarge the terminal to at least {MIN_WIDTH}x{MIN_HEIGHT} to see the whole "
                         "item.", severity="warning", timeout=6)
             return
-        if self.seen.unit != s.queue[s.index].unit_id:
-            self.notify("Not saved: the item is still being drawn.", severity="warning", timeout=3)
-            return
+        if self.seen.unit != s.queue[s.index].unit_id:  # drawn, but its tracking not started yet
+            if not (self._in_place and self._layout_pending(self.query_one("#item", Vertical))):
+                self._track_new_item()
+            if self.seen.unit != s.queue[s.index].unit_id:
+                self.notify("Not saved: the item is still being drawn.", severity="warning", timeout=3)
+                return
         self._observe()
         unseen = list(dict.fromkeys(self.seen.unseen_labels()))
         if unseen:  # never judge what you cannot see
@@ -331,9 +367,9 @@ class AnnotateScreen(Screen[None]):
         await self._saved(pending)
 
     def _show_saving(self, attempt: int) -> None:
-        self.query_one("#state", Static).update(
-            "saving… database busy (another program is writing to it); your answer is kept and will be saved"
-            + (f" (attempt {attempt + 1})" if attempt else ""))
+        text = ("saving… database busy (another program is writing to it); your answer is kept and will be saved"
+                + (f" (attempt {attempt + 1})" if attempt else ""))
+        self._set_line("state", text, lambda: text)
 
     async def _save_in_background(self, pending: PendingDecision) -> None:
         import asyncio
@@ -347,7 +383,7 @@ class AnnotateScreen(Screen[None]):
             await asyncio.wrap_future(self._writer.submit(lambda store: self.session.write(store, pending), on_busy))
         except PrefvalError as exc:
             self.saving = None
-            self.query_one("#state", Static).update("")
+            self._set_line("state", "", lambda: "")
             self.notify(visible(exc), severity="error", timeout=8, markup=False)
             return
         self.saving = None

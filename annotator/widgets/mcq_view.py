@@ -95,5 +95,7 @@ class McqView(Vertical):
             w.seen_label = self.option_label(i)
             w.set_class(self.chosen == i, "chosen")
         self.query_one(".cant-tell", Static).set_class(self.chosen == "x", "chosen")
-        self.query_one("#qa", VerticalScroll).scroll_home(animate=False)
+        qa = self.query_one("#qa", VerticalScroll)
+        if qa.scroll_y or qa.scroll_target_y:
+            qa.scroll_home(animate=False)
         return True

@@ -57,9 +57,12 @@ class PagedText(Static):
         return body + Content.from_markup(more)
 
     def show_text(self, text: Any, values: dict[str, Any] | None = None) -> None:
-        """Show another text (and template values) from its first page."""
+        """Show another text (and template values) from its first page (nothing is redrawn when that is what
+        is shown already)."""
+        before = (self.full, self.values, self.page)
         self._set_text(text, values)
-        self.update(self._page_content())
+        if (self.full, self.values, self.page) != before:
+            self.update(self._page_content())
 
     def turn(self, step: int) -> bool:
         """Show the page step pages further (negative: back). Returns False when there is no such page."""

@@ -30,17 +30,25 @@ class StatusHeader(Static):
         """Redraw with the given figures; position is 0-based (shown 1-based), seconds None hides the timer.
         done/total: over the annotator's queue claimed so far; unclaimed: units they may still claim (shown as
         "+N to claim" when above 0: the queue grows in batches as it is worked). compact: a short form for narrow
-        terminals (no task name, no bar); flagged adds a flag mark."""
+        terminals (no task name, no bar); flagged adds a flag mark. Nothing is redrawn when every figure is as
+        already shown, and the line's height never changes, so a redraw never lays out the screen again."""
+        shown = (study, task, annotator, done, total, position, None if seconds is None else int(seconds),
+                 unclaimed, compact, flagged)
+        if shown == getattr(self, "_shown", None):
+            return
+        self._shown = shown
         pos = f"item {position + 1}/{total}" if position < total else "finished"
         flag = " · ⚑" if flagged else ""
         if compact:
             timer = f" · {format_seconds(seconds)}" if seconds is not None else ""
             more = f" +{unclaimed:,}" if unclaimed > 0 else ""
             self.update(markup("[b]$study[/b] · $annotator · $figures", layout=False, study=study,
-                               annotator=annotator, figures=f"{done}/{total}{more} done · {pos}{flag}{timer}"))
+                               annotator=annotator, figures=f"{done}/{total}{more} done · {pos}{flag}{timer}"),
+                        layout=False)
             return
         timer = f" · {format_seconds(seconds)} on item" if seconds is not None else ""
         more = f" +{unclaimed:,} to claim" if unclaimed > 0 else ""
         self.update(markup("[b]$study[/b] ($task) · $annotator · $figures", layout=False, study=study, task=task,
                            annotator=annotator,
-                           figures=f"{done}/{total} done {progress_bar(done, total)}{more} · {pos}{flag}{timer}"))
+                           figures=f"{done}/{total} done {progress_bar(done, total)}{more} · {pos}{flag}{timer}"),
+                    layout=False)
