@@ -9,14 +9,12 @@ import json
 import sqlite3
 from typing import Any, Literal
 
-from pydantic import BaseModel
-
 from storage.db import now_iso, write_transaction
 from storage.errors import PrefvalError
-from storage.models import new_id
+from storage.models import Model, new_id
 
 
-class Adjudication(BaseModel):
+class Adjudication(Model):
     """kind "final": answer is the task's answer dict that now counts for the unit; kind "exclude": the unit is
     left out of figures and releases, with a reason."""
 

@@ -14,13 +14,37 @@ from pathlib import Path
 from typing import Callable
 
 
+def _lazy_module(name: str) -> None:
+    """Put module `name` in sys.modules as a lazy module (importlib.util.LazyLoader): its code runs on the first
+    attribute access instead of now. sqlite-utils imports dateutil.parser and click at import time (~30 ms
+    together on the annotation screen's start-up) only for recipes and progress bars. Nothing when the module is
+    already imported or not installed."""
+    import importlib.util
+
+    if name in sys.modules:
+        return
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        return
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    parent, _, child = name.rpartition(".")
+    if parent:
+        setattr(sys.modules[parent], child, module)
+
+
 def _import_sqlite_utils():
-    """Import sqlite-utils without letting it import pandas and numpy.
+    """Import sqlite-utils without letting it import pandas and numpy, nor load dateutil.parser and click yet.
 
     sqlite-utils imports pandas and numpy at import time when they are installed (about 0.4 s together), only to
     recognise DataFrame and numpy values, which prefval never inserts (rows come from pydantic models, so they hold
     plain Python values). Hiding them for that one import keeps the TUI's start-up fast.
     """
+    if "sqlite_utils" not in sys.modules:
+        for name in ("dateutil.parser", "click"):  # only used inside sqlite-utils functions prefval never calls
+            _lazy_module(name)
     hidden = [m for m in ("pandas", "numpy") if m not in sys.modules]
     if "sqlite_utils" in sys.modules or not hidden:
         import sqlite_utils as module

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from storage.db import now_iso, write_transaction
-from storage.models import derived_id
+from storage.models import Model, derived_id
 
 
-class GenRow(BaseModel):
+class GenRow(Model):
     """One output record of a stage.
 
     row_key: the record's key inside (pipeline, stage), e.g. ``"u003"`` or ``"u003:p02:e4"``; seq: its position in

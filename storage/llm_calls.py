@@ -12,18 +12,16 @@ import threading
 from concurrent.futures import Future
 from typing import Any
 
-from pydantic import BaseModel
-
 from storage.db import now_iso, write_transaction
 from storage.errors import PrefvalError
-from storage.models import new_id
+from storage.models import Model, new_id
 from storage.secrets import is_secret_field, scrub_config, scrub_text
 
 RUN_KINDS = ("generate", "evaluate")
 RUN_STATUSES = ("running", "done", "failed", "budget", "interrupted")
 
 
-class LLMCall(BaseModel):
+class LLMCall(Model):
     """One cached call. request: {"messages", "params", "schema", "schema_name", "sample_index"} as sent.
     parsed: the validated JSON value (None for free text). Tokens are None when the server sent no usage;
     cost_usd None when the price is unknown; seconds: wall time of the successful attempt; attempts: requests sent."""
@@ -46,7 +44,7 @@ class LLMCall(BaseModel):
     created_at: str = ""
 
 
-class Run(BaseModel):
+class Run(Model):
     """One generator or evaluator run. config: the settings it ran with (secrets removed); totals: counts, tokens
     and USD when it finished (keys of the caller's choosing, e.g. calls, cached, failed, prompt_tokens, cost_usd)."""
 

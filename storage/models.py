@@ -36,14 +36,21 @@ def content_hash(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
-class Message(BaseModel):
+class Model(BaseModel):
+    """Base of prefval's row models: a model's validator is built when it is first used, not at import (most
+    models are never used by a given command; building them all cost the annotation screen's start-up ~0.1 s)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class Message(Model):
     """One turn of a conversation context."""
 
     role: str
     content: str
 
 
-class ContextIn(BaseModel):
+class ContextIn(Model):
     """A conversation history stored once and referenced by items (items see messages[:end])."""
 
     external_id: str
@@ -52,7 +59,7 @@ class ContextIn(BaseModel):
     source: dict[str, Any] | None = None
 
 
-class ItemIn(BaseModel):
+class ItemIn(Model):
     """An item as an importer produces it. payload: the kind's fields (see storage.payloads)."""
 
     external_id: str = Field(min_length=1)
@@ -75,7 +82,7 @@ class ItemSource(BaseModel):
     context_source: dict[str, Any] | None = None
 
 
-class Item(BaseModel):
+class Item(Model):
     id: str
     dataset_id: str
     dataset_name: str = ""
@@ -87,7 +94,7 @@ class Item(BaseModel):
     context_end: int | None = None
 
 
-class Dataset(BaseModel):
+class Dataset(Model):
     id: str
     name: str
     format: str
@@ -98,7 +105,7 @@ class Dataset(BaseModel):
     n_items: int = 0
 
 
-class ImportResult(BaseModel):
+class ImportResult(Model):
     """What one import did: counts of items added and already present (same content), contexts added."""
 
     dataset: str
@@ -107,7 +114,7 @@ class ImportResult(BaseModel):
     n_contexts: int = 0
 
 
-class Study(BaseModel):
+class Study(Model):
     model_config = ConfigDict(extra="ignore")
 
     id: str
@@ -118,7 +125,7 @@ class Study(BaseModel):
     created_at: str
 
 
-class Unit(BaseModel):
+class Unit(Model):
     """One thing a study asks about: an item, or a pair of items (item_b_id) for pairwise studies."""
 
     id: str
@@ -129,14 +136,14 @@ class Unit(BaseModel):
     extra: dict[str, Any] = {}
 
 
-class Annotator(BaseModel):
+class Annotator(Model):
     id: str
     name: str
     kind: Literal["human", "llm"] = "human"
     model: str | None = None
 
 
-class Assignment(BaseModel):
+class Assignment(Model):
     id: str
     study_id: str
     unit_id: str
@@ -150,7 +157,7 @@ class Assignment(BaseModel):
 Status = Literal["answered", "skipped", "partial", "note", "flag", "unflag"]
 
 
-class AnnotationIn(BaseModel):
+class AnnotationIn(Model):
     """One decision to append. answer: the task's answer dict (None for a skip or a note).
 
     seconds: time on the item before this decision (seconds, wall clock).
@@ -175,7 +182,7 @@ class Annotation(AnnotationIn):
     submitted_at: str
 
 
-class Event(BaseModel):
+class Event(Model):
     id: str
     at: str
     kind: str

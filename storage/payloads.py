@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
-from storage.models import Message
+from storage.models import Message, Model
 
 
-class _Payload(BaseModel):
+class _Payload(Model):
     model_config = ConfigDict(extra="forbid")
 
 

@@ -17,11 +17,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from annotator.safe_text import markup, plain, visible
 from annotator.screens.summary import SummaryScreen
 from annotator.session import PendingDecision, Session
+from annotator.widgets.key_line import KeyLine
 from annotator.widgets.seen import SeenTracker
 from annotator.widgets.status_header import StatusHeader
 from storage.errors import DatabaseBusy, PrefvalError
@@ -45,7 +46,7 @@ class AnnotateScreen(Screen[None]):
     AnnotateScreen #hint { height: 1; padding: 0 1; color: $warning; text-wrap: nowrap; text-overflow: ellipsis; }
     AnnotateScreen .field { dock: bottom; display: none; }
     AnnotateScreen .field.open { display: block; }
-    AnnotateScreen.short Footer { display: none; }
+    AnnotateScreen.short KeyLine { display: none; }
     AnnotateScreen.short .option, AnnotateScreen.short .question { margin-bottom: 0; }
     """
     BINDINGS = [
@@ -108,7 +109,7 @@ class AnnotateScreen(Screen[None]):
                     classes="field")
         yield Input(placeholder="go to item number (enter goes, escape cancels)", id="goto", disabled=True,
                     classes="field", type="integer")
-        yield Footer()
+        yield KeyLine(self.BINDINGS)
 
     async def on_mount(self) -> None:
         self._size_classes()

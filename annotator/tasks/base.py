@@ -12,9 +12,7 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel
-
-from storage.models import Annotation, Assignment, Item, Study, Unit
+from storage.models import Annotation, Assignment, Item, Model, Study, Unit
 
 if TYPE_CHECKING:  # pragma: no cover
     from textual.widget import Widget
@@ -95,7 +93,7 @@ class KeyChoice:
         self.shown = self.shown or self.key
 
 
-class StudySpec(BaseModel):
+class StudySpec(Model):
     """Everything `prefval study create` was given. Tasks read what they need and ignore the rest."""
 
     name: str
