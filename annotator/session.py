@@ -5,7 +5,9 @@ Store.add_annotation, which has committed when it returns, so a decision is on d
 """
 from __future__ import annotations
 
+import itertools
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -17,6 +19,37 @@ from storage.models import AnnotationIn, Annotation, Assignment
 from storage.store import Store
 
 RECENT = 5  # decisions kept in the on-screen history
+UNIT_PAGE = 200  # units read at once, from the one needed on in queue order
+
+
+class Queue(Sequence):
+    """An annotator's queue: Assignment objects in queue order, each built when first used from the rows of
+    Store.queue_rows (a queue of 100,000 items opens without building them all). unit_ids: the unit of each
+    position, as a plain list."""
+
+    def __init__(self, rows: list[tuple[str, str, int, int]], study_id: str, annotator_id: str) -> None:
+        self._rows = rows
+        self._built: dict[int, Assignment] = {}
+        self._ids = (study_id, annotator_id)
+        self.unit_ids = [r[1] for r in rows]
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self._rows)))]
+        if i < 0:
+            i += len(self._rows)
+        a = self._built.get(i)
+        if a is None:
+            if not 0 <= i < len(self._rows):
+                raise IndexError(i)
+            aid, unit_id, position, seed = self._rows[i]
+            a = self._built[i] = Assignment.model_construct(id=aid, study_id=self._ids[0], unit_id=unit_id,
+                                                            annotator_id=self._ids[1], position=position,
+                                                            shuffle_seed=seed)
+        return a
 
 
 @dataclass
@@ -69,7 +102,7 @@ class Session:
         self._current: dict[str, Annotation] = {}
         self._answered: set[str] = set()
         self.conflicts = 0
-        self.queue: list[Assignment] = []
+        self.queue: Queue = Queue([], "", "")
         self.units: dict = {}
         self.unclaimed = 0
         self.reload_queue()
@@ -99,12 +132,41 @@ class Session:
         return store.claimable_count(self.study.id, self.annotator.id)
 
     def reload_queue(self) -> None:
-        """Re-read this annotator's queue (after a claim) and the units it names."""
-        self.queue = self.store.assignments(self.study.id, self.annotator.id)
-        self._positions = {a.unit_id: i for i, a in enumerate(self.queue)}
-        missing = [a.unit_id for a in self.queue if a.unit_id not in self.units]
-        if missing:
-            self.units.update(self.store.units_by_id(missing))
+        """Re-read this annotator's queue (after a claim); its units are read when first needed (unit())."""
+        self.queue = Queue(self.store.queue_rows(self.study.id, self.annotator.id), self.study.id,
+                           self.annotator.id)
+        self._positions = {u: i for i, u in enumerate(self.queue.unit_ids)}
+        self._recount()
+
+    def unit(self, unit_id: str):
+        """The Unit of a queue entry, read with the next UNIT_PAGE units of the queue when not read yet (a queue
+        of 100,000 units opens without reading them all)."""
+        unit = self.units.get(unit_id)
+        if unit is None:
+            i = self._positions.get(unit_id, 0)
+            ids = [u for u in self.queue.unit_ids[i:i + UNIT_PAGE] if u not in self.units]
+            self.units.update(self.store.units_by_id(ids if unit_id in ids else ids + [unit_id]))
+            unit = self.units[unit_id]
+        return unit
+
+    # ---- counts kept as decisions come (progress and "is anything else open" in constant time) ----------------
+    def _closed(self, unit_id: str) -> bool:
+        return self.status_of(unit_id) in ("answered", "skipped")
+
+    def _recount(self) -> None:
+        """Count answered and closed (answered or skipped) units of the queue from scratch."""
+        self._n_answered = sum(1 for u in self.queue.unit_ids if u in self._answered)
+        self._n_closed = sum(1 for u in self.queue.unit_ids if self._closed(u))
+
+    def _changing(self, unit_id: str):
+        """Snapshot of one unit's counted state before a change; pass it to _changed after the change."""
+        return unit_id, unit_id in self._answered, self._closed(unit_id)
+
+    def _changed(self, before) -> None:
+        unit_id, answered, closed = before
+        if unit_id in self._positions:
+            self._n_answered += (unit_id in self._answered) - answered
+            self._n_closed += self._closed(unit_id) - closed
 
     # ---- state ----------------------------------------------------------------------------------------
     def sync(self) -> None:
@@ -116,16 +178,19 @@ class Session:
         self._flags = self.store.flagged(self.study.id, self.annotator.id)
         self._noted = self.store.noted_units(self.study.id, self.annotator.id)
         self.recent = self.store.recent_decisions(self.study.id, self.annotator.id, RECENT)
+        self._recount()
 
     def sync_unit(self, unit_id: str) -> None:
         """Re-read one unit's state from the file (cheap; done before the unit is drawn)."""
         latest = self.store.latest_decision(self.study.id, unit_id, self.annotator.id)
+        before = self._changing(unit_id)
         if latest is None:
             self._current.pop(unit_id, None)
         else:
             self._current[unit_id] = latest
         if self.store.has_answer(self.study.id, unit_id, self.annotator.id):
             self._answered.add(unit_id)
+        self._changed(before)
 
     def status_of(self, unit_id: str) -> str | None:
         """"answered" when the unit has an answer that counts (also while it is being re-scored), else the status
@@ -137,8 +202,8 @@ class Session:
 
     def resume_index(self) -> int:
         """The first item with neither an answer nor a skip; len(queue) when there is none."""
-        for i, a in enumerate(self.queue):
-            if self.status_of(a.unit_id) not in ("answered", "skipped"):
+        for i, u in enumerate(self.queue.unit_ids):
+            if self.status_of(u) not in ("answered", "skipped"):
                 return i
         return len(self.queue)
 
@@ -148,14 +213,13 @@ class Session:
 
     def progress(self) -> tuple[int, int]:
         """(answered, total) over this annotator's queue claimed so far (see `unclaimed` for what may follow)."""
-        done = sum(1 for a in self.queue if a.unit_id in self._answered)
-        return done, len(self.queue)
+        return self._n_answered, len(self.queue)
 
     def counts(self) -> dict[str, int]:
         """answered / skipped / open counts over the queue."""
         c = {"answered": 0, "skipped": 0, "open": 0}
-        for a in self.queue:
-            c[{"answered": "answered", "skipped": "skipped"}.get(self.status_of(a.unit_id), "open")] += 1
+        for u in self.queue.unit_ids:
+            c[{"answered": "answered", "skipped": "skipped"}.get(self.status_of(u), "open")] += 1
         return c
 
     def seconds_on_item(self) -> float:
@@ -168,7 +232,7 @@ class Session:
     def view_at(self, index: int) -> UnitView:
         """The UnitView of queue position index (what the annotator sees there). Raises IndexError."""
         a = self.queue[index]
-        unit = self.units[a.unit_id]
+        unit = self.unit(a.unit_id)
         need = [i for i in (unit.item_id, unit.item_b_id) if i and i not in self._items]
         if need:
             self._items.update(self.store.get_items(need))
@@ -241,8 +305,8 @@ class Session:
 
     def _open_elsewhere(self) -> bool:
         """Whether an item other than the current one is neither answered nor skipped."""
-        return any(j != self.index and self.status_of(a.unit_id) not in ("answered", "skipped")
-                   for j, a in enumerate(self.queue))
+        open_here = self.index < len(self.queue) and not self._closed(self.queue[self.index].unit_id)
+        return len(self.queue) - self._n_closed - open_here > 0
 
     def needs_claim(self) -> bool:
         """Whether moving on from the current item needs the next batch claimed first (no other open item in
@@ -253,16 +317,17 @@ class Session:
         """After a decision: the next item without an answer or skip after this one, else the first such item
         anywhere, else the end (finished). Items claimed meanwhile are at the end of the queue."""
         n = len(self.queue)
-        for j in list(range(self.index + 1, n)) + list(range(0, self.index + 1)):
-            if self.status_of(self.queue[j].unit_id) not in ("answered", "skipped"):
+        ids = self.queue.unit_ids
+        for j in itertools.chain(range(self.index + 1, n), range(0, self.index + 1)):
+            if self.status_of(ids[j]) not in ("answered", "skipped"):
                 self.go(j)
                 return
         self.go(n)
 
     def next_skipped(self) -> bool:
         """Go to the first skipped item (review pass). False when none is skipped."""
-        for j, a in enumerate(self.queue):
-            if self.status_of(a.unit_id) == "skipped":
+        for j, u in enumerate(self.queue.unit_ids):
+            if self.status_of(u) == "skipped":
                 self.go(j)
                 return True
         return False
@@ -275,7 +340,7 @@ class Session:
                 advance: bool = False) -> PendingDecision:
         """Capture a decision on the current item (time on item, the row shown) without writing anything."""
         a = self.queue[self.index]
-        unit = self.units[a.unit_id]
+        unit = self.unit(a.unit_id)
         shown = self._current.get(a.unit_id)
         row = AnnotationIn(
             study_id=self.study.id, unit_id=unit.id, item_id=unit.item_id, annotator_id=self.annotator.id,
@@ -308,6 +373,7 @@ class Session:
         row = pending.committed
         unit_id = pending.assignment.unit_id
         reviewing = unit_id in self._answered
+        before = self._changing(unit_id)
         if row is not None and row.status in ("answered", "skipped", "partial"):
             if row.supersedes != pending.shown_id:  # another window changed this item meanwhile
                 self.conflicts += 1
@@ -317,6 +383,7 @@ class Session:
             self._carried.pop(unit_id, None)
             if self.index == pending.index:  # the visit ended with this answer: no "visit" event for it
                 self._visit_decided = True
+        self._changed(before)
         if row is not None and row.status in ("answered", "skipped"):
             self.recent = ([row] + [r for r in self.recent if r.unit_id != unit_id])[:RECENT]
         if row is not None and row.status == "note":

