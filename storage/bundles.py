@@ -118,12 +118,11 @@ class BundlesMixin:
             counts["datasets"] = len(ds_rows)
             n_ctx = n_msg = 0
             for cid in context_ids:
-                row = self.db.execute("SELECT id, dataset_id, external_id, n_messages, n_chars FROM contexts "
-                                      "WHERE id = ?", [cid]).fetchone()
+                cols = ("id", "dataset_id", "external_id", "n_messages", "n_chars", "message_sizes")
+                row = self.db.execute(f"SELECT {', '.join(cols)} FROM contexts WHERE id = ?", [cid]).fetchone()
                 if row is None:
                     continue
-                out.db["contexts"].insert(dict(zip(("id", "dataset_id", "external_id", "n_messages", "n_chars"),
-                                                   row)))
+                out.db["contexts"].insert(dict(zip(cols, row)))
                 n_ctx += 1
                 batch: list[dict] = []
                 for m in self.db.execute("SELECT context_id, idx, role, content FROM context_messages "

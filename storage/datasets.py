@@ -5,7 +5,7 @@ import hashlib
 import json
 from typing import Iterable
 
-from storage.db import BATCH_ROWS, now_iso, write_transaction
+from storage.db import BATCH_ROWS, message_sizes_json, now_iso, write_transaction
 from storage.errors import PrefvalError
 from storage.models import (
     ContextIn, Dataset, ImportResult, Item, ItemIn, ItemSource, Message, canonical_json, derived_id,
@@ -60,6 +60,9 @@ class DatasetsMixin:
         ctx_backfill: list[tuple[str, str]] = []
         ctx_ids: dict[str, str] = {}
         new_contexts: list[tuple[dict, list[dict]]] = []
+        # message sizes (migration 12) written when the file has the column (a database of an older schema, as the
+        # migration tests build them, gets them from the migration)
+        with_sizes = bool(contexts) and "message_sizes" in self.db["contexts"].columns_dict
         for ctx in contexts:
             cid = derived_id("context", dataset, ctx.external_id)
             ctx_ids[ctx.external_id] = cid
@@ -73,7 +76,9 @@ class DatasetsMixin:
             new_contexts.append((
                 {"id": cid, "dataset_id": ds_id, "external_id": ctx.external_id, "n_messages": len(ctx.messages),
                  "n_chars": sum(len(m.content) for m in ctx.messages),
-                 **({"source": ctx_source} if with_sources else {})},
+                 **({"source": ctx_source} if with_sources else {}),
+                 **({"message_sizes": message_sizes_json([(m.role, len(m.content)) for m in ctx.messages])}
+                    if with_sizes else {})},
                 [{"context_id": cid, "idx": i, "role": m.role, "content": m.content}
                  for i, m in enumerate(ctx.messages)]))
         known = {r[0]: r[1] for r in self.db.execute(
@@ -256,7 +261,12 @@ class DatasetsMixin:
         """(role, length in characters) of every message of a context, in order; [] for an unknown context.
 
         Lets a view size a conversation without holding its text (message contents are read on demand with
-        context_messages)."""
+        context_messages). Read from the context's own row (contexts.message_sizes, written at import and by
+        migration 12), so that sizing a conversation of 1,000,000 characters reads a few kilobytes, not the
+        whole text; a context without it (written by other means) is measured message by message."""
+        row = self.db.execute("SELECT message_sizes FROM contexts WHERE id = ?", [context_id]).fetchone()
+        if row is not None and row[0]:
+            return [(role, n) for role, n in json.loads(row[0])]
         rows = self.db.execute(
             "SELECT role, length(content) FROM context_messages WHERE context_id = ? ORDER BY idx",
             [context_id]).fetchall()

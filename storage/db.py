@@ -468,6 +468,24 @@ def _m11_item_sources(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE contexts ADD COLUMN source TEXT")
 
 
+def message_sizes_json(sizes: list[tuple[str, int]]) -> str:
+    """contexts.message_sizes: the (role, length in characters) of each message of a context, in order, as JSON."""
+    import json
+
+    return json.dumps([[role, n] for role, n in sizes], ensure_ascii=False, separators=(",", ":"))
+
+
+def _m12_context_message_sizes(db: sqlite_utils.Database) -> None:
+    # Each context keeps the role and length of its messages in its own row, so that a conversation pane sizes a
+    # conversation of 1,000,000 characters from a few kilobytes (length() of every message reads all the text).
+    db["contexts"].add_column("message_sizes", str)
+    for (cid,) in db.execute("SELECT id FROM contexts").fetchall():
+        sizes = db.execute("SELECT role, length(content) FROM context_messages WHERE context_id = ? ORDER BY idx",
+                           [cid]).fetchall()
+        db.execute("UPDATE contexts SET message_sizes = ? WHERE id = ?",
+                   [message_sizes_json([(r, n or 0) for r, n in sizes]), cid])
+
+
 # Append new migrations at the end; never edit one that has shipped.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "initial schema", _m1_initial),
@@ -481,6 +499,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (9, "indexes for progress counts", _m9_progress_indexes),
     (10, "gold_label adjudication rounds become adjudications", _m10_adjudication_rounds),
     (11, "original records of imported items", _m11_item_sources),
+    (12, "contexts.message_sizes", _m12_context_message_sizes),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -1,6 +1,7 @@
 """Storage: schema, migrations, append-only annotations, derived current answers, atomic imports."""
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
@@ -162,3 +163,42 @@ def test_a_failed_write_is_one_line_and_stores_nothing(db_file):
     other.close()
     assert s.db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 0
     s.close()
+
+
+# ---- contexts.message_sizes (migration 12): a conversation is sized from its own row, not by reading its text ----
+def test_message_sizes_are_written_at_import_and_by_the_migration(db_file, monkeypatch):
+    import storage.db
+    from storage.models import ContextIn, Message
+
+    # lengths in characters, not bytes: "héllo wörld" is 11 characters (13 bytes in UTF-8)
+    messages = [("system", "hello"), ("user", "héllo wörld"), ("assistant", ""), ("user", "x" * 70_000)]
+    by_hand = [("system", 5), ("user", 11), ("assistant", 0), ("user", 70_000)]
+    # a database written before migration 12: its contexts have no message_sizes
+    monkeypatch.setattr(storage.db, "MIGRATIONS", [m for m in storage.db.MIGRATIONS if m[0] <= 11])
+    with Store.open(db_file, mode="create") as s:
+        s.import_items("old", "jsonl", [ItemIn(external_id="q", kind="mcq", context_external_id="c1",
+                                               payload={"question": "?", "options": ["a", "b"]})],
+                       contexts=[])
+        ds = s.db.execute("SELECT id FROM datasets WHERE name = 'old'").fetchone()[0]
+        s.db["contexts"].insert({"id": "ctx-old", "dataset_id": ds, "external_id": "c1", "n_messages": 4,
+                                 "n_chars": 70_016})
+        s.db["context_messages"].insert_all([{"context_id": "ctx-old", "idx": i, "role": r, "content": c}
+                                             for i, (r, c) in enumerate(messages)])
+        assert "message_sizes" not in s.db["contexts"].columns_dict
+    monkeypatch.undo()
+    with Store.open(db_file, mode="rw") as s:  # a writing open migrates
+        stored = s.db.execute("SELECT message_sizes FROM contexts WHERE id = 'ctx-old'").fetchone()[0]
+        assert [tuple(x) for x in json.loads(stored)] == by_hand
+        assert s.context_sizes("ctx-old") == by_hand
+        # a new import writes them itself
+        s.import_items("new", "jsonl", [ItemIn(external_id="q", kind="mcq", context_external_id="c2",
+                                               payload={"question": "?", "options": ["a", "b"]})],
+                       contexts=[ContextIn(external_id="c2", messages=[Message(role=r, content=c)
+                                                                       for r, c in messages])])
+        cid = s.db.execute("SELECT c.id FROM contexts c JOIN datasets d ON d.id = c.dataset_id WHERE d.name = 'new'"
+                           ).fetchone()[0]
+        assert s.context_sizes(cid) == by_hand
+        # a context without them (written by other means) is measured message by message
+        s.db.execute("UPDATE contexts SET message_sizes = NULL WHERE id = ?", [cid])
+        assert s.context_sizes(cid) == by_hand
+        assert s.context_sizes("no-such-context") == []
