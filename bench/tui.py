@@ -1,7 +1,8 @@
 """Benchmark of the annotation TUI on the real case: PersonaMem questions with their conversations. Prints figures,
 each beside its baseline and as a ratio; asserts nothing.
 
-    python bench/tui.py [--items N] [--decisions N] [--runs N] [--scales 10000,100000,160000,1000000] [--repo PATH]
+    python bench/tui.py [--items N] [--decisions N] [--runs N] [--scales 10000,100000,160000,1000000]
+                        [--sizes 100,100000] [--repo PATH]
 
 Data: the PersonaMem 32k questions (../shared/datasets/personamem/questions_32k.csv; the bundled sample when absent).
 Their conversations (shared_contexts_32k.jsonl) are not available, so the bench writes synthetic ones of the
@@ -16,7 +17,10 @@ Figures:
    ratios: prefval over Textual, and with a conversation over without (target <= 1.5);
 2. decision key -> next item on screen with the answer committed (ms, p50/p95/max), without conversations and
    with each scale; ratio of each p95 to the baseline's (target <= 1.5, and flat across scales);
-3. scrolling a 1,000,000-character conversation (500 messages) from top to bottom by PageDown presses in a child
+3. flat in the study's size: studies of --sizes MCQ items (synthetic questions of PersonaMem's length, no
+   conversation), each item assigned to two annotators by name and already answered by one of them (a study in
+   progress); start-up and decision keys of the other: each figure and its ratio to the smallest study's;
+4. scrolling a 1,000,000-character conversation (500 messages) from top to bottom by PageDown presses in a child
    process: presses, seconds, resident memory (MB) after the first item, at each quarter and at the end (ratio to
    the start; flat means ~1.0), and the time for one End press on a fresh view.
 """
@@ -186,6 +190,43 @@ def build_db(path: str, limit: int | None, scales: list[int]) -> dict[str, str]:
     return studies
 
 
+def build_size_db(path: str, sizes: list[int]) -> dict[int, str]:
+    """Studies of each size in `sizes`: n MCQ items of synthetic text (a 130-character question, four options
+    of 90), assigned by name to "ana" and "bo", every item already answered by "bo". Returns {size: study}."""
+    from annotator.study_setup import create_study
+    from annotator.tasks.base import StudySpec
+    from storage.models import AnnotationIn, ItemIn
+    from storage.payloads import McqPayload
+    from storage.store import Store
+
+    rng = random.Random(11)
+    out = {}
+    with Store.open(path, mode="create") as s:
+        for n in sizes:
+            items = [ItemIn(external_id=f"q{i}", kind="mcq", payload=McqPayload(
+                question=synthetic_text(rng, 130) + "?", options=[synthetic_text(rng, 90) for _ in range(4)],
+                correct_index=i % 4).model_dump(exclude_none=True)) for i in range(n)]
+            s.import_items(f"size{n}", "jsonl", items)
+            study = create_study(s, StudySpec(name=f"size{n}", task="mcq", datasets=[f"size{n}"], seed=1,
+                                              annotators=["ana", "bo"], annotators_per_item=2))
+            bo = s.ensure_annotator("bo")
+            s.append_annotations(AnnotationIn(study_id=study.id, unit_id=a.unit_id, item_id=item_id,
+                                              annotator_id=bo.id, assignment_id=a.id, status="answered",
+                                              answer={"choice": 0, "letter": "A", "shown": "A", "cant_tell": False},
+                                              source="human", seconds=3.0)
+                                 for a, item_id in _with_items(s, study.id, bo.id))
+            out[n] = f"size{n}"
+    print(f"size database: studies of {', '.join(f'{n:,}' for n in sizes)} MCQ items, each assigned to ana and bo, "
+          "answered by bo")
+    return out
+
+
+def _with_items(store, study_id: str, annotator_id: str):
+    units = {u.id: u.item_id for u in store.units(study_id)}
+    for a in store.assignments(study_id, annotator_id):
+        yield a, units[a.unit_id]
+
+
 def child(repo: Path, mode: str, *args: str) -> dict[str, float]:
     t0 = time.time()
     out = subprocess.run([sys.executable, "-c", CHILD, repr(t0), mode, *args], capture_output=True, text=True,
@@ -246,6 +287,8 @@ def main() -> None:
     ap.add_argument("--decisions", type=int, default=150, help="decision keys to time per study")
     ap.add_argument("--scales", default="10000,100000,160000,1000000",
                     help="characters of conversation per question, comma-separated")
+    ap.add_argument("--sizes", default="100,100000",
+                    help="items of the studies for the study-size figure, comma-separated (empty: skip it)")
     ap.add_argument("--repo", type=Path, default=HERE, help="the prefval checkout to time (default: this one)")
     args = ap.parse_args()
     sys.path.insert(0, str(args.repo))
@@ -275,6 +318,26 @@ def main() -> None:
             print(f"  {'without conversations' if label == 'bare' else 'with ' + label:<34} p50 {p50:6.1f}  "
                   f"p95 {p95:6.1f}  max {max(lat):6.1f}  over {len(lat)}  p95 ratio {p95 / ref:.2f}x "
                   f"{'(baseline)' if label == 'bare' else '(target <= 1.5x)'}")
+        sizes = [int(x) for x in args.sizes.split(",") if x]
+        if sizes:
+            size_db = os.path.join(tmp, "sizes.db")
+            t = time.perf_counter()
+            size_studies = build_size_db(size_db, sizes)
+            print(f"(built in {time.perf_counter() - t:.1f} s)")
+            child(args.repo, "first", size_db, size_studies[sizes[0]], "ana")  # warm the file cache
+            first = {n: statistics.median(child(args.repo, "first", size_db, st, "ana")["FIRST"]
+                                          for _ in range(args.runs)) for n, st in size_studies.items()}
+            print("study size: start-up to first item (median of {}) and decision key -> next item (ms):".format(
+                args.runs))
+            ref_first = first[sizes[0]]
+            ref95 = None
+            for n, st in size_studies.items():
+                lat = asyncio.run(decision_latencies(size_db, st, args.decisions, who="ana"))
+                p50, p95 = statistics.median(lat), pct(lat, 0.95)
+                ref95 = ref95 or p95
+                print(f"  {n:>9,} items: start-up {first[n]:.3f} s ({first[n] / ref_first:.2f}x)  decisions p50 "
+                      f"{p50:6.1f}  p95 {p95:6.1f}  over {len(lat)}  p95 ratio {p95 / ref95:.2f}x "
+                      f"{'(baseline)' if n == sizes[0] else '(flat = 1.0x)'}")
         sc = child(args.repo, "scroll", db, "long", "reader")
         if "PRESSES" in sc:
             quarters = " ".join(f"{sc[k]:.0f}" for k in ("RSSQ1", "RSSQ2", "RSSQ3", "RSSQ4") if k in sc)
