@@ -7,34 +7,28 @@ from __future__ import annotations
 
 from reports.figures import Table
 from reports.study_data import StudyData
-from storage.models import Annotation
 
 
-def study_notes(data: StudyData, log: list[Annotation]) -> list[dict]:
+def study_notes(data: StudyData) -> list[dict]:
     """Every note of the study: {item, item_b, annotator, status (the annotator's current decision on the item:
-    answered / skipped / partial / open), note, submitted_at}, in log order. log: Store.annotations(study_id)."""
+    answered / skipped / partial / open), note, submitted_at}, in log order (data.notes, read with the answers
+    by Store.study_log)."""
     units = {u.id: u for u in data.units + data.check_units}
-    state: dict[tuple[str, str], str] = {}
-    for a in log:
-        if a.status in ("answered", "skipped", "partial"):
-            state[(a.unit_id, a.annotator_id)] = a.status
     out = []
-    for a in log:
-        if a.status != "note" or not a.note or a.unit_id not in units:
-            continue
+    for a, state in data.notes:
         unit = units[a.unit_id]
         item_b = data.items.get(unit.item_b_id) if unit.item_b_id else None
         out.append({"item": data.items[unit.item_id].external_id, "item_b": item_b.external_id if item_b else None,
                     "annotator": data.annotators[a.annotator_id].name,
-                    "status": state.get((a.unit_id, a.annotator_id), "open"), "note": a.note,
+                    "status": state, "note": a.note,
                     "submitted_at": a.submitted_at})
     return out
 
 
-def notes_table(data: StudyData, log: list[Annotation]) -> Table | None:
+def notes_table(data: StudyData) -> Table | None:
     """The report's notes section (item, annotator, the item's status for that annotator, note), or None when the
     study has no note."""
-    notes = study_notes(data, log)
+    notes = study_notes(data)
     if not notes:
         return None
     pairs = any(n["item_b"] for n in notes)

@@ -21,7 +21,6 @@ from typing import Any, Callable
 from reports.figures import Table
 from reports.stats import cohen_kappa, majority_vote
 from reports.study_data import StudyData
-from storage.models import Annotation
 
 DISPLAY_KEYS = frozenset({"shown", "shown_left", "pressed", "shown_order", "display_order", "order", "position"})
 DEFAULT_MIN_SECONDS = 2.0
@@ -35,26 +34,29 @@ def default_label(answer: dict[str, Any] | None) -> str | None:
                       ensure_ascii=False, default=str)
 
 
-def first_answer_seconds(log: list[Annotation]) -> dict[tuple[str, str], float]:
-    """(annotator_id, unit_id) -> seconds of that annotator's first "answered" row on the unit (rows without
-    seconds, e.g. imported LLM judgments, are left out). log: Store.annotations(study_id), oldest first."""
-    out: dict[tuple[str, str], float] = {}
-    for a in log:
-        if a.status == "answered" and a.seconds is not None:
-            out.setdefault((a.annotator_id, a.unit_id), a.seconds)
-    return out
-
-
-def seconds_per_item(data: StudyData, log: list[Annotation]) -> dict[str, list[float]]:
-    """annotator id -> the seconds of each item the annotator currently has an answer on (first_answer_seconds of
-    the unit): the one definition of "time per item" behind `prefval status` and the report's per-annotator table.
-    """
-    timings = first_answer_seconds(log)
+def seconds_per_item(data: StudyData) -> dict[str, list[float]]:
+    """annotator id -> the seconds of each item the annotator currently has an answer on (data.first_seconds:
+    the seconds of the annotator's FIRST "answered" row on the unit that has seconds; rows without seconds, e.g.
+    imported LLM judgments, are left out): the one definition of "time per item" behind `prefval status` and the
+    report's per-annotator table."""
+    timings = data.first_seconds
     out: dict[str, list[float]] = {}
     for a in data.answers:
         t = timings.get((a.annotator_id, a.unit_id))
         if t is not None:
             out.setdefault(a.annotator_id, []).append(t)
+    return out
+
+
+def seconds_by_annotator(data: StudyData) -> dict[str, list[float]]:
+    """annotator id -> the seconds per item (data.first_seconds) of every unit the annotator answered, attention
+    checks left out, excluded annotators included: the times behind `prefval status STUDY`'s median, the same
+    rule as Store.annotator_progress counts in SQL (which the status of all studies uses)."""
+    checks = {u.id for u in data.check_units}
+    out: dict[str, list[float]] = {}
+    for (aid, unit), secs in data.first_seconds.items():
+        if unit not in checks:
+            out.setdefault(aid, []).append(secs)
     return out
 
 
@@ -84,7 +86,7 @@ def quality_thresholds(settings: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-def per_annotator_table(data: StudyData, log: list[Annotation], min_seconds: float = DEFAULT_MIN_SECONDS,
+def per_annotator_table(data: StudyData, min_seconds: float = DEFAULT_MIN_SECONDS,
                         label_fn: Callable[[dict], Any] | None = None,
                         check_fn: Callable[[Any, dict], bool | None] | None = None) -> Table:
     """One row per annotator with a current answer or a skip: annotator, kind, items done, skipped, median
@@ -93,17 +95,23 @@ def per_annotator_table(data: StudyData, log: list[Annotation], min_seconds: flo
     answered (check_fn(item, answer) -> correct or None, from the task), and flags: the study's thresholds
     (quality_thresholds) an annotator misses, and "excluded: reason" for an annotator left out of the figures.
 
-    data: the study's StudyData; log: its whole annotation log (Store.annotations). Cells are None where a value
-    is undefined (no timing, no unit with a majority of others); the kappa column then says why in words.
+    data: the study's StudyData (its first_seconds and decided come from the log, read with the answers). Cells
+    are None where a value is undefined (no timing, no unit with a majority of others); the kappa column then
+    says why in words.
     """
     label = label_fn or default_label
-    per_item = seconds_per_item(data, log)
+    per_item = seconds_per_item(data)
     human_ids = {i for i, a in data.annotators.items() if a.kind == "human"}
     human_secs = [s for aid, secs in per_item.items() if aid in human_ids for s in secs]
     threshold = too_fast_threshold(human_secs, min_seconds)
     labels: dict[str, dict[str, Any]] = {}  # unit -> annotator id -> label
+    mine_of: dict[str, list] = {}  # annotator id -> their current answers
+    skips: dict[str, int] = {}
     for a in data.answers:
         labels.setdefault(a.unit_id, {})[a.annotator_id] = label(a.answer or {})
+        mine_of.setdefault(a.annotator_id, []).append(a)
+    for a in data.skipped:
+        skips[a.annotator_id] = skips.get(a.annotator_id, 0) + 1
     thresholds = quality_thresholds(data.study.settings)
     items_by_unit = {u.id: data.items[u.item_id] for u in data.check_units}
     check_rows: dict[str, list[bool]] = {}
@@ -113,13 +121,11 @@ def per_annotator_table(data: StudyData, log: list[Annotation], min_seconds: flo
             if ok is not None:
                 check_rows.setdefault(a.annotator_id, []).append(ok)
     excluded_ids = {i for i, a in data.annotators.items() if a.name in data.excluded}
-    all_log = {a.annotator_id for a in log if a.status in ("answered", "skipped")}
-    ids = sorted({a.annotator_id for a in data.answers} | {a.annotator_id for a in data.skipped}
-                 | set(check_rows) | (excluded_ids & all_log),
+    ids = sorted(set(mine_of) | set(skips) | set(check_rows) | (excluded_ids & data.decided),
                  key=lambda i: data.annotators[i].name)
     rows = []
     for aid in ids:
-        mine = [a for a in data.answers if a.annotator_id == aid]
+        mine = mine_of.get(aid, [])
         secs = per_item.get(aid, [])
         pairs = []
         for a in mine:
@@ -147,7 +153,7 @@ def per_annotator_table(data: StudyData, log: list[Annotation], min_seconds: flo
             flags.append(f"agreement {agree:.2f} < {thresholds['min_agreement']:g}")
         if ann.name in data.excluded:
             flags.append(f"excluded: {data.excluded[ann.name]}")
-        rows.append([ann.name, ann.kind, len(mine), sum(1 for a in data.skipped if a.annotator_id == aid),
+        rows.append([ann.name, ann.kind, len(mine), skips.get(aid, 0),
                      median_seconds(secs), fast,
                      agree, len(pairs), kappa, round(min(secs), 1) if secs else None, fast_share, check_acc,
                      len(checks), "; ".join(flags) or None])

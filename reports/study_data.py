@@ -1,10 +1,12 @@
 """Everything a study's figures are computed from, read once from the store."""
 from __future__ import annotations
 
+import contextlib
+import gc
 from dataclasses import dataclass, field
 
 from storage.adjudications import Adjudication
-from storage.models import Annotation, Annotator, Item, Study, Unit
+from storage.models import Annotation, Annotator, AnswerRow, Item, Study, Unit
 from storage.store import Store
 
 
@@ -17,19 +19,26 @@ class StudyData:
     they are in check_units and check_answers. Answers of annotators excluded from the study's figures (events
     "annotator_excluded") are left out of answers and skipped too; excluded maps their names to the reason.
     adjudications: unit id -> the adjudication in force (`prefval adjudicate`, storage/adjudications.py).
+    From the same one pass over the log (storage.models.StudyLog, every annotator and unit): first_seconds,
+    (annotator_id, unit_id) -> seconds of the first timed answer; notes, every note row with the annotator's
+    decision on the unit; decided, ids of annotators with an answered or skipped row.
+    Rows are storage.models.AnswerRow from load_study_data (Annotation works too: the same attribute names).
     """
 
     study: Study
     units: list[Unit]
     items: dict[str, Item]
     annotators: dict[str, Annotator]
-    answers: list[Annotation]
-    skipped: list[Annotation] = field(default_factory=list)
+    answers: list[AnswerRow | Annotation]
+    skipped: list[AnswerRow | Annotation] = field(default_factory=list)
     n_assignments: int = 0
     check_units: list[Unit] = field(default_factory=list)
-    check_answers: list[Annotation] = field(default_factory=list)
+    check_answers: list[AnswerRow | Annotation] = field(default_factory=list)
     excluded: dict[str, str] = field(default_factory=dict)
     adjudications: dict[str, Adjudication] = field(default_factory=dict)
+    first_seconds: dict[tuple[str, str], float] = field(default_factory=dict)
+    notes: list[tuple[AnswerRow, str]] = field(default_factory=list)
+    decided: set[str] = field(default_factory=set)
 
     def by_unit(self) -> dict[str, dict[str, dict]]:
         """unit_id -> {annotator name -> answer dict} for the current answers."""
@@ -44,8 +53,24 @@ class StudyData:
         return sorted(self.annotators[i].name for i in ids if kind is None or self.annotators[i].kind == kind)
 
 
+@contextlib.contextmanager
+def gc_paused():
+    """Python's cyclic garbage collector paused for the block (restored as it was after it): reading a study
+    builds a few hundred thousand rows and dicts that hold no reference cycles, and the collector's passes
+    over them cost about a quarter of the time of `prefval status STUDY` on 100k items. Nothing is freed
+    later than it would be otherwise except cycles, which this code does not make."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def load_study_data(store: Store, study_name: str) -> StudyData:
-    """Read a study's units, items, annotators and current answers. Raises PrefvalError for an unknown study."""
+    """Read a study's units, items, annotators and current answers (with the timings and notes of its log, in
+    the same pass: Store.study_log). Raises PrefvalError for an unknown study."""
     study = store.get_study(study_name)
     all_units = store.units(study.id)
     ids = [u.item_id for u in all_units] + [u.item_b_id for u in all_units if u.item_b_id]
@@ -55,15 +80,16 @@ def load_study_data(store: Store, study_name: str) -> StudyData:
     out_ids = {aid for aid, a in annotators.items() if a.name in excluded}
     checks = {u.id for u in all_units if u.extra.get("check")}
     units = [u for u in all_units if u.id not in checks]
-    answers = store.current_annotations(study.id)
-    skipped = store.current_annotations(study.id, status=("skipped",))
+    log = store.study_log(study.id, all_units)
+    answers, skipped = log.answers, log.skipped
     n_assign = store.assignment_count(study.id)
     return StudyData(study, units, items, annotators,
                      [a for a in answers if a.unit_id not in checks and a.annotator_id not in out_ids],
                      [a for a in skipped if a.unit_id not in checks and a.annotator_id not in out_ids], n_assign,
                      check_units=[u for u in all_units if u.id in checks],
                      check_answers=[a for a in answers if a.unit_id in checks],
-                     excluded=excluded, adjudications=store.current_adjudications(study.id))
+                     excluded=excluded, adjudications=store.current_adjudications(study.id),
+                     first_seconds=log.first_seconds, notes=log.notes, decided=log.decided)
 
 
 def excluded_annotators(store: Store, study_id: str) -> dict[str, str]:

@@ -7,7 +7,7 @@ from typing import Iterable
 
 from storage.db import BATCH_ROWS, now_iso, write_transaction
 from storage.errors import DatabaseBusy, PrefvalError, is_busy
-from storage.models import Annotation, AnnotationIn, new_id
+from storage.models import Annotation, AnnotationIn, AnswerRow, StudyLog, Unit, new_id
 
 _COLS = ("id", "study_id", "unit_id", "item_id", "annotator_id", "assignment_id", "status", "answer", "note",
          "source", "started_at", "submitted_at", "seconds", "supersedes")
@@ -173,3 +173,71 @@ class AnnotationsMixin:
         """The whole log of a study, oldest first."""
         return [_annotation(r) for r in self.db["annotations"].rows_where(
             "study_id = ?", [study_id], order_by="submitted_at, id")]
+
+    def study_log(self, study_id: str, units: list[Unit]) -> StudyLog:
+        """The current answers, current skips, first timings, notes and deciding annotators of a study (see
+        StudyLog), from ONE ordered pass over its log (submitted_at, id: the order of Store.annotations).
+
+        units: the study's units in study order (Store.units); rows of other units are left out of answers,
+        skipped and notes, as in current_annotations. The same rows as current_annotations(study_id) and
+        current_annotations(study_id, status=("skipped",)), as AnswerRow. Memory: one raw row per (unit,
+        annotator) pair with an answer, plus the notes; the superseded rows of the log are not kept. Ids are
+        shared with `units` and answers with the same JSON text are parsed once (each row gets its own dict).
+        """
+        order = {u.id: i for i, u in enumerate(units)}
+        unit_ids = {u.id: u.id for u in units}
+        shared: dict[str, str] = {}  # one string object per annotator id, status, source, item id
+        answered: dict[tuple[str, str], tuple] = {}
+        decision: dict[tuple[str, str], tuple] = {}
+        first: dict[tuple[str, str], float] = {}
+        notes: list[tuple] = []
+        decided: set[str] = set()
+        rows = self.db.execute(
+            "SELECT unit_id, item_id, annotator_id, status, answer, seconds, submitted_at, source, note "
+            "FROM annotations WHERE study_id = ? ORDER BY submitted_at, id", [study_id])
+        for row in rows:
+            unit, status, ann = row[0], row[3], row[2]
+            if status == "answered":
+                unit = unit_ids.get(unit, unit)
+                ann = shared.setdefault(ann, ann)
+                key = (unit, ann)
+                answered[key] = decision[key] = row
+                if row[5] is not None and (ann, unit) not in first:
+                    first[(ann, unit)] = row[5]
+                decided.add(ann)
+            elif status in ("skipped", "partial"):
+                unit = unit_ids.get(unit, unit)
+                ann = shared.setdefault(ann, ann)
+                decision[(unit, ann)] = row
+                if status == "skipped":
+                    decided.add(ann)
+            elif status == "note" and row[8]:
+                notes.append(row)
+        parsed: dict[str, dict] = {}
+
+        def light(row: tuple, unit: str, ann: str) -> AnswerRow:
+            text = row[4]
+            if text is None:
+                answer = None
+            else:
+                if text not in parsed:
+                    parsed[text] = json.loads(text)
+                answer = dict(parsed[text])
+            return AnswerRow(unit, shared.setdefault(row[1], row[1]), ann, shared.setdefault(row[3], row[3]),
+                             answer, row[5], row[6], shared.setdefault(row[7], row[7]), row[8])
+
+        def in_order(pairs) -> list[AnswerRow]:
+            kept = sorted((order[u], a, (u, a), r) for (u, a), r in pairs if u in order)
+            return [light(r, key[0], key[1]) for _, _, key, r in kept]
+
+        answers = in_order(answered.items())
+        del answered
+        skipped = in_order((k, r) for k, r in decision.items() if r[3] == "skipped")
+        out_notes = []
+        for r in notes:
+            if r[0] not in order:
+                continue
+            unit, ann = unit_ids[r[0]], shared.setdefault(r[2], r[2])
+            state = decision.get((unit, ann))
+            out_notes.append((light(r, unit, ann), state[3] if state else "open"))
+        return StudyLog(answers, skipped, first, out_notes, decided)

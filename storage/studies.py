@@ -203,9 +203,11 @@ class StudiesMixin:
         return n_units
 
     def units(self, study_id: str) -> list[Unit]:
-        """The study's units in study order."""
-        return [_unit(r) for r in self.db["study_items"].rows_where("study_id = ?", [study_id],
-                                                                     order_by="position")]
+        """The study's units in study order (rows read as tuples: quick on 100k units)."""
+        return [Unit(id=r[0], study_id=r[1], item_id=r[2], item_b_id=r[3], position=r[4],
+                     extra=json.loads(r[5]) if r[5] and r[5] != "{}" else {})
+                for r in self.db.execute("SELECT id, study_id, item_id, item_b_id, position, extra FROM study_items "
+                                         "WHERE study_id = ? ORDER BY position", [study_id])]
 
     def units_by_id(self, unit_ids: list[str]) -> dict[str, Unit]:
         """Units by id (missing ids are absent from the result); reads only those rows."""

@@ -47,7 +47,7 @@ def test_read_quit_reopen_answer_sums_the_visits(mcq_study):
         second = w2.decide(_answer(2))
         assert second.seconds == 9.4 + 2.0
         data = load_study_data(s, "st")
-        table = per_annotator_table(data, s.annotations(w2.study.id))
+        table = per_annotator_table(data)
     row = table.rows[0]
     assert row[table.columns.index("too fast")] == 0  # 8.6 s is not too fast
     assert row[table.columns.index("median s/item")] == round((8.6 + 11.4) / 2, 1)

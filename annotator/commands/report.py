@@ -69,7 +69,7 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
                 figures.figures += section.figures
                 figures.tables += section.tables
                 figures.plots += section.plots
-        notes = notes_table(data, store.annotations(s.id))
+        notes = notes_table(data)
         if notes is not None:
             figures.tables.append(notes)
             header["notes"] = len(notes.rows)
@@ -87,7 +87,9 @@ def run(args: argparse.Namespace) -> int:
     db = db_path(args, must_exist=True)
     if args.out:
         check_output(args.out, [db], args.force)  # before the slow part: a wrong --out fails at once
-    with Store.open(db, mode="ro") as store:
+    from reports.study_data import gc_paused
+
+    with Store.open(db, mode="ro") as store, gc_paused():
         reports = build_reports(store, args.studies, args.too_fast, args.epsilon, args.alt_test_min_items)
     title = "prefval report: " + ", ".join(args.studies)
     text = render(reports, args.format, title=title)

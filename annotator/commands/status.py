@@ -27,8 +27,8 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
     Progress comes from SQL counts (Store.study_progress, Store.annotator_progress): time and memory do not grow
     with the number of answers. Without names, "annotators" holds counts only (median_seconds None; empty when
     with_annotators=False, as the one-line-per-study text needs no per-annotator rows). With names, only those
-    studies, each with the annotators' median seconds, "figures" and "tables" (the task's figures, which read the
-    study's answers).
+    studies, each with the annotators' median seconds, "figures", "tables" and "notes": the study's answers and
+    its log are read once (reports.study_data.load_study_data) for all four.
     """
     from annotator.tasks import get_task
 
@@ -39,7 +39,20 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
     studies = [store.get_study(n) for n in names] if names else store.studies()
     for s in studies:
         p = store.study_progress(s.id)
-        per = store.annotator_progress(s.id, median=bool(names)) if (names or with_annotators) else []
+        per = store.annotator_progress(s.id, median=False) if (names or with_annotators) else []
+        data = None
+        if names:  # the study's answers and log, read once for the medians, figures, quality table and notes
+            import statistics
+
+            from reports.per_annotator import seconds_by_annotator
+            from reports.study_data import load_study_data
+
+            data = load_study_data(store, s.name)
+            ids = {a.name: i for i, a in data.annotators.items()}
+            secs = seconds_by_annotator(data)
+            for a in per:
+                times = secs.get(ids.get(a["annotator"]))
+                a["median_seconds"] = statistics.median(times) if times else None
         for a in per:
             a["open"] = max(0, a["assigned"] - a["answered"] - a["skipped"])
             if a["median_seconds"] is not None:
@@ -49,10 +62,7 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
                "assignments": p["assignments"], "annotations": p["answered"], "n_annotators": p["annotators"],
                "llm_judges": p["llm_judges"], "last_activity": p["last_activity"], "annotators": per}
         if names:
-            from reports.study_data import load_study_data
-
             task = get_task(s.task_type)
-            data = load_study_data(store, s.name)
             figs = task.figures(data)
             row["figures"] = [f.model_dump() for f in figs.figures]
             row["tables"] = [t.model_dump() for t in figs.tables]
@@ -60,7 +70,7 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
             row["tables"].append(task.quality_table(store, data).model_dump())
             from reports.notes import study_notes
 
-            row["notes"] = study_notes(data, store.annotations(s.id))  # every note, oldest first
+            row["notes"] = study_notes(data)  # every note, oldest first
         out["studies"].append(row)
     return out
 
@@ -153,7 +163,9 @@ def run(args: argparse.Namespace) -> int:
     from annotator.safe_text import json_safe
     from storage.store import Store
 
-    with Store.open(db_path(args, must_exist=True), mode="ro") as store:
+    from reports.study_data import gc_paused
+
+    with Store.open(db_path(args, must_exist=True), mode="ro") as store, gc_paused():
         status = collect(store, args.study or None, with_annotators=args.format == "json" or bool(args.study))
     if args.format == "json":
         print(json_safe(json.dumps(status, indent=2, ensure_ascii=False)))

@@ -246,8 +246,8 @@ class TaskType:
         agreement with the others on this task's answer_key, attention checks, flags."""
         from reports.per_annotator import per_annotator_table
 
-        return per_annotator_table(data, store.annotations(data.study.id), min_seconds=min_seconds,
-                                   label_fn=self.answer_key, check_fn=self.check_correct)
+        return per_annotator_table(data, min_seconds=min_seconds, label_fn=self.answer_key,
+                                   check_fn=self.check_correct)
 
     # ---- adjudication -------------------------------------------------------------------------------------
     def answer_key(self, answer: dict[str, Any]) -> Any:

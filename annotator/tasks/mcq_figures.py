@@ -18,6 +18,7 @@ from annotator.tasks._mcq_stats import (CANT_TELL_LABEL, ItemAnswers, accuracy_p
                                         features_stat, pooled_ratio, share)
 from reports.figures import Figure, FigureSet, Table
 from reports.stats import at_least_one_correct, fleiss_kappa, majority_vote
+from reports.stats.bootstrap import shared_resamples
 from reports.study_data import StudyData
 from storage.payloads import letter
 
@@ -39,22 +40,25 @@ def multi_annotator_figures(items: list[ItemAnswers], seed: int) -> list[Figure]
     """Majority-vote accuracy, Fleiss' kappa and at-least-one-correct over keyed items with >= 2 answers."""
     multi = [it for it in items if it.key is not None and len(it.answers) >= MIN_VOTES]
     why = f"over {len(multi)} keyed items with at least {MIN_VOTES} answers"
-    votes = [majority_vote([answer_label(a) for a in it.answers.values()]) == letter(it.key) for it in multi]
-    ties = sum(majority_vote([answer_label(a) for a in it.answers.values()]) is None for it in multi)
-    mv = share("majority_vote_accuracy", votes,
-               f"share of items whose plurality answer is the key, {why}; a tie gives no label and counts as "
-               f"not correct ({ties} tied items)", seed, extra={"ties": ties})
+    plurality = [majority_vote([answer_label(a) for a in it.answers.values()]) for it in multi]
+    votes = [p == letter(it.key) for p, it in zip(plurality, multi)]
+    ties = sum(p is None for p in plurality)
     raters = sorted({n for it in multi for n in it.answers})
     ratings = [[answer_label(it.answers[r]) if r in it.answers else None for r in raters] for it in multi]
     k_max = max((it.n_options for it in multi), default=0)
     cats = [letter(i) for i in range(k_max)] + [CANT_TELL_LABEL]
-    if multi:
-        fk = fleiss_kappa(ratings, categories=cats, ci=True, seed=seed)
-    else:
-        fk = pooled_ratio("fleiss_kappa", [], why, seed)
     correct = [[it.answers[r].get("choice") == it.key if r in it.answers else None for r in raters] for it in multi]
-    alo = at_least_one_correct(correct, ci=True, seed=seed) if multi else pooled_ratio("at_least_one_correct", [],
-                                                                                         why, seed)
+    with shared_resamples() as batch:  # the three statistics resample the same items: one draw for all three
+        mv = share("majority_vote_accuracy", votes,
+                   f"share of items whose plurality answer is the key, {why}; a tie gives no label and counts as "
+                   f"not correct ({ties} tied items)", seed, extra={"ties": ties})
+        if multi:
+            fk = fleiss_kappa(ratings, categories=cats, ci=True, seed=seed)
+        else:
+            fk = pooled_ratio("fleiss_kappa", [], why, seed)
+        alo = at_least_one_correct(correct, ci=True, seed=seed) if multi else pooled_ratio(
+            "at_least_one_correct", [], why, seed)
+    mv, fk, alo = batch.result(mv), batch.result(fk), batch.result(alo)
     return [Figure.from_stat("majority_vote_accuracy", "majority-vote accuracy", mv),
             Figure.from_stat("fleiss_kappa", "Fleiss' kappa (letters + can't tell)", fk),
             Figure.from_stat("at_least_one_correct", "items with at least one annotator correct", alo)]

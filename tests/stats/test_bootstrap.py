@@ -59,3 +59,26 @@ def test_no_interval_when_ci_false_or_undefined():
 
 def test_percentile_interval_all_nan():
     assert percentile_interval(np.array([np.nan, np.nan])) == (None, None, 0)
+
+
+def test_shared_resamples_give_each_statistic_its_own_interval():
+    from reports.stats import at_least_one_correct
+    from reports.stats.bootstrap import shared_resamples
+
+    rows = table(2, n=80)
+    full = [r for r in rows if sum(v is not None for v in r) >= 1]
+    correct = [[None if v is None else v == 0 for v in r] for r in full]
+    fewer = full[:50]  # another number of items: drawn on its own
+    alone = [fleiss_kappa(full, ci=True, n_boot=300, seed=9), at_least_one_correct(correct, ci=True, n_boot=300, seed=9),
+             gwet_ac1(fewer, ci=True, n_boot=300, seed=9), fleiss_kappa(full, ci=False)]
+    with shared_resamples() as batch:
+        waiting = [fleiss_kappa(full, ci=True, n_boot=300, seed=9),
+                   at_least_one_correct(correct, ci=True, n_boot=300, seed=9),
+                   gwet_ac1(fewer, ci=True, n_boot=300, seed=9), fleiss_kappa(full, ci=False)]
+        assert waiting[0].ci_low is None  # not drawn yet inside the block
+    shared = [batch.result(r) for r in waiting]
+    assert shared[3] is waiting[3]  # nothing to wait for without an interval
+    for a, b in zip(alone, shared):
+        assert (b.value, b.note, b.n_items) == (a.value, a.note, a.n_items)
+        assert (b.ci_low, b.ci_high) == pytest.approx((a.ci_low, a.ci_high), abs=1e-12)
+    assert shared[0].ci_low < shared[0].value < shared[0].ci_high
