@@ -34,29 +34,16 @@ def default_label(answer: dict[str, Any] | None) -> str | None:
                       ensure_ascii=False, default=str)
 
 
-def seconds_per_item(data: StudyData) -> dict[str, list[float]]:
-    """annotator id -> the seconds of each item the annotator currently has an answer on (data.first_seconds:
-    the seconds of the annotator's FIRST "answered" row on the unit that has seconds; rows without seconds, e.g.
+def seconds_per_item(data: StudyData, excluded_too: bool = False) -> dict[str, list[float]]:
+    """annotator id -> the seconds of each item the annotator currently has an answer on (AnswerRow.first_seconds:
+    the seconds of the annotator's FIRST "answered" row on the unit that has seconds; items without, e.g.
     imported LLM judgments, are left out): the one definition of "time per item" behind `prefval status` and the
-    report's per-annotator table."""
-    timings = data.first_seconds
+    report's per-annotator table. Attention checks are left out; excluded_too adds the annotators excluded from
+    the figures (`prefval status` shows their median too)."""
     out: dict[str, list[float]] = {}
-    for a in data.answers:
-        t = timings.get((a.annotator_id, a.unit_id))
-        if t is not None:
-            out.setdefault(a.annotator_id, []).append(t)
-    return out
-
-
-def seconds_by_annotator(data: StudyData) -> dict[str, list[float]]:
-    """annotator id -> the seconds per item (data.first_seconds) of every unit the annotator answered, attention
-    checks left out, excluded annotators included: the times behind `prefval status STUDY`'s median, the same
-    rule as Store.annotator_progress counts in SQL (which the status of all studies uses)."""
-    checks = {u.id for u in data.check_units}
-    out: dict[str, list[float]] = {}
-    for (aid, unit), secs in data.first_seconds.items():
-        if unit not in checks:
-            out.setdefault(aid, []).append(secs)
+    for a in data.answers + data.excluded_answers if excluded_too else data.answers:
+        if a.first_seconds is not None:
+            out.setdefault(a.annotator_id, []).append(a.first_seconds)
     return out
 
 
@@ -95,7 +82,7 @@ def per_annotator_table(data: StudyData, min_seconds: float = DEFAULT_MIN_SECOND
     answered (check_fn(item, answer) -> correct or None, from the task), and flags: the study's thresholds
     (quality_thresholds) an annotator misses, and "excluded: reason" for an annotator left out of the figures.
 
-    data: the study's StudyData (its first_seconds and decided come from the log, read with the answers). Cells
+    data: the study's StudyData (times per item and `decided` come from the log, read with the answers). Cells
     are None where a value is undefined (no timing, no unit with a majority of others); the kappa column then
     says why in words.
     """

@@ -19,10 +19,11 @@ class StudyData:
     they are in check_units and check_answers. Answers of annotators excluded from the study's figures (events
     "annotator_excluded") are left out of answers and skipped too; excluded maps their names to the reason.
     adjudications: unit id -> the adjudication in force (`prefval adjudicate`, storage/adjudications.py).
-    From the same one pass over the log (storage.models.StudyLog, every annotator and unit): first_seconds,
-    (annotator_id, unit_id) -> seconds of the first timed answer; notes, every note row with the annotator's
-    decision on the unit; decided, ids of annotators with an answered or skipped row.
-    Rows are storage.models.AnswerRow from load_study_data (Annotation works too: the same attribute names).
+    From the same one pass over the log (storage.models.StudyLog): notes, every note row with the annotator's
+    decision on the unit; decided, ids of annotators with an answered or skipped row (excluded ones too);
+    excluded_answers, the current answers of excluded annotators (not checks), for their time per item.
+    Rows are storage.models.AnswerRow from load_study_data (each answer with its first_seconds, the time per
+    item); figure code reads only attributes that Annotation has too.
     """
 
     study: Study
@@ -36,7 +37,7 @@ class StudyData:
     check_answers: list[AnswerRow | Annotation] = field(default_factory=list)
     excluded: dict[str, str] = field(default_factory=dict)
     adjudications: dict[str, Adjudication] = field(default_factory=dict)
-    first_seconds: dict[tuple[str, str], float] = field(default_factory=dict)
+    excluded_answers: list[AnswerRow] = field(default_factory=list)
     notes: list[tuple[AnswerRow, str]] = field(default_factory=list)
     decided: set[str] = field(default_factory=set)
 
@@ -89,7 +90,8 @@ def load_study_data(store: Store, study_name: str) -> StudyData:
                      check_units=[u for u in all_units if u.id in checks],
                      check_answers=[a for a in answers if a.unit_id in checks],
                      excluded=excluded, adjudications=store.current_adjudications(study.id),
-                     first_seconds=log.first_seconds, notes=log.notes, decided=log.decided)
+                     notes=log.notes, decided=log.decided,
+                     excluded_answers=[a for a in answers if a.unit_id not in checks and a.annotator_id in out_ids])
 
 
 def excluded_annotators(store: Store, study_id: str) -> dict[str, str]:

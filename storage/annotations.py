@@ -175,69 +175,83 @@ class AnnotationsMixin:
             "study_id = ?", [study_id], order_by="submitted_at, id")]
 
     def study_log(self, study_id: str, units: list[Unit]) -> StudyLog:
-        """The current answers, current skips, first timings, notes and deciding annotators of a study (see
-        StudyLog), from ONE ordered pass over its log (submitted_at, id: the order of Store.annotations).
+        """The current answers (with their first timings), current skips, notes and deciding annotators of a
+        study (see StudyLog), from ONE ordered pass over its log (submitted_at, id: the order of
+        Store.annotations).
 
         units: the study's units in study order (Store.units); rows of other units are left out of answers,
-        skipped and notes, as in current_annotations. The same rows as current_annotations(study_id) and
-        current_annotations(study_id, status=("skipped",)), as AnswerRow. Memory: one raw row per (unit,
-        annotator) pair with an answer, plus the notes; the superseded rows of the log are not kept. Ids are
-        shared with `units` and answers with the same JSON text are parsed once (each row gets its own dict).
+        skipped and notes, as in current_annotations: the same rows as current_annotations(study_id) and
+        current_annotations(study_id, status=("skipped",)), as AnswerRow. Memory: one AnswerRow per (unit,
+        annotator) pair with an answer or a skip, plus the notes (superseded rows are dropped as the pass goes);
+        ids are the string objects of `units`, and answers with the same JSON text are parsed once (each row
+        gets its own dict).
         """
         order = {u.id: i for i, u in enumerate(units)}
-        unit_ids = {u.id: u.id for u in units}
-        shared: dict[str, str] = {}  # one string object per annotator id, status, source, item id
-        answered: dict[tuple[str, str], tuple] = {}
-        decision: dict[tuple[str, str], tuple] = {}
-        first: dict[tuple[str, str], float] = {}
+        shared: dict[str, str] = {}  # one string object per unit, item, annotator id and source
+        for u in units:
+            shared[u.id] = u.id
+            shared.setdefault(u.item_id, u.item_id)
+            if u.item_b_id:
+                shared.setdefault(u.item_b_id, u.item_b_id)
+        parsed: dict[str, dict] = {}
+
+        def answer_of(text: str | None) -> dict | None:
+            if text is None:
+                return None
+            got = parsed.get(text)
+            if got is None:
+                got = json.loads(text)
+                if len(parsed) < 10_000:  # free-text answers are all different: keep the cache small
+                    parsed[text] = got
+            return dict(got)
+
+        answered: dict[tuple[str, str], AnswerRow] = {}
+        decision: dict[tuple[str, str], AnswerRow | str] = {}  # the latest decision: a skip's row, else its status
         notes: list[tuple] = []
         decided: set[str] = set()
         rows = self.db.execute(
             "SELECT unit_id, item_id, annotator_id, status, answer, seconds, submitted_at, source, note "
             "FROM annotations WHERE study_id = ? ORDER BY submitted_at, id", [study_id])
-        for row in rows:
-            unit, status, ann = row[0], row[3], row[2]
+        for unit, item, ann, status, text, secs, at, source, note in rows:
+            if status == "note":
+                if note:
+                    notes.append((unit, item, ann, text, secs, at, source, note))
+                continue
+            if status not in ("answered", "skipped", "partial"):
+                continue
+            unit = shared.get(unit) or shared.setdefault(unit, unit)
+            ann = shared.get(ann) or shared.setdefault(ann, ann)
+            key = (unit, ann)
+            if status == "partial":
+                decision[key] = "partial"
+                continue
+            row = AnswerRow(unit, shared.get(item) or shared.setdefault(item, item), ann,
+                            "answered" if status == "answered" else "skipped", answer_of(text), secs, at,
+                            shared.get(source) or shared.setdefault(source, source), note)
+            decided.add(ann)
             if status == "answered":
-                unit = unit_ids.get(unit, unit)
-                ann = shared.setdefault(ann, ann)
-                key = (unit, ann)
-                answered[key] = decision[key] = row
-                if row[5] is not None and (ann, unit) not in first:
-                    first[(ann, unit)] = row[5]
-                decided.add(ann)
-            elif status in ("skipped", "partial"):
-                unit = unit_ids.get(unit, unit)
-                ann = shared.setdefault(ann, ann)
-                decision[(unit, ann)] = row
-                if status == "skipped":
-                    decided.add(ann)
-            elif status == "note" and row[8]:
-                notes.append(row)
-        parsed: dict[str, dict] = {}
-
-        def light(row: tuple, unit: str, ann: str) -> AnswerRow:
-            text = row[4]
-            if text is None:
-                answer = None
+                prev = answered.get(key)
+                row.first_seconds = prev.first_seconds if prev is not None and prev.first_seconds is not None \
+                    else secs
+                answered[key] = row
+                decision[key] = "answered"
             else:
-                if text not in parsed:
-                    parsed[text] = json.loads(text)
-                answer = dict(parsed[text])
-            return AnswerRow(unit, shared.setdefault(row[1], row[1]), ann, shared.setdefault(row[3], row[3]),
-                             answer, row[5], row[6], shared.setdefault(row[7], row[7]), row[8])
+                decision[key] = row
 
         def in_order(pairs) -> list[AnswerRow]:
-            kept = sorted((order[u], a, (u, a), r) for (u, a), r in pairs if u in order)
-            return [light(r, key[0], key[1]) for _, _, key, r in kept]
+            kept = [(order[u], a, row) for (u, a), row in pairs if u in order]
+            kept.sort(key=lambda k: (k[0], k[1]))
+            return [k[2] for k in kept]
 
         answers = in_order(answered.items())
-        del answered
-        skipped = in_order((k, r) for k, r in decision.items() if r[3] == "skipped")
+        skipped = in_order((k, r) for k, r in decision.items() if not isinstance(r, str))
         out_notes = []
-        for r in notes:
-            if r[0] not in order:
+        for unit, item, ann, text, secs, at, source, note in notes:
+            if unit not in order:
                 continue
-            unit, ann = unit_ids[r[0]], shared.setdefault(r[2], r[2])
-            state = decision.get((unit, ann))
-            out_notes.append((light(r, unit, ann), state[3] if state else "open"))
-        return StudyLog(answers, skipped, first, out_notes, decided)
+            unit, ann = shared[unit], shared.get(ann) or shared.setdefault(ann, ann)
+            state = decision.get((unit, ann), "open")
+            out_notes.append((AnswerRow(unit, shared.get(item) or shared.setdefault(item, item), ann, "note",
+                                        answer_of(text), secs, at, source, note),
+                              state if isinstance(state, str) else state.status))
+        return StudyLog(answers, skipped, out_notes, decided)

@@ -12,6 +12,11 @@ from storage.models import (
 )
 
 
+#: every field of an Item: the one `model_fields_set` that Store.get_items gives all its items (pydantic adds a
+#: field name to it when the field is assigned, which changes nothing here as every name is in it)
+ITEM_FIELDS = set(Item.model_fields)
+
+
 def _item_from_row(row: dict, dataset_name: str = "") -> Item:
     return Item(
         id=row["id"], dataset_id=row["dataset_id"], dataset_name=dataset_name,
@@ -230,9 +235,11 @@ class DatasetsMixin:
         return _item_from_row(r, r["dataset_name"])
 
     def get_items(self, item_ids: list[str]) -> dict[str, Item]:
-        """Items by id (missing ids are simply absent from the result). Rows are read as tuples (not sqlite-utils
-        dicts): about a second less per 100k items."""
+        """Items by id (missing ids are simply absent from the result). Rows are read as tuples and built without
+        validation (they were validated when imported), sharing one set of field names and the dataset's id,
+        name and kind strings: less than half the memory of validated items, and quicker, on 100k items."""
         out: dict[str, Item] = {}
+        shared: dict[str, str] = {}
         for start in range(0, len(item_ids), 500):
             chunk = item_ids[start:start + 500]
             marks = ",".join("?" * len(chunk))
@@ -240,8 +247,10 @@ class DatasetsMixin:
                 "SELECT i.id, i.dataset_id, d.name, i.external_id, i.kind, i.payload, i.content_hash, "
                 "i.context_id, i.context_end FROM items i JOIN datasets d ON d.id = i.dataset_id "
                 f"WHERE i.id IN ({marks})", chunk):
-                out[r[0]] = Item(id=r[0], dataset_id=r[1], dataset_name=r[2], external_id=r[3], kind=r[4],
-                                 payload=json.loads(r[5]), content_hash=r[6], context_id=r[7], context_end=r[8])
+                out[r[0]] = Item.model_construct(
+                    ITEM_FIELDS, id=r[0], dataset_id=shared.setdefault(r[1], r[1]),
+                    dataset_name=shared.setdefault(r[2], r[2]), external_id=r[3], kind=shared.setdefault(r[4], r[4]),
+                    payload=json.loads(r[5]), content_hash=r[6], context_id=r[7], context_end=r[8])
         return out
 
     def context_length(self, context_id: str, end: int | None = None) -> int:

@@ -196,7 +196,11 @@ class Event(Model):
 class AnswerRow:
     """One row of the annotation log as the figures, the quality table and exports of current answers read it:
     the columns they use, without the row's own ids (id, assignment_id, supersedes) and without validation (the
-    rows were validated when written). A quarter of an Annotation's memory; built by Store.study_log."""
+    rows were validated when written); about a quarter of an Annotation's memory. Built by Store.study_log.
+
+    first_seconds (current answers only): seconds of the annotator's FIRST "answered" row on the unit that has
+    seconds, i.e. the time per item of reports.per_annotator (a changed answer keeps its first time); None when
+    no answer of the annotator on the unit has seconds (e.g. imported LLM judgments)."""
 
     unit_id: str
     item_id: str
@@ -207,6 +211,7 @@ class AnswerRow:
     submitted_at: str
     source: str = "human"
     note: str | None = None
+    first_seconds: float | None = None
 
 
 @dataclass
@@ -214,16 +219,14 @@ class StudyLog:
     """What a study's figures need from its annotation log, read in one pass (Store.study_log).
 
     answers: the current answer per (unit, annotator): the latest "answered" row (a later partial row does not
-    retract it), in unit order then annotator id. skipped: the (unit, annotator) pairs whose latest decision row
-    (answered, skipped or partial) is a skip, in the same order. Only units of the study's study_items.
-    first_seconds: (annotator_id, unit_id) -> seconds of that annotator's FIRST "answered" row on the unit that
-    has seconds (the time per item of reports.per_annotator). notes: every "note" row with a note, oldest first,
-    each with the annotator's latest decision on the unit ("answered", "skipped", "partial" or "open").
-    decided: ids of annotators with at least one answered or skipped row.
+    retract it), in unit order then annotator id, each with its first_seconds. skipped: the (unit, annotator)
+    pairs whose latest decision row (answered, skipped or partial) is a skip, in the same order. Only units of
+    the study's study_items. notes: every "note" row with a note, oldest first, each with the annotator's latest
+    decision on the unit ("answered", "skipped", "partial" or "open"). decided: ids of annotators with at least
+    one answered or skipped row.
     """
 
     answers: list[AnswerRow] = field(default_factory=list)
     skipped: list[AnswerRow] = field(default_factory=list)
-    first_seconds: dict[tuple[str, str], float] = field(default_factory=dict)
     notes: list[tuple[AnswerRow, str]] = field(default_factory=list)
     decided: set[str] = field(default_factory=set)

@@ -15,6 +15,11 @@ def _study(row: dict) -> Study:
     return Study(**{**row, "settings": json.loads(row["settings"] or "{}")})
 
 
+#: every field of a Unit: the one `model_fields_set` that Store.units gives all its units (a set pydantic adds a
+#: field name to when it is assigned, which changes nothing here as every name is in it)
+UNIT_FIELDS = set(Unit.model_fields)
+
+
 def _unit(row: dict) -> Unit:
     extra = row["extra"]
     return Unit(**{**row, "extra": json.loads(extra) if extra and extra != "{}" else {}})
@@ -203,10 +208,12 @@ class StudiesMixin:
         return n_units
 
     def units(self, study_id: str) -> list[Unit]:
-        """The study's units in study order (rows read as tuples: quick on 100k units)."""
-        return [Unit(id=r[0], study_id=r[1], item_id=r[2], item_b_id=r[3], position=r[4],
-                     extra=json.loads(r[5]) if r[5] and r[5] != "{}" else {})
-                for r in self.db.execute("SELECT id, study_id, item_id, item_b_id, position, extra FROM study_items "
+        """The study's units in study order. Read as tuples and built without validation (the rows were validated
+        when written), sharing one set of field names and the study id: half the memory and time on 100k units.
+        """
+        return [Unit.model_construct(UNIT_FIELDS, id=r[0], study_id=study_id, item_id=r[1], item_b_id=r[2],
+                                     position=r[3], extra=json.loads(r[4]) if r[4] and r[4] != "{}" else {})
+                for r in self.db.execute("SELECT id, item_id, item_b_id, position, extra FROM study_items "
                                          "WHERE study_id = ? ORDER BY position", [study_id])]
 
     def units_by_id(self, unit_ids: list[str]) -> dict[str, Unit]:

@@ -63,8 +63,9 @@ def test_study_log_by_hand(db_file):
     assert all(a.status == "answered" and a.item_id == units[[u.id for u in units].index(a.unit_id)].item_id
                for a in log.answers)
     assert [(a.unit_id, a.annotator_id, a.status) for a in log.skipped] == [(u3.id, ana, "skipped")]
-    assert log.first_seconds == {(ana, u1.id): 5.0, (bo, u1.id): 7.0, (ana, u2.id): 3.0, (bo, u2.id): 4.0,
-                                 (ana, u3.id): 9.0}
+    # time per item: the first TIMED answer of the annotator on the unit, kept by a later change
+    assert {(a.unit_id, a.annotator_id): a.first_seconds for a in log.answers} == {
+        (u1.id, ana): 5.0, (u1.id, bo): 7.0, (u2.id, ana): 3.0, (u2.id, bo): 4.0, (u3.id, ana): 9.0}
     assert [(n.unit_id, n.annotator_id, n.note, state) for n, state in log.notes] == [
         (u2.id, ana, "odd wording", "partial"), (u3.id, cy, "typo in option B", "open")]
     assert log.decided == {ana, bo}
@@ -108,3 +109,19 @@ def test_notes_quality_table_and_status_median_read_the_log_once(db_file, capsys
 
     per = {a["annotator"]: a for a in json.loads(capsys.readouterr().out)["studies"][0]["annotators"]}
     assert per["ana"]["median_seconds"] == 5.0 and per["bo"]["median_seconds"] == 5.5
+
+
+def test_an_excluded_annotator_keeps_a_median_in_status_but_leaves_the_figures(db_file, capsys):
+    with Store.open(db_file, mode="create") as s:
+        _log(s)
+    assert main(["study", "exclude-annotator", "st", "bo", "--reason", "test", "--db", db_file]) == 0
+    capsys.readouterr()
+    with Store.open(db_file, mode="ro") as s:
+        data = load_study_data(s, "st")
+    assert len(data.answers) == 3  # ana's only
+    assert [a.first_seconds for a in data.excluded_answers] == [7.0, 4.0]  # bo on q0 and q1
+    assert main(["status", "st", "--db", db_file, "--format", "json"]) == 0
+    import json
+
+    per = {a["annotator"]: a for a in json.loads(capsys.readouterr().out)["studies"][0]["annotators"]}
+    assert per["bo"]["median_seconds"] == 5.5 and per["ana"]["median_seconds"] == 5.0

@@ -44,12 +44,12 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
         if names:  # the study's answers and log, read once for the medians, figures, quality table and notes
             import statistics
 
-            from reports.per_annotator import seconds_by_annotator
+            from reports.per_annotator import seconds_per_item
             from reports.study_data import load_study_data
 
             data = load_study_data(store, s.name)
             ids = {a.name: i for i, a in data.annotators.items()}
-            secs = seconds_by_annotator(data)
+            secs = seconds_per_item(data, excluded_too=True)
             for a in per:
                 times = secs.get(ids.get(a["annotator"]))
                 a["median_seconds"] = statistics.median(times) if times else None
