@@ -1,6 +1,6 @@
 """Benchmark of `prefval status` and of a new annotator's first open at scale (issue 11, Scale). Asserts nothing.
 
-    python bench/status.py [--units 300000] [--keep PATH]
+    python bench/status.py [--units 300000] [--keep PATH] [--figures-only]
 
 Data (generated, written through storage in bulk): an MCQ dataset and a persona dataset; study "mcq-big" (MCQ,
 a third of the units, 3 named annotators per item) and study "persona-big" (persona_filter, two thirds of the
@@ -11,7 +11,8 @@ answered (a tenth of those changed once, so the log holds superseded rows), plus
 Figures, each in a fresh child process: seconds of the work itself (after imports), seconds since the process
 started, and peak resident memory (VmHWM):
 1. `prefval status` (one line per study: progress only), `--format json`, and `prefval status mcq-big` /
-   `persona-big` (that study's annotators and figures; run once, they are long);
+   `persona-big` (that study's annotators and figures; run once, they are long), and `prefval report mcq-big`
+   (Markdown: the same figures and quality table, rendered);
 2. the baseline: a child that opens the same file and runs a bare `SELECT count(*)` over annotations and
    assignments: the ratios are status over that baseline;
 3. a new annotator's first open of "open-100k": from Session start to the first item's view (the claim of the
@@ -35,35 +36,36 @@ CHILD = r"""
 import sys, time, resource, io, contextlib
 t0 = time.perf_counter()
 mode, db = sys.argv[1], sys.argv[2]
+c0 = time.process_time()
 if mode == "baseline":
     from storage.store import Store
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     with Store.open(db, mode="ro") as s:
         n = s.db.execute("SELECT count(*) FROM annotations").fetchone()[0]
         n += s.db.execute("SELECT count(*) FROM assignments").fetchone()[0]
-elif mode == "status":
+elif mode in ("status", "report"):
     from annotator.cli import main
     from storage.store import Store
     import annotator.commands.status, annotator.tasks, reports.study_data
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        code = main(["status", "--db", db] + sys.argv[3:])
+        code = main([mode, "--db", db] + sys.argv[3:])
     assert code == 0, code
     n = len(buf.getvalue().splitlines())
 else:  # first open of a new annotator: Session start to the first item's view
     from annotator.session import Session
     from storage.store import Store
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     s = Store.open(db, mode="rw")
     sess = Session(s, "open-100k", sys.argv[3])
     v = sess.view()
     n = len(sess.queue)
-t2 = time.perf_counter()
+t2, c2 = time.perf_counter(), time.process_time()
 # VmHWM (peak resident set of this program), not ru_maxrss, which keeps the parent's peak across fork + exec
 hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")]
 peak = int(hwm[0].split()[1]) / 1024 if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(f"RESULT {t2 - t1:.4f} {t2 - t0:.4f} {peak:.1f} {n}")
+print(f"RESULT {t2 - t1:.4f} {t2 - t0:.4f} {peak:.1f} {n} {c2 - c1:.4f}")
 """
 
 
@@ -118,12 +120,13 @@ def build(path: str, n_units: int) -> None:
     store.close()
 
 
-def child(mode: str, db: str, *extra: str) -> tuple[float, float, float, int]:
-    """(seconds of the work after imports, seconds since process start, peak MB, lines or queue length)."""
+def child(mode: str, db: str, *extra: str) -> tuple[float, float, float, int, float]:
+    """(seconds of the work after imports, seconds since process start, peak MB, lines or queue length, CPU
+    seconds of the work: user + system, which other programs on a busy machine do not inflate)."""
     out = subprocess.run([sys.executable, "-c", CHILD, mode, db, *extra], capture_output=True, text=True,
                          cwd=REPO, check=True).stdout
     line = [x for x in out.splitlines() if x.startswith("RESULT ")][-1].split()
-    return float(line[1]), float(line[2]), float(line[3]), int(line[4])
+    return float(line[1]), float(line[2]), float(line[3]), int(line[4]), float(line[5])
 
 
 def main() -> None:
@@ -132,6 +135,8 @@ def main() -> None:
     ap.add_argument("--keep", help="build (or reuse) the database at this path instead of a temporary one")
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--no-figures", action="store_true", help="skip the (long) runs with a study's figures")
+    ap.add_argument("--figures-only", action="store_true",
+                    help="only the runs with a study's figures (status mcq-big / persona-big, report mcq-big)")
     args = ap.parse_args()
     tmp = tempfile.TemporaryDirectory()
     path = args.keep or os.path.join(tmp.name, "bench.db")
@@ -145,23 +150,26 @@ def main() -> None:
                   for t in ("study_items", "assignments", "annotations")}
     print("units {study_items:,}  assignments {assignments:,}  annotation rows {annotations:,}".format(**counts))
 
-    def best(mode: str, *extra: str) -> tuple[float, float, float, int]:
+    def best(mode: str, *extra: str) -> tuple[float, float, float, int, float]:
         return min(child(mode, path, *extra) for _ in range(args.runs))
 
     base = best("baseline")
-    print(f"{'':<34}{'work':>9}  {'process':>9}  {'peak':>9}   ratios over the baseline (work time, peak memory)")
-    print(f"{'baseline: bare count(*) pass':<34}{base[0]:8.3f}s  {base[1]:8.3f}s  {base[2]:7.1f}MB")
+    print(f"{'':<34}{'work':>9}  {'work cpu':>9}  {'process':>9}  {'peak':>9}   ratios over the baseline "
+          "(work time, peak memory)")
+    print(f"{'baseline: bare count(*) pass':<34}{base[0]:8.3f}s  {base[4]:8.3f}s  {base[1]:8.3f}s  {base[2]:7.1f}MB")
     for label, mode, extra in (("status (progress)", "status", ()),
                                ("status --format json (progress)", "status", ("--format", "json")),
                                ("status mcq-big (figures)", "status", ("mcq-big",)),
                                ("status persona-big (figures)", "status", ("persona-big",)),
+                               ("report mcq-big (figures, md)", "report", ("mcq-big",)),
                                ("first open of open-100k", "first", (f"newcomer{random.randrange(10**6)}",))):
         repeat = mode == "status" and len(extra) != 1  # figure runs are long: once
-        if not repeat and mode == "status" and args.no_figures:
+        figures = mode == "report" or (mode == "status" and not repeat)
+        if (figures and args.no_figures) or (not figures and args.figures_only):
             continue
-        t, total, mb, n = best(mode, *extra) if repeat else child(mode, path, *extra)
-        print(f"{label:<34}{t:8.3f}s  {total:8.3f}s  {mb:7.1f}MB   x{t / base[0]:6.1f} time  x{mb / base[2]:4.1f} memory"
-              f"   ({n} {'lines' if mode == 'status' else 'items in queue'})")
+        t, total, mb, n, cpu = best(mode, *extra) if repeat else child(mode, path, *extra)
+        print(f"{label:<34}{t:8.3f}s  {cpu:8.3f}s  {total:8.3f}s  {mb:7.1f}MB   x{t / base[0]:6.1f} time  x{mb / base[2]:4.1f} memory"
+              f"   ({n} {'items in queue' if mode == 'first' else 'lines'})")
 
 
 if __name__ == "__main__":

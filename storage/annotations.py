@@ -209,6 +209,7 @@ class AnnotationsMixin:
         decision: dict[tuple[str, str], AnswerRow | str] = {}  # the latest decision: a skip's row, else its status
         notes: list[tuple] = []
         decided: set[str] = set()
+        same = shared.setdefault
         rows = self.db.execute(
             "SELECT unit_id, item_id, annotator_id, status, answer, seconds, submitted_at, source, note "
             "FROM annotations WHERE study_id = ? ORDER BY submitted_at, id", [study_id])
@@ -219,15 +220,13 @@ class AnnotationsMixin:
                 continue
             if status not in ("answered", "skipped", "partial"):
                 continue
-            unit = shared.get(unit) or shared.setdefault(unit, unit)
-            ann = shared.get(ann) or shared.setdefault(ann, ann)
+            unit, ann = same(unit, unit), same(ann, ann)
             key = (unit, ann)
             if status == "partial":
                 decision[key] = "partial"
                 continue
-            row = AnswerRow(unit, shared.get(item) or shared.setdefault(item, item), ann,
-                            "answered" if status == "answered" else "skipped", answer_of(text), secs, at,
-                            shared.get(source) or shared.setdefault(source, source), note)
+            row = AnswerRow(unit, same(item, item), ann, "answered" if status == "answered" else "skipped",
+                            answer_of(text), secs, at, same(source, source), note)
             decided.add(ann)
             if status == "answered":
                 prev = answered.get(key)
@@ -249,9 +248,8 @@ class AnnotationsMixin:
         for unit, item, ann, text, secs, at, source, note in notes:
             if unit not in order:
                 continue
-            unit, ann = shared[unit], shared.get(ann) or shared.setdefault(ann, ann)
+            unit, ann = shared[unit], same(ann, ann)
             state = decision.get((unit, ann), "open")
-            out_notes.append((AnswerRow(unit, shared.get(item) or shared.setdefault(item, item), ann, "note",
-                                        answer_of(text), secs, at, source, note),
+            out_notes.append((AnswerRow(unit, same(item, item), ann, "note", answer_of(text), secs, at, source, note),
                               state if isinstance(state, str) else state.status))
         return StudyLog(answers, skipped, out_notes, decided)

@@ -5,6 +5,7 @@ resampled together, since several annotators answer the same item).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable
 
 import numpy as np
@@ -40,12 +41,12 @@ class ItemAnswers:
     def payload(self) -> dict[str, Any]:
         return self.item.payload
 
-    @property
+    @cached_property  # read for every answer by several figures: once per item
     def key(self) -> int | None:
         """The original index of the correct option, None when the item has no key."""
         return self.item.payload.get("correct_index")
 
-    @property
+    @cached_property
     def n_options(self) -> int:
         return len(self.item.payload["options"])
 

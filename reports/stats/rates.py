@@ -25,10 +25,15 @@ def majority_vote(labels):
     labels: the ratings of one item (a sequence), None/NaN/"" for missing (ignored). Returns the
     most frequent label; a tie for first place, or no rating at all, gives None.
     """
-    c = Counter(_present(labels)).most_common(2)
-    if not c or (len(c) == 2 and c[0][1] == c[1][1]):
+    counts: dict = {}
+    for x in labels:
+        if not is_missing(x):
+            counts[x] = counts.get(x, 0) + 1
+    if not counts:
         return None
-    return c[0][0]
+    top = max(counts.values())
+    best = [x for x, k in counts.items() if k == top]
+    return best[0] if len(best) == 1 else None
 
 
 def strict_majority(labels):
