@@ -225,7 +225,7 @@ def test_every_escape_of_the_corpus_is_escaped():
 def test_an_unexpected_exception_in_the_tui_exits_1_with_one_line(db_file, tmp_path, monkeypatch, capsys):
     from textual.app import App
 
-    from annotator.widgets.mcq_view import McqView
+    from annotator.tasks.mcq.view import McqView
 
     _build(db_file, "mcq", tmp_path)
 

@@ -116,8 +116,8 @@ async def test_three_annotators_then_figures_by_hand(blind_db):
 
 
 def test_items_with_several_option_counts_are_reported_per_k():
-    from annotator.tasks._mcq_blind_figures import _groups
-    from annotator.tasks._mcq_stats import ItemAnswers
+    from annotator.tasks.blind_test.figures import _groups
+    from annotator.tasks.mcq.stats import ItemAnswers
     from storage.models import Item
 
     def it(n, fmt="mcq"):

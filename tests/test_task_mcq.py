@@ -9,7 +9,7 @@ from annotator.screens.summary import SummaryScreen
 from annotator.study_setup import create_study
 from annotator.tasks import get_task
 from annotator.tasks.base import StudySpec
-from annotator.tasks.mcq import CHOICE_KEYS
+from annotator.tasks.mcq.task import CHOICE_KEYS
 from reports.study_data import load_study_data
 from storage.models import ItemIn
 from storage.payloads import McqPayload

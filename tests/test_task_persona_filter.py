@@ -6,8 +6,8 @@ import pytest
 from annotator.app import AnnotateApp
 from annotator.study_setup import create_study
 from annotator.tasks import get_task
-from annotator.tasks._persona_chain import verdict
-from annotator.tasks._persona_figures import funnel_text, wilson_interval
+from annotator.tasks.persona_filter.chain import verdict
+from annotator.tasks.persona_filter.figures import funnel_text, wilson_interval
 from annotator.tasks.base import StudySpec
 from reports.study_data import load_study_data
 from storage.errors import PrefvalError

@@ -10,7 +10,7 @@ import pytest
 from annotator.app import AnnotateApp
 from annotator.study_setup import create_study
 from annotator.tasks import get_task
-from annotator.tasks._rubric_schema import load_rubric
+from annotator.tasks.rubric.schema import load_rubric
 from annotator.tasks.base import StudySpec
 from reports.study_data import load_study_data
 from storage.errors import PrefvalError
@@ -63,7 +63,7 @@ def test_rubric_file_json_is_stored_in_the_study(store, tmp_path):
     assert st.settings["dimensions"] == ["tone"]
     assert st.settings["rubric"]["dimensions"][0]["levels"]["3"] == "tone level 3"
     path.unlink()  # the study keeps its rubric: its screen still reads the levels from the settings
-    from annotator.tasks.rubric import study_rubric
+    from annotator.tasks.rubric.task import study_rubric
     assert study_rubric(st.settings).dimension("tone").levels[5] == "tone level 5"
 
 

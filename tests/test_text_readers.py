@@ -64,7 +64,7 @@ def test_rubric_pairs_and_judgments_files_with_bom_and_crlf(tmp_path, capsys):
     pairs = excel_copy(plain, tmp_path)
     assert main(["study", "create", "pw", "--task", "pairwise", "--dataset", "dataset_a", "--dataset", "dataset_b",
                  "--pairs", str(pairs), "--db", db]) == 0
-    rubric = excel_copy(Path(__file__).resolve().parents[1] / "annotator/tasks/rubric_default.yaml", tmp_path)
+    rubric = excel_copy(Path(__file__).resolve().parents[1] / "annotator/tasks/rubric/default.yaml", tmp_path)
     assert main(["import", "jsonl", str(S / "rubric/answers.jsonl"), "--kind", "rubric_item", "--dataset", "ans",
                  "--db", db]) == 0
     assert main(["study", "create", "rb", "--task", "rubric", "--dataset", "ans", "--rubric", str(rubric),

@@ -1,4 +1,4 @@
-"""Registry of task types: adding one is a module here plus one line in TASKS."""
+"""Registry of task types: adding one is a package here (NAME/task.py, view.py, figures.py) plus one line in TASKS."""
 from __future__ import annotations
 
 import importlib
@@ -7,15 +7,15 @@ from storage.errors import PrefvalError
 
 # task name -> "module:Class"
 TASKS: dict[str, str] = {
-    "mcq": "annotator.tasks.mcq:McqTask",
-    "easy_test": "annotator.tasks.easy_test:EasyTestTask",
-    "blind_test": "annotator.tasks.blind_test:BlindTestTask",
-    "persona_filter": "annotator.tasks.persona_filter:PersonaFilterTask",
+    "mcq": "annotator.tasks.mcq.task:McqTask",
+    "easy_test": "annotator.tasks.easy_test.task:EasyTestTask",
+    "blind_test": "annotator.tasks.blind_test.task:BlindTestTask",
+    "persona_filter": "annotator.tasks.persona_filter.task:PersonaFilterTask",
     "gold_label": "annotator.tasks.gold_label:GoldLabelTask",
-    "pairwise": "annotator.tasks.pairwise:PairwiseTask",
-    "rubric": "annotator.tasks.rubric:RubricTask",
-    "item_quality": "annotator.tasks.item_quality:ItemQualityTask",
-    "judge_validation": "annotator.tasks.judge_validation:JudgeValidationTask",
+    "pairwise": "annotator.tasks.pairwise.task:PairwiseTask",
+    "rubric": "annotator.tasks.rubric.task:RubricTask",
+    "item_quality": "annotator.tasks.item_quality.task:ItemQualityTask",
+    "judge_validation": "annotator.tasks.judge_validation.task:JudgeValidationTask",
 }
 
 

@@ -1,5 +1,6 @@
-"""The contract every task type fulfils. A task type is one module in annotator/tasks/ plus one line in
-annotator/tasks/__init__.py: what the annotator sees, the decision keys, the answer schema, the figures.
+"""The contract every task type fulfils. A task type is one package in annotator/tasks/ (task.py, and view.py and
+figures.py when it has its own screen and figures) plus one line in annotator/tasks/__init__.py: what the annotator
+sees, the decision keys, the answer schema, the figures.
 
 The annotation screen owns the keys every task shares (s skip, u back, n note, ? guidelines, q quit) and calls
 the task for everything else. Rendering goes through `compose_item`, which receives only a UnitView: a blind

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from annotator.tasks._persona_chain import verdict
+from annotator.tasks.persona_filter.chain import verdict
 from reports.figures import Figure, FigureSet, Table
 from reports.study_data import StudyData
 

@@ -108,7 +108,7 @@ class McqTask(TaskType):
         return {}
 
     def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store) -> Any:
-        from annotator.widgets.mcq_view import McqView
+        from annotator.tasks.mcq.view import McqView
 
         payload = McqPayload.model_validate(view.item.payload)
         order = display_order(view)
@@ -165,6 +165,6 @@ class McqTask(TaskType):
         return out
 
     def figures(self, data):
-        from annotator.tasks.mcq_figures import mcq_figures
+        from annotator.tasks.mcq.figures import mcq_figures
 
         return mcq_figures(data)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from annotator.tasks._mcq_stats import (CANT_TELL_LABEL, ItemAnswers, accuracy_pairs, answer_label, collect,
+from annotator.tasks.mcq.stats import (CANT_TELL_LABEL, ItemAnswers, accuracy_pairs, answer_label, collect,
                                         features_stat, pooled_ratio, share)
 from reports.figures import Figure, FigureSet, Table
 from reports.stats import at_least_one_correct, fleiss_kappa, majority_vote

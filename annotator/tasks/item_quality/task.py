@@ -98,7 +98,7 @@ class ItemQualityTask(TaskType):
                          for d in view.settings["dimensions"] if d in labels)
 
     def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store) -> Any:
-        from annotator.widgets.item_quality_view import ItemQualityView
+        from annotator.tasks.item_quality.view import ItemQualityView
         from storage.payloads import McqPayload
 
         p = McqPayload.model_validate(view.item.payload)
@@ -130,6 +130,6 @@ class ItemQualityTask(TaskType):
         return {f"label_{d}": v for d, v in (answer.get("labels") or {}).items()}
 
     def figures(self, data):
-        from annotator.tasks._item_quality_figures import item_quality_figures
+        from annotator.tasks.item_quality.figures import item_quality_figures
 
         return item_quality_figures(data)

@@ -82,7 +82,7 @@ class PairwiseTask(TaskType):
         a_items = self._side_items(store, spec.datasets[0])
         b_items = self._side_items(store, spec.datasets[1])
         if spec.pairs:
-            from annotator.tasks._pairs_file import read_pairs
+            from annotator.tasks.pairwise.pairs_file import read_pairs
 
             a_by = {it.external_id: it for it in a_items}
             b_by = {it.external_id: it for it in b_items}
@@ -130,7 +130,7 @@ class PairwiseTask(TaskType):
         return "left is better" if pos == 0 else "right is better"
 
     def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store) -> Any:
-        from annotator.widgets.pair_view import PairView
+        from annotator.tasks.pairwise.view import PairView
         from storage.payloads import ConversationRecordPayload
 
         items = (view.item, view.item_b)
@@ -160,7 +160,7 @@ class PairwiseTask(TaskType):
         }
 
     def figures(self, data):
-        from annotator.tasks._pairwise_figures import pairwise_figures
+        from annotator.tasks.pairwise.figures import pairwise_figures
 
         return pairwise_figures(data)
 

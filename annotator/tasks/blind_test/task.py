@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotator.tasks.base import ReleaseVerdict, UnitView, human_answers
-from annotator.tasks.mcq import McqTask
+from annotator.tasks.mcq.task import McqTask
 from storage.payloads import McqPayload
 
 
@@ -55,8 +55,8 @@ class BlindTestTask(McqTask):
         """An item passes when the blind test does not flag it as guessable (item_verdict in
         _mcq_blind_figures: every answer correct, or correct above chance by a one-sided binomial test); it is
         undecided while it has too few answers to judge, and fails when flagged."""
-        from annotator.tasks._mcq_blind_figures import item_verdict
-        from annotator.tasks._mcq_stats import ItemAnswers
+        from annotator.tasks.blind_test.figures import item_verdict
+        from annotator.tasks.mcq.stats import ItemAnswers
 
         answers = human_answers(data)
         out = {}
@@ -74,7 +74,7 @@ class BlindTestTask(McqTask):
         return out
 
     def figures(self, data):
-        """See annotator/tasks/_mcq_blind_figures.py (loaded here, so the TUI start-up stays light)."""
-        from annotator.tasks._mcq_blind_figures import blind_test_figures
+        """See annotator/tasks/blind_test/figures.py (loaded here, so the TUI start-up stays light)."""
+        from annotator.tasks.blind_test.figures import blind_test_figures
 
         return blind_test_figures(data)

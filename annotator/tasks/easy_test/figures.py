@@ -2,7 +2,7 @@
 and per preference type, with 95% percentile bootstrap intervals over items; the "not inferable" items."""
 from __future__ import annotations
 
-from annotator.tasks._mcq_stats import ItemAnswers, accuracy_pairs, collect, pooled_ratio
+from annotator.tasks.mcq.stats import ItemAnswers, accuracy_pairs, collect, pooled_ratio
 from reports.figures import Figure, FigureSet, Table
 from reports.study_data import StudyData
 

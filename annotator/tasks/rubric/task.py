@@ -5,7 +5,7 @@ each rubric dimension in turn, one keypress per dimension; every score but the l
 ({"scores": {dimension: score, ...}}), the last as the answer. backspace takes back the last score of the item
 (also a committed partial row). The current dimension's five level descriptions are on screen, earlier scores too.
 
-Rubrics are data (annotator/tasks/_rubric_schema.py): `--rubric FILE`, or the default rubric_default.yaml; the
+Rubrics are data (annotator/tasks/rubric/schema.py): `--rubric FILE`, or the default default.yaml beside it; the
 validated rubric is stored in the study settings, so a study keeps its rubric even if the file changes.
 
 Calibration (`--calibration N`): N items, those with reference_scores first, are shown first to every annotator
@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from annotator.tasks._rubric_schema import Rubric, load_rubric, rubric_from_dict
+from annotator.tasks.rubric.schema import Rubric, load_rubric, rubric_from_dict
 from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView
 from storage.errors import PrefvalError
 from storage.models import Item, Unit
@@ -161,7 +161,7 @@ class RubricTask(TaskType):
         return ", ".join(f"{d} {scores[d]}" for d in view.settings["dimensions"] if d in scores)
 
     def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store) -> Any:
-        from annotator.widgets.rubric_view import RubricView
+        from annotator.tasks.rubric.view import RubricView
         from storage.payloads import RubricItemPayload
 
         p = RubricItemPayload.model_validate(view.item.payload)
@@ -202,6 +202,6 @@ class RubricTask(TaskType):
         return out
 
     def figures(self, data):
-        from annotator.tasks._rubric_figures import rubric_figures
+        from annotator.tasks.rubric.figures import rubric_figures
 
         return rubric_figures(data)

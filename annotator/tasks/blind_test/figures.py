@@ -1,11 +1,11 @@
 """Figures of a blind test (RealPref appendix G.2, table 9): accuracy against chance per format with a binomial
-test, guessable items (rule in annotator/tasks/blind_test.py and GUESS_* below) and the "odd one out" polarity
+test, guessable items (rule in annotator/tasks/blind_test/task.py and GUESS_* below) and the "odd one out" polarity
 share."""
 from __future__ import annotations
 
 from typing import Any
 
-from annotator.tasks._mcq_stats import ItemAnswers, collect, share
+from annotator.tasks.mcq.stats import ItemAnswers, collect, share
 from reports.figures import Figure, FigureSet, Table
 from reports.stats import accuracy_vs_chance
 from reports.study_data import StudyData

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from storage.errors import PrefvalError
 
-DEFAULT_RUBRIC = Path(__file__).with_name("rubric_default.yaml")
+DEFAULT_RUBRIC = Path(__file__).with_name("default.yaml")
 LEVELS = (1, 2, 3, 4, 5)
 
 

@@ -10,7 +10,7 @@ kept parent record of a chained round). Keys:
 Answer: {"decision": "keep" | "drop", "reasons": [reason names, in the study's reason order]}.
 
 Options (`--option KEY=VALUE`): keep_rule=majority|unanimous (how an earlier round's answers make a record kept;
-see annotator.tasks._persona_chain), chain=same|children (default: same without --dataset, children with one),
+see annotator.tasks.persona_filter.chain), chain=same|children (default: same without --dataset, children with one),
 record_types=persona,profile,... (only records of these types), allow_open=1 (chain from an unfinished round).
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from annotator.tasks._persona_chain import CHAIN_MODES, RULES, chain_stages, children_of
+from annotator.tasks.persona_filter.chain import CHAIN_MODES, RULES, chain_stages, children_of
 from annotator.tasks.base import (
     Decision, KeyChoice, ReleaseVerdict, StudySpec, TaskType, UnitView, human_answers, option_flag,
 )
@@ -87,7 +87,7 @@ class PersonaFilterTask(TaskType):
 
     def build_units(self, store, spec: StudySpec) -> list[tuple[str, str | None, dict[str, Any]]]:
         """First round: the dataset's persona_record items (of record_types when given). Later round
-        (--from-study): see annotator.tasks._persona_chain. Then a seeded sample of --sample N.
+        (--from-study): see annotator.tasks.persona_filter.chain. Then a seeded sample of --sample N.
         Raises PrefvalError when nothing is left."""
         settings = self._settings if self._settings is not None else self.study_settings(spec)
         types = settings["record_types"]
@@ -165,7 +165,7 @@ class PersonaFilterTask(TaskType):
         return f"drop ({', '.join(reasons)})" if reasons else "drop (no reason)"
 
     def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store) -> Any:
-        from annotator.widgets.persona_record_view import PersonaRecordView
+        from annotator.tasks.persona_filter.view import PersonaRecordView
 
         p = view.item.payload
         profile = p.get("profile")
@@ -182,7 +182,7 @@ class PersonaFilterTask(TaskType):
     def release_verdicts(self, data, store) -> dict[str, ReleaseVerdict]:
         """A record passes when the study keeps it under its keep_rule (majority or unanimous keep of the human
         answers; see _persona_chain.verdict); undecided without answers."""
-        from annotator.tasks._persona_chain import verdict
+        from annotator.tasks.persona_filter.chain import verdict
 
         rule = data.study.settings.get("keep_rule", "majority")
         out = {}
@@ -214,6 +214,6 @@ class PersonaFilterTask(TaskType):
                 "parent_external_id": item.payload.get("parent_external_id")}
 
     def figures(self, data):
-        from annotator.tasks._persona_figures import persona_figures
+        from annotator.tasks.persona_filter.figures import persona_figures
 
         return persona_figures(data)

@@ -3,7 +3,7 @@ label is True, Gwet's AC1 (the coefficient PersonaMem reports, robust to labels 
 beside it, which collapses on the same skewed labels (the "kappa paradox", Feinstein & Cicchetti 1990)."""
 from __future__ import annotations
 
-from annotator.tasks._mcq_stats import share
+from annotator.tasks.mcq.stats import share
 from reports.figures import Figure, FigureSet, Plot, Table
 from reports.stats import fleiss_kappa, gwet_ac1, majority_vote
 from reports.study_data import StudyData

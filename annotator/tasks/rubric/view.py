@@ -8,7 +8,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
 from annotator.safe_text import markup, plain
-from annotator.tasks._rubric_schema import Rubric
+from annotator.tasks.rubric.schema import Rubric
 from annotator.widgets.paged_text import PagedText
 from annotator.widgets.seen import must_see
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotator.tasks.base import ReleaseVerdict, UnitView, human_answers
-from annotator.tasks.mcq import McqTask
+from annotator.tasks.mcq.task import McqTask
 from storage.models import Item
 from storage.payloads import McqPayload
 
@@ -59,7 +59,7 @@ class EasyTestTask(McqTask):
         return out
 
     def figures(self, data):
-        """See annotator/tasks/_mcq_easy_figures.py (loaded here, so the TUI start-up stays light)."""
-        from annotator.tasks._mcq_easy_figures import easy_test_figures
+        """See annotator/tasks/easy_test/figures.py (loaded here, so the TUI start-up stays light)."""
+        from annotator.tasks.easy_test.figures import easy_test_figures
 
         return easy_test_figures(data)
