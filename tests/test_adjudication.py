@@ -11,7 +11,7 @@ from annotator.release import build_release
 from annotator.screens.adjudicate import AdjudicateApp
 from annotator.study_setup import create_study
 from annotator.tasks import get_task
-from annotator.tasks._gold_stats import study_gold_labels
+from annotator.tasks.gold_label.figures import study_gold_labels
 from annotator.tasks.base import StudySpec
 from storage.errors import PrefvalError
 from storage.models import AnnotationIn, ItemIn

@@ -12,7 +12,7 @@ import pytest
 import storage.db
 from annotator.cli import main
 from annotator.study_setup import assign_named
-from annotator.tasks._gold_stats import study_gold_labels
+from annotator.tasks.gold_label.figures import study_gold_labels
 from storage.errors import PrefvalError
 from storage.models import AnnotationIn, ItemIn
 from storage.store import Store

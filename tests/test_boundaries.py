@@ -8,7 +8,7 @@ from annotator.app import AnnotateApp
 from annotator.screens.summary import SummaryScreen
 from annotator.session import Session
 from annotator.study_setup import create_study
-from annotator.tasks._gold_stats import context_unanimity, gold_labels
+from annotator.tasks.gold_label.figures import context_unanimity, gold_labels
 from annotator.tasks.base import StudySpec
 from reports.study_data import load_study_data
 from storage.errors import PrefvalError

@@ -10,7 +10,7 @@ from annotator.app import AnnotateApp
 from annotator.screens.summary import SummaryScreen
 from annotator.study_setup import create_study
 from annotator.tasks import get_task
-from annotator.tasks._gold_stats import gold_labels, study_gold_labels
+from annotator.tasks.gold_label.figures import gold_labels, study_gold_labels
 from annotator.tasks.base import StudySpec
 from reports.study_data import load_study_data
 from storage.errors import PrefvalError

@@ -166,7 +166,7 @@ def test_gold_from_a_gold_label_study(db_file):
             s.add_assignments(gs.id, [(u.id, ann.id, i, 0)])
             s.add_annotation(AnnotationIn(study_id=gs.id, unit_id=u.id, item_id=u.item_id, annotator_id=ann.id,
                                           status="answered", answer={"label": i % 2}))
-        from annotator.tasks._gold_stats import study_gold_labels
+        from annotator.tasks.gold_label.figures import study_gold_labels
         expected = study_gold_labels(s, "g")
         st = create_study(s, StudySpec(name="jv", task="judge_validation", datasets=["ds"], from_study="g"))
         ext = {i.id: i.external_id for i in s.items("ds")}

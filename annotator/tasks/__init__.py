@@ -11,7 +11,7 @@ TASKS: dict[str, str] = {
     "easy_test": "annotator.tasks.easy_test.task:EasyTestTask",
     "blind_test": "annotator.tasks.blind_test.task:BlindTestTask",
     "persona_filter": "annotator.tasks.persona_filter.task:PersonaFilterTask",
-    "gold_label": "annotator.tasks.gold_label:GoldLabelTask",
+    "gold_label": "annotator.tasks.gold_label.task:GoldLabelTask",
     "pairwise": "annotator.tasks.pairwise.task:PairwiseTask",
     "rubric": "annotator.tasks.rubric.task:RubricTask",
     "item_quality": "annotator.tasks.item_quality.task:ItemQualityTask",

@@ -58,13 +58,13 @@ class JudgeValidationTask(TaskType):
 
     def build_units(self, store, spec) -> list[tuple[str, str | None, dict[str, Any]]]:
         """The default units; with --from-study G each unit's extra["gold"] is G's gold label (unanimous or
-        adjudicated with `prefval adjudicate`, annotator.tasks._gold_stats.study_gold_labels) of the item with the same external id, None
+        adjudicated with `prefval adjudicate`, annotator.tasks.gold_label.figures.study_gold_labels) of the item with the same external id, None
         when G has none. The labels are taken when the study is created. Raises PrefvalError for an unknown G, and
         when no unit's item has a gold label in G (no matching external id, or G has no gold label yet)."""
         units = super().build_units(store, spec)
         if not spec.from_study:
             return units
-        from annotator.tasks._gold_stats import study_gold_labels
+        from annotator.tasks.gold_label.figures import study_gold_labels
 
         if store.get_study(spec.from_study).task_type != "gold_label":
             from storage.errors import PrefvalError

@@ -4,7 +4,7 @@ Screen: the recipient-task context (and the user's name) and one remembered attr
 Keys: `1` apply (using it fits this context), `0` suppress. The candidate's own label (author/LLM) and other
 annotators' answers are never shown. Three annotators per item by default. Answer: {"label": 1 | 0}.
 
-Gold (annotator.tasks._gold_stats.gold_labels): the unanimous label of an item with all its answers. A
+Gold (annotator.tasks.gold_label.figures.gold_labels): the unanimous label of an item with all its answers. A
 non-unanimous item has no gold label until an adjudicator resolves it with `prefval adjudicate GOLD --annotator
 WHO` (annotator/adjudication.py, the same screen as for every task type): it lists the complete non-unanimous
 items of contexts the study keeps, each with every annotator's label and notes side by side; the adjudicator's
@@ -120,7 +120,7 @@ class GoldLabelTask(TaskType):
         return LABEL_WORDS.get(answer.get("label"), "?")
 
     def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store) -> Any:
-        from annotator.widgets.gold_candidate_view import GoldCandidateView
+        from annotator.tasks.gold_label.view import GoldCandidateView
 
         p = view.item.payload  # only the fields below reach the screen: never candidate_label
         return GoldCandidateView(recipient=p["recipient"], task=p["task"], attribute=p["attribute"],
@@ -137,8 +137,8 @@ class GoldLabelTask(TaskType):
         return answer.get("label")
 
     def units_to_adjudicate(self, data, answers: dict[str, list[dict[str, Any]]]) -> list[Unit]:
-        """The complete non-unanimous items of contexts the study keeps (annotator.tasks._gold_stats)."""
-        from annotator.tasks._gold_stats import units_to_adjudicate
+        """The complete non-unanimous items of contexts the study keeps (annotator.tasks.gold_label.figures)."""
+        from annotator.tasks.gold_label.figures import units_to_adjudicate
 
         self.check_study(data.study)
         return units_to_adjudicate(data)
@@ -169,11 +169,11 @@ class GoldLabelTask(TaskType):
     verdicts_include_adjudications = True
 
     def release_verdicts(self, data, store) -> dict[str, ReleaseVerdict]:
-        """A candidate passes with its gold label (annotator.tasks._gold_stats.gold_status): unanimous among its
+        """A candidate passes with its gold label (annotator.tasks.gold_label.figures.gold_status): unanimous among its
         complete human answers or set by an adjudicator (`prefval adjudicate`), and not in a context dropped for
         low unanimity (BenchPreS A.2). The label is added as gold_label. Raises PrefvalError for a converted
         adjudication round study."""
-        from annotator.tasks._gold_stats import ADJUDICATED, DROPPED, EXCLUDED, UNANIMOUS, gold_status
+        from annotator.tasks.gold_label.figures import ADJUDICATED, DROPPED, EXCLUDED, UNANIMOUS, gold_status
 
         self.check_study(data.study)
         status = gold_status(data)
@@ -196,8 +196,8 @@ class GoldLabelTask(TaskType):
         return out
 
     def figures(self, data):
-        """gold_figures (annotator.tasks._gold_stats). Raises PrefvalError for a converted adjudication round."""
-        from annotator.tasks._gold_stats import gold_figures
+        """gold_figures (annotator.tasks.gold_label.figures). Raises PrefvalError for a converted adjudication round."""
+        from annotator.tasks.gold_label.figures import gold_figures
 
         self.check_study(data.study)
         return gold_figures(data)
