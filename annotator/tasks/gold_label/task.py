@@ -145,7 +145,7 @@ class GoldLabelTask(TaskType):
 
     def nothing_to_adjudicate(self, data) -> str:
         """Names the non-unanimous items left out because their contexts are dropped, if any."""
-        from annotator.tasks._gold_stats import DROPPED, gold_status, unit_votes
+        from annotator.tasks.gold_label.figures import DROPPED, gold_status, unit_votes
 
         votes = unit_votes(data)
         status = gold_status(data)
