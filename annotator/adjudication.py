@@ -46,9 +46,8 @@ class AdjudicationSession:
         self.task.check_study(self.study)
         self.items = data.items
         notes: dict[tuple[str, str], list[str]] = {}
-        for a in store.annotations(self.study.id):
-            if a.status == "note" and a.note:
-                notes.setdefault((a.unit_id, a.annotator_id), []).append(a.note)
+        for a, _ in data.notes:  # every note, oldest first, read with the answers
+            notes.setdefault((a.unit_id, a.annotator_id), []).append(a.note)
         shown: dict[str, list[ShownAnswer]] = {u.id: [] for u in data.units}
         for a in data.answers:
             who = data.annotators[a.annotator_id]

@@ -145,6 +145,7 @@ def main() -> None:
         build(path, args.units)
         print(f"built {path} in {time.perf_counter() - t:.1f} s")
     from storage.store import Store
+    Store.open(path, mode="rw").close()  # a file kept from an older prefval: upgraded, as reading commands refuse it
     with Store.open(path, mode="ro") as s:
         counts = {t: s.db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
                   for t in ("study_items", "assignments", "annotations")}

@@ -236,10 +236,12 @@ class DatasetsMixin:
 
     def get_items(self, item_ids: list[str]) -> dict[str, Item]:
         """Items by id (missing ids are simply absent from the result). Rows are read as tuples and built without
-        validation (they were validated when imported), sharing one set of field names and the dataset's id,
-        name and kind strings: less than half the memory of validated items, and quicker, on 100k items."""
+        validation (they were validated when imported), sharing one set of field names, the dataset's id, name
+        and kind strings, the caller's id strings and the payloads' top-level keys: less than half the memory of
+        validated items, and quicker, on 100k items."""
         out: dict[str, Item] = {}
-        shared: dict[str, str] = {}
+        shared: dict[str, str] = {i: i for i in item_ids}
+        same = shared.setdefault
         for start in range(0, len(item_ids), 500):
             chunk = item_ids[start:start + 500]
             marks = ",".join("?" * len(chunk))
@@ -247,10 +249,12 @@ class DatasetsMixin:
                 "SELECT i.id, i.dataset_id, d.name, i.external_id, i.kind, i.payload, i.content_hash, "
                 "i.context_id, i.context_end FROM items i JOIN datasets d ON d.id = i.dataset_id "
                 f"WHERE i.id IN ({marks})", chunk):
-                out[r[0]] = Item.model_construct(
-                    ITEM_FIELDS, id=r[0], dataset_id=shared.setdefault(r[1], r[1]),
-                    dataset_name=shared.setdefault(r[2], r[2]), external_id=r[3], kind=shared.setdefault(r[4], r[4]),
-                    payload=json.loads(r[5]), content_hash=r[6], context_id=r[7], context_end=r[8])
+                item_id = same(r[0], r[0])
+                out[item_id] = Item.model_construct(
+                    ITEM_FIELDS, id=item_id, dataset_id=same(r[1], r[1]), dataset_name=same(r[2], r[2]),
+                    external_id=r[3], kind=same(r[4], r[4]),
+                    payload={same(k, k): v for k, v in json.loads(r[5]).items()}, content_hash=r[6],
+                    context_id=r[7], context_end=r[8])
         return out
 
     def context_length(self, context_id: str, end: int | None = None) -> int:
