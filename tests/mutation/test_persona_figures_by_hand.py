@@ -120,3 +120,55 @@ def test_funnel_text_segments():
     assert funnel_text([{"records": 6, "kept": 4}, {"records": 4, "kept": 2, "mode": "children"}]) == "6 -> 4 | 4 -> 2"
     assert funnel_text([{"records": 6, "kept": 4}, {"records": 9, "kept": 5}, {"records": 5, "kept": 1}]) == \
         "6 -> 4 | 9 -> 5 -> 1"
+
+
+def _verdicts(store, name):
+    data = load_study_data(store, name)
+    ext = {u.id: data.items[u.item_id].external_id for u in data.units}
+    out = get_task("persona_filter").release_verdicts(data, store)
+    return {ext[uid]: (v.passed, v.reason, v.fields) for uid, v in out.items()}
+
+
+def test_release_verdicts_follow_the_keep_rule_and_humans_only(store):
+    plan = {"ana": dict(PLAN["ana"]), "ben": dict(PLAN["ben"])}
+    plan["ana"]["p2"] = (None, [])  # no decision: not counted, so p2 has ben's keep only
+    _study(store, answers=plan)
+    # an LLM judge keeping everything changes nothing
+    st = store.get_study("pf")
+    judge = store.ensure_annotator("judge", kind="llm")
+    for u in store.units(st.id):
+        store.add_annotation(AnnotationIn(study_id=st.id, unit_id=u.id, item_id=u.item_id, annotator_id=judge.id,
+                                          status="answered", answer={"decision": "keep", "reasons": []}))
+    assert _verdicts(store, "pf") == {
+        "p0": (True, "kept (majority)", {}), "p1": (False, "dropped (majority)", {}),
+        "p2": (True, "kept (majority)", {}), "p3": (False, "dropped (majority)", {})}
+
+
+def test_release_verdicts_unanimous_and_unanswered(store):
+    _study(store, answers={"ben": {**PLAN["ben"]}}, keep_rule="unanimous")
+    assert _verdicts(store, "pf") == {
+        "p0": (True, "kept (unanimous)", {}), "p1": (False, "dropped (unanimous)", {}),
+        "p2": (True, "kept (unanimous)", {}), "p3": (False, "dropped (unanimous)", {})}
+    store.import_items("more", "jsonl", [ItemIn(external_id="q0", kind="persona_record", payload={"text": "x"})])
+    create_study(store, StudySpec(name="empty", task="persona_filter", datasets=["more"]))
+    assert _verdicts(store, "empty") == {"q0": (None, "not annotated", {})}
+
+
+def test_keys_and_adjudication_of_a_record():
+    from storage.models import Item
+
+    task = get_task("persona_filter")
+
+    def item(meta):
+        return Item(id="i", dataset_id="d", external_id="e", kind="persona_record",
+                    payload={"text": "t", "metadata": meta}, content_hash="h")
+
+    assert task.check_key(item({"expected_decision": "drop"})) == "drop"
+    assert task.check_key(item({"expected_decision": "keep"})) == "keep"
+    assert task.check_key(item({"expected_decision": "maybe"})) is None
+    assert task.check_key(item(None)) is None
+    assert task.answer_key({"decision": "drop", "reasons": ["couple"]}) == "drop"
+    kept = task.adjudicated_verdict({"decision": "keep"})
+    dropped = task.adjudicated_verdict({"decision": "drop"})
+    assert (kept.passed, kept.reason, kept.fields) == (True, "kept by adjudication", {})
+    assert (dropped.passed, dropped.reason, dropped.fields) == (False, "dropped by adjudication", {})
