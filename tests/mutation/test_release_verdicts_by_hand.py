@@ -1,0 +1,104 @@
+"""Release verdicts of the mcq-family task types on answers worked by hand, at each boundary of their rules
+(README, "Mutation testing"): blind test (guessable rule), easy test (more than half correct), plain mcq."""
+from __future__ import annotations
+
+import pytest
+
+from annotator.study_setup import create_study
+from annotator.tasks import get_task
+from annotator.tasks.base import StudySpec
+from reports.study_data import load_study_data
+from storage.models import AnnotationIn, ItemIn
+
+SNIPPET = [{"role": "user", "content": "I only drink tea."}]
+
+
+def _items(plan: dict) -> list[ItemIn]:
+    out = []
+    for ext, (key, _answers) in plan.items():
+        payload = {"question": f"question {ext}?", "options": ["w", "x", "y", "z"], "snippet": SNIPPET}
+        if key is not None:
+            payload["correct_index"] = key
+        out.append(ItemIn(external_id=ext, kind="mcq", payload=payload))
+    return out
+
+
+def _verdicts(store, task: str, plan: dict, llm_answers: dict | None = None) -> dict:
+    """plan: item -> (key or None, [answer per annotator: an option index, "x" for can't tell, None for none])."""
+    store.import_items("ds", "jsonl", _items(plan))
+    st = create_study(store, StudySpec(name="st", task=task, datasets=["ds"], seed=1, annotators_per_item=5))
+    units = store.units(st.id)
+    items = store.get_items([u.item_id for u in units])
+    ext = {u.id: items[u.item_id].external_id for u in units}
+    for u in units:
+        for i, a in enumerate(plan[ext[u.id]][1]):
+            if a is None:
+                continue
+            ann = store.ensure_annotator(f"a{i}")
+            answer = {"cant_tell": True, "choice": None} if a == "x" else {"choice": a}
+            store.add_annotation(AnnotationIn(study_id=st.id, unit_id=u.id, item_id=u.item_id, annotator_id=ann.id,
+                                              status="answered", answer=answer))
+        for judge, a in (llm_answers or {}).get(ext[u.id], {}).items():
+            ann = store.ensure_annotator(judge, kind="llm")
+            store.add_annotation(AnnotationIn(study_id=st.id, unit_id=u.id, item_id=u.item_id, annotator_id=ann.id,
+                                              status="answered", answer={"choice": a}))
+    data = load_study_data(store, "st")
+    out = get_task(task).release_verdicts(data, store)
+    return {ext[uid]: (v.passed, v.reason, v.fields) for uid, v in out.items()}
+
+
+def test_blind_test_guessable_rule(store):
+    # chance 1/4. one-sided binomial P(X >= k | n, 1/4):
+    # 1 of 2: 1 - (3/4)^2 = 0.4375; 3 of 4: 4 (1/4)^3 (3/4) + (1/4)^4 = 13/256 = 0.0508 (just above 0.05);
+    # 4 of 5: 5 (1/4)^4 (3/4) + (1/4)^5 = 16/1024 = 0.0156 (below 0.05)
+    plan = {
+        "all2": (1, [1, 1]),                 # 2 answers, all correct: guessable (the minimum number of answers)
+        "half": (1, [1, 0]),                 # p 0.4375: not guessable
+        "one": (1, [1, "x"]),                # one option answer (can't tell left out): too few
+        "none": (1, []),                     # no answer: too few (0)
+        "p0508": (2, [2, 2, 2, 0]),          # p 13/256 >= 0.05: not guessable
+        "p0156": (3, [3, 3, 3, 3, 0]),       # p 16/1024 < 0.05: guessable though not all correct
+        "nokey": (None, [0, 0]),
+    }
+    # an LLM judge's answers are not human answers: they cannot make "one" judgeable
+    got = _verdicts(store, "blind_test", plan, llm_answers={"one": {"judge": 1}, "none": {"judge": 1}})
+    flagged = "guessable without the history (flagged)"
+    assert got == {
+        "all2": (False, flagged, {}), "half": (True, "not guessable", {}),
+        "one": (None, "too few answers to judge (1)", {}), "none": (None, "too few answers to judge (0)", {}),
+        "p0508": (True, "not guessable", {}), "p0156": (False, flagged, {}), "nokey": (None, "no key", {}),
+    }
+
+
+def test_easy_test_more_than_half_correct(store):
+    plan = {
+        "2of3": (0, [0, 0, 1]),
+        "1of2": (0, [0, 1]),       # exactly half: fails
+        "1of1": (2, [None, 2]),
+        "cant": (0, ["x", "x", 0]),  # can't tell counts as not correct
+        "unanswered": (0, []),
+        "nokey": (None, [0]),
+    }
+    got = _verdicts(store, "easy_test", plan, llm_answers={"1of2": {"judge": 0}, "unanswered": {"judge": 0}})
+    assert got == {
+        "2of3": (True, "easy test: 2 of 3 correct", {}), "1of2": (False, "easy test: 1 of 2 correct", {}),
+        "1of1": (True, "easy test: 1 of 1 correct", {}), "cant": (False, "easy test: 1 of 3 correct", {}),
+        "unanswered": (None, "not annotated", {}), "nokey": (None, "no key", {}),
+    }
+
+
+def test_plain_mcq_passes_once_a_human_answered(store):
+    got = _verdicts(store, "mcq", {"a": (0, [1]), "b": (0, [])}, llm_answers={"b": {"judge": 0}})
+    assert got == {"a": (True, "annotated", {}), "b": (None, "not annotated", {})}
+
+
+@pytest.mark.parametrize("fmt, n_options, expected", [("tf", 2, 0.5), ("mcq", 4, 0.25), ("mcq", 5, 0.2)])
+def test_blind_chance_per_format(fmt, n_options, expected):
+    from annotator.tasks._mcq_blind_figures import chance
+    from annotator.tasks._mcq_stats import ItemAnswers
+    from storage.models import Item
+
+    payload = {"question": "q", "options": [str(i) for i in range(n_options)], "fmt": fmt}
+    it = ItemAnswers("u", Item(id="i", dataset_id="d", external_id="e", kind="mcq", payload=payload,
+                               content_hash="h"))
+    assert chance(it) == expected
