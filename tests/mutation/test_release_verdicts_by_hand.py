@@ -4,45 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.study_setup import create_study
 from annotator.tasks import get_task
-from annotator.tasks.base import StudySpec
-from reports.study_data import load_study_data
-from storage.models import AnnotationIn, ItemIn
-
-SNIPPET = [{"role": "user", "content": "I only drink tea."}]
-
-
-def _items(plan: dict) -> list[ItemIn]:
-    out = []
-    for ext, (key, _answers) in plan.items():
-        payload = {"question": f"question {ext}?", "options": ["w", "x", "y", "z"], "snippet": SNIPPET}
-        if key is not None:
-            payload["correct_index"] = key
-        out.append(ItemIn(external_id=ext, kind="mcq", payload=payload))
-    return out
+from tests.mutation.mcq_plan import mcq_study
 
 
 def _verdicts(store, task: str, plan: dict, llm_answers: dict | None = None) -> dict:
-    """plan: item -> (key or None, [answer per annotator: an option index, "x" for can't tell, None for none])."""
-    store.import_items("ds", "jsonl", _items(plan))
-    st = create_study(store, StudySpec(name="st", task=task, datasets=["ds"], seed=1, annotators_per_item=5))
-    units = store.units(st.id)
-    items = store.get_items([u.item_id for u in units])
-    ext = {u.id: items[u.item_id].external_id for u in units}
-    for u in units:
-        for i, a in enumerate(plan[ext[u.id]][1]):
-            if a is None:
-                continue
-            ann = store.ensure_annotator(f"a{i}")
-            answer = {"cant_tell": True, "choice": None} if a == "x" else {"choice": a}
-            store.add_annotation(AnnotationIn(study_id=st.id, unit_id=u.id, item_id=u.item_id, annotator_id=ann.id,
-                                              status="answered", answer=answer))
-        for judge, a in (llm_answers or {}).get(ext[u.id], {}).items():
-            ann = store.ensure_annotator(judge, kind="llm")
-            store.add_annotation(AnnotationIn(study_id=st.id, unit_id=u.id, item_id=u.item_id, annotator_id=ann.id,
-                                              status="answered", answer={"choice": a}))
-    data = load_study_data(store, "st")
+    data, ext = mcq_study(store, task, plan, llm_answers)
     out = get_task(task).release_verdicts(data, store)
     return {ext[uid]: (v.passed, v.reason, v.fields) for uid, v in out.items()}
 
