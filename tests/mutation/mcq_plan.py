@@ -9,8 +9,9 @@ from storage.models import AnnotationIn, ItemIn
 SNIPPET = [{"role": "user", "content": "I only drink tea."}]
 
 
-def mcq_items(plan: dict, distractors: dict | None = None) -> list[ItemIn]:
-    """One 4-option item per plan entry (with a snippet, so easy tests accept it); key and distractor if given."""
+def mcq_items(plan: dict, distractors: dict | None = None, metadata: dict | None = None) -> list[ItemIn]:
+    """One 4-option item per plan entry (with a snippet, so easy tests accept it); key, distractor and metadata
+    if given."""
     out = []
     for ext, (key, _answers) in plan.items():
         payload = {"question": f"question {ext}?", "options": ["w", "x", "y", "z"], "snippet": SNIPPET}
@@ -18,15 +19,17 @@ def mcq_items(plan: dict, distractors: dict | None = None) -> list[ItemIn]:
             payload["correct_index"] = key
         if (distractors or {}).get(ext) is not None:
             payload["distractor_index"] = distractors[ext]
+        if (metadata or {}).get(ext) is not None:
+            payload["metadata"] = metadata[ext]
         out.append(ItemIn(external_id=ext, kind="mcq", payload=payload))
     return out
 
 
-def mcq_study(store, task: str, plan: dict, llm_answers: dict | None = None,
-              distractors: dict | None = None) -> tuple[StudyData, dict[str, str]]:
+def mcq_study(store, task: str, plan: dict, llm_answers: dict | None = None, distractors: dict | None = None,
+              metadata: dict | None = None) -> tuple[StudyData, dict[str, str]]:
     """plan: item -> (key or None, [answer of annotator a0, a1, ...: an option index, "x" for can't tell, None for
     no answer]); llm_answers: item -> {judge name: option index}. Returns the study data and unit id -> item."""
-    store.import_items("ds", "jsonl", mcq_items(plan, distractors))
+    store.import_items("ds", "jsonl", mcq_items(plan, distractors, metadata))
     st = create_study(store, StudySpec(name="st", task=task, datasets=["ds"], seed=1, annotators_per_item=5))
     units = store.units(st.id)
     items = store.get_items([u.item_id for u in units])
