@@ -8,6 +8,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
 from reports.stats import fleiss_kappa, gwet_ac1, gwet_ac2, percent_agreement, unanimity_rate
 from reports.stats.result import StatResult
+from tests.mutation.expect import check
 
 # 4 items x 3 raters, labels a/b. Per item the share of agreeing ordered pairs sum_k n_k (n_k - 1) / (n (n - 1)):
 # (a,a,a) 1; (a,a,b) 2/6; (b,b,b) 1; (a,b,b) 2/6 -> p_a = (1 + 1/3 + 1 + 1/3) / 4 = 2/3.
@@ -16,14 +17,6 @@ COMPLETE = [["a", "a", "a"], ["a", "a", "b"], ["b", "b", "b"], ["a", "b", "b"]]
 # plus an item rated once (a) and an item nobody rated: p_a stays 2/3 (items with >= 2 ratings);
 # shares over the 5 items with >= 1 rating: a = (1 + 2/3 + 0 + 1/3 + 1) / 5 = 3/5, b = 2/5.
 MISSING = COMPLETE + [["a", None, None], [None, "", float("nan")]]
-
-
-def check(r: StatResult, metric, value, ci_low, ci_high, n_items, n_raters, note="", p_value=None, extra=None):
-    """Every field of r against hand-worked values (floats to 1e-6 relative)."""
-    assert (r.metric, r.ci_low, r.ci_high, r.n_items, r.n_raters, r.note, r.p_value) == (
-        metric, ci_low, ci_high, n_items, n_raters, note, p_value)
-    assert r.value == pytest.approx(value)
-    assert r.extra == (extra or {})
 
 
 CATS = "2 observed categories ['a', 'b']"
