@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import shutil
 import subprocess
@@ -35,20 +34,19 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's prefval, not an installed one
+
 GROUPS = {"storage": "storage.", "reports/stats": "reports.stats.", "annotator/tasks": "annotator.tasks."}
 DETECTED = {"killed", "timeout", "caught by type check"}
 UNDETECTED = {"survived", "no tests", "suspicious", "segfault"}
 
 
-def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """95% Wilson score interval (low, high) of a proportion k/n; (0.0, 1.0) when n is 0 (Wilson 1927)."""
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+def wilson(k: int, n: int) -> tuple[float, float]:
+    """95% Wilson score interval (low, high) of k/n (Wilson 1927); (0.0, 1.0) when n is 0."""
+    from annotator.tasks._persona_figures import wilson_interval
+
+    lo, hi = wilson_interval(k, n)
+    return (0.0, 1.0) if lo is None else (lo, hi)
 
 
 def generate() -> None:
