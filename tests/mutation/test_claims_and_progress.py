@@ -1,0 +1,116 @@
+"""Claiming units against their quota, attention checks spread over a queue, releasing, and the progress counts of
+storage/studies.py, on a small study worked by hand (README, "Mutation testing")."""
+from __future__ import annotations
+
+import pytest
+
+from storage.models import AnnotationIn, ItemIn
+
+
+def plan(units, nxt):
+    """Study order, positions from nxt, seed 9."""
+    return [(u.id, nxt + i, 9) for i, u in enumerate(units)]
+
+
+@pytest.fixture
+def st(store):
+    """units: u0 quota 2 (the study's), u1 quota 1 (its own), u2 quota 2, c3 an attention check (quota 2)."""
+    store.import_items("ds", "jsonl", [ItemIn(external_id=f"i{k}", kind="persona_record", payload={"text": str(k)})
+                                       for k in range(4)])
+    ids = [r[0] for r in store.db.execute("SELECT id FROM items ORDER BY external_id")]
+    study = store.create_study("s", "persona_filter", {"annotators_per_item": 2}, 1,
+                               [(ids[0], None, {}), (ids[1], None, {"annotators": 1}), (ids[2], None, {}),
+                                (ids[3], None, {"check": True})])
+    return store, study, store.units(study.id)
+
+
+def _answer(store, study, unit, ann, status="answered", seconds=None, at=None):
+    store.add_annotation(AnnotationIn(study_id=study.id, unit_id=unit.id, item_id=unit.item_id, annotator_id=ann.id,
+                                      status=status, answer={"decision": "keep"} if status == "answered" else None,
+                                      seconds=seconds), submitted_at=at)
+
+
+def test_claims_respect_each_units_quota(st):
+    store, study, (u0, u1, u2, c3) = st
+    ann, bo, cy = (store.ensure_annotator(n) for n in ("ann", "bo", "cy"))
+    assert store.claimable_count(study.id, ann.id) == 4
+    assert store.claim_units(study.id, ann.id, 2, plan) == 2  # the limit, in study order
+    mine = store.assignments(study.id, ann.id)
+    assert [(a.unit_id, a.position, a.shuffle_seed) for a in mine] == [(u0.id, 0, 9), (u1.id, 1, 9)]
+    assert store.claim_units(study.id, ann.id, 10, plan) == 2  # the rest, positions continue
+    assert [a.position for a in store.assignments(study.id, ann.id)] == [0, 1, 2, 3]
+    assert store.claimable_count(study.id, ann.id) == 0
+    assert store.claim_units(study.id, ann.id, 10, plan) == 0
+    # u1 (quota 1) is full: bo gets u0, u2 and the check
+    assert store.claimable_count(study.id, bo.id) == 3
+    assert store.claim_units(study.id, bo.id, 10, plan) == 3
+    assert [a.unit_id for a in store.assignments(study.id, bo.id)] == [u0.id, u2.id, c3.id]
+    assert store.claim_units(study.id, cy.id, 10, plan) == 0 and store.claimable_count(study.id, cy.id) == 0
+    assert store.assignment_counts(study.id) == {u0.id: 2, u1.id: 1, u2.id: 2, c3.id: 2}
+    assert store.holder_names(study.id) == ["ann", "bo"] and store.holder_names(study.id, "llm") == []
+    # bo answers u0 and skips u2; releasing gives back u2 and the check, not the answered unit
+    _answer(store, study, u0, bo)
+    _answer(store, study, u2, bo, status="skipped")
+    assert store.release_assignments(study.id, bo.id, keep_skipped=True) == 1  # only the check
+    assert store.release_assignments(study.id, bo.id) == 1  # now the skipped one too
+    assert store.release_assignments(study.id, bo.id) == 0
+    assert [a.unit_id for a in store.assignments(study.id, bo.id)] == [u0.id]
+    assert [e.payload for e in store.events("assignments_released", study.id)] == [
+        {"released": 1, "keep_skipped": True}, {"released": 1, "keep_skipped": False}]
+    assert store.claim_units(study.id, cy.id, 10, plan) == 2  # u2 and the check are free again
+    # bo claims back: the released rows come back at their new positions
+    assert store.claim_units(study.id, bo.id, 10, plan) == 0  # quota full again
+    assert store.add_assignments(study.id, [(u2.id, bo.id, 7, 1)]) == 1
+    assert [(a.unit_id, a.position) for a in store.assignments(study.id, bo.id)] == [(u0.id, 0), (u2.id, 7)]
+    assert store.add_assignments(study.id, [(u2.id, bo.id, 8, 1)]) == 0  # held already: kept as it is
+
+
+def test_checks_keep_pace_with_the_other_units(st):
+    store, study, (u0, u1, u2, c3) = st
+    ann = store.ensure_annotator("ann")
+    # 1 check over 3 other units: with 1 unit claimed, ceil(1 * 1 / 3) = 1 check is due
+    assert store.claim_units(study.id, ann.id, 1, plan, spread_checks=True) == 2
+    assert [a.unit_id for a in store.assignments(study.id, ann.id)] == [u0.id, c3.id]
+    assert store.claim_units(study.id, ann.id, 5, plan, spread_checks=True) == 2  # no second check exists
+    bo = store.ensure_annotator("bo")
+    # bo, limit 1: u0 (one slot left) and the check due with it
+    assert store.claim_units(study.id, bo.id, 1, plan, spread_checks=True) == 2
+    assert [a.unit_id for a in store.assignments(study.id, bo.id)] == [u0.id, c3.id]
+
+
+def test_study_and_annotator_progress_by_hand(st):
+    store, study, (u0, u1, u2, c3) = st
+    ann, bo = store.ensure_annotator("ann"), store.ensure_annotator("bo")
+    judge = store.ensure_annotator("judge", kind="llm")
+    empty = store.study_progress(study.id)
+    # items: 3 non-check units; needed: quotas 2 + 1 + 2 = 5
+    assert empty == {"items": 3, "checks": 1, "needed": 5, "answered": 0, "assignments": 0, "annotators": 0,
+                     "llm_judges": 0, "last_activity": None}
+    store.claim_units(study.id, ann.id, 10, plan)
+    store.claim_units(study.id, bo.id, 10, plan)
+    store.add_assignments(study.id, [(u0.id, judge.id, 0, 0)])
+    _answer(store, study, u0, ann, seconds=4.0, at="2026-01-01T00:00:01")
+    _answer(store, study, u0, ann, seconds=9.0, at="2026-01-01T00:00:05")   # a change: the first timed answer counts
+    _answer(store, study, u1, ann, seconds=2.0, at="2026-01-01T00:00:02")
+    _answer(store, study, u2, ann, status="skipped", at="2026-01-01T00:00:03")
+    _answer(store, study, c3, ann, seconds=100.0, at="2026-01-01T00:00:04")  # a check: not in the median
+    _answer(store, study, u2, bo, status="skipped", at="2026-01-01T00:00:06")
+    _answer(store, study, u2, bo, seconds=7.0, at="2026-01-01T00:00:07")    # answered after the skip
+    _answer(store, study, c3, bo, at="2026-01-01T00:00:08")
+    _answer(store, study, u0, judge, at="2026-01-01T00:00:09")
+    p = store.study_progress(study.id)
+    # answered (human, non-check unit) pairs: ann u0, ann u1, bo u2 = 3; the judge and the checks do not count
+    assert p == {"items": 3, "checks": 1, "needed": 5, "answered": 3, "assignments": 8, "annotators": 2,
+                 "llm_judges": 1, "last_activity": "2026-01-01T00:00:09"}
+    rows = store.annotator_progress(study.id)
+    # ann: answered u0 u1 c3 (3 units), skipped u2 not answered since (1); median of first timed answers 4, 2 -> 3
+    # bo holds u0, u2, c3 (u1 was full); answered u2 and c3; the skip of u2 was answered since -> 0
+    assert rows == [
+        {"annotator": "ann", "kind": "human", "assigned": 4, "answered": 3, "skipped": 1, "median_seconds": 3.0},
+        {"annotator": "bo", "kind": "human", "assigned": 3, "answered": 2, "skipped": 0, "median_seconds": 7.0},
+        {"annotator": "judge", "kind": "llm", "assigned": 1, "answered": 1, "skipped": 0, "median_seconds": None},
+    ]
+    assert [r["median_seconds"] for r in store.annotator_progress(study.id, median=False)] == [None, None, None]
+    store.release_assignments(study.id, bo.id)  # u0 (no answer) released
+    assert store.study_progress(study.id)["assignments"] == 7
+    assert store.assignment_count(study.id) == 7
