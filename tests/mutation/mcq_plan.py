@@ -9,12 +9,15 @@ from storage.models import AnnotationIn, ItemIn
 SNIPPET = [{"role": "user", "content": "I only drink tea."}]
 
 
-def mcq_items(plan: dict, distractors: dict | None = None, metadata: dict | None = None) -> list[ItemIn]:
-    """One 4-option item per plan entry (with a snippet, so easy tests accept it); key, distractor and metadata
-    if given."""
+def mcq_items(plan: dict, distractors: dict | None = None, metadata: dict | None = None,
+              tf: frozenset = frozenset()) -> list[ItemIn]:
+    """One 4-option item per plan entry (True/False for the items in tf; with a snippet, so easy tests accept it);
+    key, distractor and metadata if given."""
     out = []
     for ext, (key, _answers) in plan.items():
         payload = {"question": f"question {ext}?", "options": ["w", "x", "y", "z"], "snippet": SNIPPET}
+        if ext in tf:
+            payload.update(options=["True", "False"], fmt="tf")
         if key is not None:
             payload["correct_index"] = key
         if (distractors or {}).get(ext) is not None:
@@ -26,10 +29,10 @@ def mcq_items(plan: dict, distractors: dict | None = None, metadata: dict | None
 
 
 def mcq_study(store, task: str, plan: dict, llm_answers: dict | None = None, distractors: dict | None = None,
-              metadata: dict | None = None) -> tuple[StudyData, dict[str, str]]:
+              metadata: dict | None = None, tf: frozenset = frozenset()) -> tuple[StudyData, dict[str, str]]:
     """plan: item -> (key or None, [answer of annotator a0, a1, ...: an option index, "x" for can't tell, None for
     no answer]); llm_answers: item -> {judge name: option index}. Returns the study data and unit id -> item."""
-    store.import_items("ds", "jsonl", mcq_items(plan, distractors, metadata))
+    store.import_items("ds", "jsonl", mcq_items(plan, distractors, metadata, tf))
     st = create_study(store, StudySpec(name="st", task=task, datasets=["ds"], seed=1, annotators_per_item=5))
     units = store.units(st.id)
     items = store.get_items([u.item_id for u in units])
