@@ -1,0 +1,91 @@
+"""The LLM call cache and the runs table (storage/llm_calls.py): every field written and read back, order, runs'
+statuses and their refusals, and credentials kept out (README, "Mutation testing")."""
+from __future__ import annotations
+
+import pytest
+
+from storage.errors import PrefvalError
+from storage.llm_calls import LLMCall, LLMCallWriter
+
+
+def _call(key, run_id=None, at="2026-01-01T00:00:02", **kw):
+    return LLMCall(key=key, run_id=run_id, model="m-1", api_base="http://127.0.0.1:9", template="judge",
+                   request={"messages": [{"role": "user", "content": "hi"}], "params": {"temperature": 0}},
+                   reply_text='{"x": 1}', parsed={"x": 1}, finish_reason="stop", prompt_tokens=3,
+                   completion_tokens=4, usage_known=True, cost_usd=0.5, seconds=1.5, attempts=2, created_at=at, **kw)
+
+
+def test_calls_round_trip_and_order(store):
+    run = store.start_run("evaluate", {"model": "m-1"}, name="first")
+    store.put_llm_calls([_call("k2", run), _call("k1", None, at="2026-01-01T00:00:01"),
+                         _call("k3", run, at="2026-01-01T00:00:02")])
+    assert store.get_llm_call("k2") == _call("k2", run)  # every field back as written
+    assert store.get_llm_call("nope") is None
+    assert [c.key for c in store.llm_calls()] == ["k1", "k2", "k3"]  # by time, then key
+    assert [c.key for c in store.llm_calls(run)] == ["k2", "k3"]
+    assert store.llm_call_keys() == {"k1", "k2", "k3"}
+    free = LLMCall(key="k4", model="m", template="t", request={"messages": []}, reply_text="plain")
+    store.put_llm_call(free)
+    got = store.get_llm_call("k4")
+    assert (got.parsed, got.usage_known, got.prompt_tokens, got.cost_usd, got.attempts) == (None, False, None, None, 1)
+    assert got.created_at  # stamped when not given
+    store.put_llm_call(_call("k4", at="2026-01-01T00:00:09"))  # replaces
+    assert store.get_llm_call("k4").reply_text == '{"x": 1}'
+
+
+def test_a_credential_in_a_request_is_refused(store):
+    bad = _call("kkkkkkkkkkkkkk-rest")
+    bad.request["params"]["api_key"] = "sk-123"
+    with pytest.raises(PrefvalError) as info:
+        store.put_llm_calls([_call("ok"), bad])
+    assert str(info.value) == ("llm call kkkkkkkkkkkk: field 'api_key' holds a credential; keys come from the "
+                               "environment only")
+    assert store.llm_call_keys() == set()  # nothing written
+    nested = _call("n")
+    nested.request["messages"] = [{"role": "user", "content": "x", "extra": {"Authorization": "Bearer t"}}]
+    with pytest.raises(PrefvalError, match=r"field 'Authorization' holds a credential"):
+        store.put_llm_call(nested)
+
+
+def test_runs(store):
+    a = store.start_run("generate", {"stage": "s", "api_key": "sk-secret-value"}, name="gen")
+    b = store.start_run("evaluate", {})
+    ra = store.get_run(a)
+    assert (ra.kind, ra.name, ra.status, ra.ended_at, ra.totals) == ("generate", "gen", "running", None, {})
+    assert "api_key" not in ra.config and ra.config["stage"] == "s"
+    store.finish_run(a, "done", {"calls": 3, "cost_usd": 0.25})
+    ra = store.get_run(a)
+    assert (ra.status, ra.totals) == ("done", {"calls": 3, "cost_usd": 0.25}) and ra.ended_at >= ra.started_at
+    for status in ("failed", "budget", "interrupted"):
+        store.finish_run(b, status)
+        assert store.get_run(b).status == status and store.get_run(b).totals == {}
+    assert [r.id for r in store.runs()] == [a, b]
+    assert [r.id for r in store.runs("evaluate")] == [b] and store.runs("generate")[0].id == a
+    with pytest.raises(PrefvalError, match=r"^run kind 'train' is not one of generate, evaluate$"):
+        store.start_run("train", {})
+    for status in ("running", "ok"):
+        with pytest.raises(PrefvalError, match=rf"^run status '{status}' is not one of done, failed, budget, "
+                                               r"interrupted$"):
+            store.finish_run(a, status)
+    with pytest.raises(PrefvalError, match=r"^no run with id 'x'$"):
+        store.finish_run("x", "done")
+    with pytest.raises(PrefvalError, match=r"^no run with id 'x'$"):
+        store.get_run("x")
+
+
+def test_writer_commits_from_its_own_thread(tmp_path):
+    from storage.store import Store
+
+    path = str(tmp_path / "w.db")
+    Store.open(path, mode="create").close()
+    writer = LLMCallWriter(path)
+    futures = [writer.submit(_call(f"w{i}", at=f"2026-01-01T00:00:0{i}")) for i in range(3)]
+    bad = _call("bad")
+    bad.request["token"] = "t"
+    failed = writer.submit(bad)
+    assert [f.result(timeout=30) for f in futures] == [None, None, None]
+    with pytest.raises(PrefvalError, match="field 'token' holds a credential"):
+        failed.result(timeout=30)
+    writer.close()
+    with Store.open(path, mode="rw") as s:
+        assert [c.key for c in s.llm_calls()] == ["w0", "w1", "w2"]
