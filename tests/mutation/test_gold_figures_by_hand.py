@@ -121,3 +121,77 @@ def test_before_any_answer(store):
     assert (f["with_majority"].value, f["with_majority"].note) == (None, "no adjudicated item with a majority label")
     assert f["mean_apply_per_context"].note == "no kept context with a complete item"
     assert "candidate_agreement" not in f and "fleiss_kappa" not in f
+
+
+def test_release_verdicts_by_hand(store):
+    data = _data(store)
+    ext = {u.id: data.items[u.item_id].external_id for u in data.units}
+    got = {ext[uid]: (v.passed, v.reason, v.fields)
+           for uid, v in get_task("gold_label").release_verdicts(data, store).items()}
+    unresolved = "no gold label (incomplete, or not unanimous and not adjudicated)"
+    assert got == {
+        "g1": (True, "gold label (unanimous)", {"gold_label": 1}),
+        "g2": (True, "gold label (adjudicated)", {"gold_label": 0}),
+        "g3": (True, "gold label (unanimous)", {"gold_label": 0}),
+        "g4": (False, "excluded by adjudication: unclear", {}),
+        "g5": (False, unresolved, {}), "g6": (False, unresolved, {}),
+        "g7": (False, "no gold label (its context was dropped for low unanimity)", {})}
+    assert get_task("gold_label").nothing_to_adjudicate(data) == (
+        "; 1 item(s) not unanimous are in contexts dropped for unanimity below the study's context_threshold 0.4, "
+        "where no adjudication gives a gold label")
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"non_unanimous": "keep"}, "--option non_unanimous=keep: use exclude or adjudicate"),
+    ({"context_threshold": "high"}, "--option context_threshold must be a number in [0, 1] and gold_table_max an "
+                                    "integer"),
+    ({"gold_table_max": "1.5"}, "--option context_threshold must be a number in [0, 1] and gold_table_max an integer"),
+    ({"context_threshold": 1.5}, "--option context_threshold must be in [0, 1]"),
+    ({"sample_unit": "user"}, "--option sample_unit=user: use item or context"),
+    ({"adjudication": "1"}, "gold_label has no adjudication round any more: use `prefval adjudicate GOLD --annotator "
+                            "WHO` (nothing was created)"),
+])
+def test_refused_options(store, options, message):
+    from storage.errors import PrefvalError
+
+    store.import_items("g", "jsonl", [ItemIn(external_id="x", kind="gold_candidate",
+                                              payload={"recipient": "r", "task": "t", "attribute": "a"})])
+    with pytest.raises(PrefvalError) as info:
+        create_study(store, StudySpec(name="gold", task="gold_label", datasets=["g"], options=options))
+    assert str(info.value) == message
+
+
+def test_keys_export_and_sampling_by_context(store):
+    from annotator.tasks.gold_label import GoldLabelTask
+    from storage.models import Item
+
+    task = get_task("gold_label")
+    assert [(k.key, k.label) for k in task.decision_keys(None, None)] == [("1", "apply"), ("0", "suppress")]
+    assert task.decide("1", None, None).answer == {"label": 1} and task.decide("0", None, None).answer == {"label": 0}
+    assert task.decide("2", None, None) is None
+    assert [task.describe_answer(None, {"label": v}) for v in (1, 0, None)] == ["apply", "suppress", "?"]
+    item = Item(id="i", dataset_id="d", external_id="e", kind="gold_candidate", content_hash="h",
+                payload={"recipient": "r", "task": "t", "attribute": "a", "category": "c", "candidate_label": False})
+    assert task.check_key(item) == 0 and task.answer_key({"label": 1}) == 1
+    assert task.export_fields(None, item, None, {"label": 1}) == {
+        "label_text": "apply", "recipient": "r", "task": "t", "attribute": "a", "category": "c",
+        "candidate_label": 0, "agrees_with_candidate": False}
+    assert task.export_fields(None, item, None, {"label": 0})["agrees_with_candidate"] is True
+    bare = Item(id="i", dataset_id="d", external_id="e", kind="gold_candidate", content_hash="h",
+                payload={"recipient": "r", "task": "t", "attribute": "a"})
+    assert task.check_key(bare) is None
+    assert task.export_fields(None, bare, None, {})["agrees_with_candidate"] is None
+    # sampling whole (profile, recipient, task) groups keeps the dataset order
+    items = [Item(id=str(i), dataset_id="d", external_id=str(i), kind="gold_candidate", content_hash="h",
+                  payload={"recipient": r, "task": "t", "attribute": str(i), "profile_name": "P"})
+             for i, r in enumerate(["A", "B", "A", "C", "B"])]
+    picked = GoldLabelTask._sample(items, 2, 3, "context")
+    groups = {it.payload["recipient"] for it in picked}
+    assert len(groups) == 2 and [it.id for it in picked] == sorted((it.id for it in picked), key=int)
+    assert all(sum(1 for it in items if it.payload["recipient"] == g) == sum(1 for it in picked
+                                                                              if it.payload["recipient"] == g)
+               for g in groups)
+    assert GoldLabelTask._sample(items, 9, 3, "context") == items
+    assert GoldLabelTask._sample(items, 5, 3, "item") == items
+    assert [it.id for it in GoldLabelTask._sample(items, 2, 3, "item")] == sorted(
+        (it.id for it in GoldLabelTask._sample(items, 2, 3, "item")), key=int)
