@@ -43,7 +43,7 @@ UNDETECTED = {"survived", "no tests", "suspicious", "segfault"}
 
 def wilson(k: int, n: int) -> tuple[float, float]:
     """95% Wilson score interval (low, high) of k/n (Wilson 1927); (0.0, 1.0) when n is 0."""
-    from annotator.tasks._persona_figures import wilson_interval
+    from annotator.tasks.persona_filter.figures import wilson_interval
 
     lo, hi = wilson_interval(k, n)
     return (0.0, 1.0) if lo is None else (lo, hi)
@@ -70,6 +70,8 @@ def load() -> dict[str, tuple[str, int | None, float | None]]:
     for meta in sorted(Path("mutants").rglob("*.py.meta")):
         data = json.loads(meta.read_text())
         source = str(meta.relative_to("mutants"))[: -len(".meta")]
+        if not Path(source).is_file():  # left from a file since moved or deleted
+            continue
         durations = data.get("durations_by_key", {})
         for name, code in data["exit_code_by_key"].items():
             out[name] = (source, code, durations.get(name))

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from annotator.tasks import get_task
-from annotator.tasks._mcq_blind_figures import polarity
-from annotator.tasks._mcq_stats import ItemAnswers
+from annotator.tasks.blind_test.figures import polarity
+from annotator.tasks.mcq.stats import ItemAnswers
 from storage.models import Item
 from tests.mutation.mcq_plan import mcq_study
 

@@ -7,7 +7,7 @@ import pytest
 
 from annotator.study_setup import create_study
 from annotator.tasks import get_task
-from annotator.tasks._gold_stats import gold_status
+from annotator.tasks.gold_label.figures import gold_status
 from annotator.tasks.base import StudySpec
 from reports.study_data import load_study_data
 from storage.models import AnnotationIn, ItemIn
@@ -162,7 +162,7 @@ def test_refused_options(store, options, message):
 
 
 def test_keys_export_and_sampling_by_context(store):
-    from annotator.tasks.gold_label import GoldLabelTask
+    from annotator.tasks.gold_label.task import GoldLabelTask
     from storage.models import Item
 
     task = get_task("gold_label")

@@ -6,7 +6,7 @@ import pytest
 
 from annotator.tasks import get_task
 from annotator.tasks.base import UnitView
-from annotator.tasks.mcq import display_order, is_tf, tf_indices, tf_value
+from annotator.tasks.mcq.task import display_order, is_tf, tf_indices, tf_value
 from storage.models import Item
 
 TASK = get_task("mcq")

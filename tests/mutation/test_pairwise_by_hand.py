@@ -6,7 +6,7 @@ import pytest
 
 from annotator.study_setup import create_study
 from annotator.tasks import get_task
-from annotator.tasks._pairs_file import read_pairs
+from annotator.tasks.pairwise.pairs_file import read_pairs
 from annotator.tasks.base import StudySpec
 from reports.study_data import load_study_data
 from storage.errors import InputError, PrefvalError

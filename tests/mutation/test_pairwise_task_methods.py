@@ -7,7 +7,7 @@ import pytest
 from annotator.study_setup import create_study
 from annotator.tasks import get_task
 from annotator.tasks.base import StudySpec, UnitView
-from annotator.tasks.pairwise import outcome_for_a, pairing
+from annotator.tasks.pairwise.task import outcome_for_a, pairing
 from storage.errors import PrefvalError
 from storage.models import Item, ItemIn
 

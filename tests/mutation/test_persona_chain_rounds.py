@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.study_setup import create_study
-from annotator.tasks._persona_chain import chain_stages, children_of, verdict
+from annotator.tasks.persona_filter.chain import chain_stages, children_of, verdict
 from annotator.tasks.base import StudySpec
 from storage.errors import PrefvalError
 from storage.models import AnnotationIn, Item, ItemIn

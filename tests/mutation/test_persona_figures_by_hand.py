@@ -6,7 +6,7 @@ import pytest
 
 from annotator.study_setup import create_study
 from annotator.tasks import get_task
-from annotator.tasks._persona_figures import funnel_text, wilson_interval
+from annotator.tasks.persona_filter.figures import funnel_text, wilson_interval
 from annotator.tasks.base import StudySpec
 from reports.study_data import load_study_data
 from storage.models import AnnotationIn, ItemIn

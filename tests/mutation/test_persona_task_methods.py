@@ -7,7 +7,7 @@ import pytest
 from annotator.study_setup import create_study
 from annotator.tasks import get_task
 from annotator.tasks.base import StudySpec, UnitView
-from annotator.tasks.persona_filter import DEFAULT_REASONS
+from annotator.tasks.persona_filter.task import DEFAULT_REASONS
 from storage.errors import PrefvalError
 from storage.models import Annotation, ItemIn
 

@@ -61,8 +61,8 @@ def test_plain_mcq_passes_once_a_human_answered(store):
 
 @pytest.mark.parametrize("fmt, n_options, expected", [("tf", 2, 0.5), ("mcq", 4, 0.25), ("mcq", 5, 0.2)])
 def test_blind_chance_per_format(fmt, n_options, expected):
-    from annotator.tasks._mcq_blind_figures import chance
-    from annotator.tasks._mcq_stats import ItemAnswers
+    from annotator.tasks.blind_test.figures import chance
+    from annotator.tasks.mcq.stats import ItemAnswers
     from storage.models import Item
 
     payload = {"question": "q", "options": [str(i) for i in range(n_options)], "fmt": fmt}

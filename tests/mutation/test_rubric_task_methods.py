@@ -6,7 +6,7 @@ import pytest
 
 from annotator.study_setup import create_study
 from annotator.tasks import get_task
-from annotator.tasks._rubric_schema import load_rubric, rubric_from_dict
+from annotator.tasks.rubric.schema import load_rubric, rubric_from_dict
 from annotator.tasks.base import StudySpec, UnitView
 from storage.errors import PrefvalError
 from storage.models import ItemIn, Unit
