@@ -33,21 +33,19 @@ def _pm(tmp_path, change=None, drop_column=None) -> Path:
     return p
 
 
-def test_personamem_row_errors(tmp_path):
-    p = _pm(tmp_path, drop_column="topic")
-    assert _err(personamem.read, [p]) == f"{p}: header: field 'topic': required column is missing"
-    p = _pm(tmp_path, {"question_type": ""})
-    assert _err(personamem.read, [p]) == f"{p}: row 2: field 'question_type': empty value"
-    p = _pm(tmp_path, {"all_options": "[1, 2"})
-    assert _err(personamem.read, [p]) == f"{p}: row 2: field 'all_options': not a Python list literal (SyntaxError)"
-    p = _pm(tmp_path, {"all_options": "[1, 2, 3, 4]"})
-    assert _err(personamem.read, [p]) == f"{p}: row 2: field 'all_options': expected a list of strings"
-    p = _pm(tmp_path, {"all_options": "'(a) x'"})
-    assert _err(personamem.read, [p]) == f"{p}: row 2: field 'all_options': expected a list of strings"
-    p = _pm(tmp_path, {"all_options": "['(a) x', '(b) y', '(c) z', '(d) w', '(e) v']"})
-    assert _err(personamem.read, [p]) == f"{p}: row 2: field 'all_options': expected 4 options, got 5"
-    p = _pm(tmp_path, {"correct_answer": "(e)"})
-    assert _err(personamem.read, [p]).startswith(f"{p}: row 2: field 'correct_answer': String should match pattern")
+@pytest.mark.parametrize("change, drop, record, field, problem", [
+    (None, "topic", "header", "topic", "required column is missing"),
+    ({"question_type": ""}, None, "row 2", "question_type", "empty value"),
+    ({"all_options": "[1, 2"}, None, "row 2", "all_options", "not a Python list literal (SyntaxError)"),
+    ({"all_options": "[1, 2, 3, 4]"}, None, "row 2", "all_options", "expected a list of strings"),
+    ({"all_options": "'(a) x'"}, None, "row 2", "all_options", "expected a list of strings"),
+    ({"all_options": "['(a) x', '(b) y', '(c) z', '(d) w', '(e) v']"}, None, "row 2", "all_options",
+     "expected 4 options, got 5"),
+    ({"correct_answer": "(e)"}, None, "row 2", "correct_answer", "String should match pattern '^\\([a-d]\\)$'"),
+])
+def test_personamem_row_errors(tmp_path, change, drop, record, field, problem):
+    p = _pm(tmp_path, change, drop)
+    assert _err(personamem.read, [p]) == f"{p}: {record}: field '{field}': {problem}"
 
 
 def test_personamem_options_and_metadata(tmp_path):

@@ -91,19 +91,17 @@ def test_load_yaml_or_json(tmp_path):
 def test_iter_jsonl_and_load_json_errors(tmp_path):
     p = _write(tmp_path, "x.jsonl", '{"a": 1}\n\n   \n{"b": 2}\n')
     assert list(generic.iter_jsonl(p)) == [(1, {"a": 1}), (4, {"b": 2})]  # blank lines skipped, numbers kept
-    bad = _write(tmp_path, "bad.jsonl", '{"a": 1}\nnope\n')
-    assert _error(InputError, lambda: list(generic.iter_jsonl(bad))) == (
-        f"{bad}: line 2: field '(json)': invalid JSON: Expecting value at column 1")
-    # the decoder's message already ends with "at": no second "at"
-    cut = _write(tmp_path, "cut.json", '{"a": "abc')
-    assert _error(InputError, generic.load_json, cut) == (
-        f"{cut}: line 1: field '(json)': invalid JSON: Unterminated string starting at column 7")
-    arr = _write(tmp_path, "arr.jsonl", "[1, 2]\n")
-    assert _error(InputError, lambda: list(generic.iter_jsonl(arr))) == (
-        f"{arr}: line 1: field '(record)': expected a JSON object, got list")
-    doc = _write(tmp_path, "d.json", '{\n  "a": 1,\n  "b": \n}')
-    assert _error(InputError, generic.load_json, doc) == (
-        f"{doc}: line 4: field '(json)': invalid JSON: Expecting value at column 1")
+    cases = [  # (file, text, reader, record, field, problem)
+        ("bad.jsonl", '{"a": 1}\nnope\n', "lines", "line 2", "(json)", "invalid JSON: Expecting value at column 1"),
+        # the decoder's message already ends with "at": no second "at"
+        ("cut.json", '{"a": "abc', "json", "line 1", "(json)", "invalid JSON: Unterminated string starting at column 7"),
+        ("arr.jsonl", "[1, 2]\n", "lines", "line 1", "(record)", "expected a JSON object, got list"),
+        ("d.json", '{\n  "a": 1,\n  "b": \n}', "json", "line 4", "(json)", "invalid JSON: Expecting value at column 1"),
+    ]
+    for name, text, reader, record, field, problem in cases:
+        f = _write(tmp_path, name, text)
+        read = generic.load_json if reader == "json" else (lambda f: list(generic.iter_jsonl(f)))
+        assert _error(InputError, read, f) == f"{f}: {record}: field '{field}': {problem}"
     assert generic.load_json(_write(tmp_path, "ok.json", '[1, {"x": null}]')) == [1, {"x": None}]
 
 
