@@ -69,7 +69,7 @@ class JudgeValidationTask(TaskType):
         if store.get_study(spec.from_study).task_type != "gold_label":
             from storage.errors import PrefvalError
             raise PrefvalError(f"--from-study '{spec.from_study}' is not a gold_label study")
-        gold = study_gold_labels(store, spec.from_study)
+        gold = {ext: g for ext, g in study_gold_labels(store, spec.from_study).items() if g is not None}
         items = store.get_items([u[0] for u in units])
         matched = sum(items[iid].external_id in gold for iid, _, _ in units)
         if not matched:
