@@ -166,6 +166,7 @@ def test_concurrent_changes_of_one_answer_form_one_chain(db_file):
 async def test_the_screen_stays_responsive_while_the_database_is_busy(mcq_study):
     from annotator.app import AnnotateApp
     from annotator.screens.guidelines import GuidelinesScreen
+    from tests.tui_helpers import see_all
 
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
     blocker = sqlite3.connect(mcq_study, isolation_level=None)
@@ -176,6 +177,7 @@ async def test_the_screen_stays_responsive_while_the_database_is_busy(mcq_study)
 
     async with app.run_test(size=(100, 32)) as pilot:
         first = app.session.queue[0].unit_id
+        await see_all(pilot)  # the conversation scrolled to its end, so that the key decides
         blocker.execute("BEGIN IMMEDIATE")  # e.g. a long `study create` in another process
         await pilot.press("a")
         await pilot.pause(0.3)

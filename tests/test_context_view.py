@@ -163,6 +163,50 @@ async def test_consecutive_items_of_one_context_reuse_the_pane(tmp_path):
 
 
 
+async def test_a_stored_conversation_is_seen_once_its_end_was_on_screen_once_per_context_and_end(tmp_path):
+    """Issue 12: an MCQ's stored conversation is part of what the decision is about. It counts as seen once its
+    last line has been on screen (End jumps there); items of the same conversation up to the same message share
+    that, so each (context, end) is scrolled to once per session, not once per question."""
+    msgs = [Message(role="user" if k % 2 else "assistant", content=f"turn {k} " + "words " * 30) for k in range(40)]
+    ends = {"q1": 40, "q2": 40, "q3": 40, "q4": 25, "q5": 40}  # q5 is on the other conversation
+    items = [ItemIn(external_id=q, kind="mcq", context_external_id="c2" if q == "q5" else "c1", context_end=e,
+                    payload=McqPayload(question=f"question {q}?", options=["w", "x", "y", "z"],
+                                       correct_index=0).model_dump(exclude_none=True)) for q, e in ends.items()]
+    db = str(tmp_path / "p.db")
+    with Store.open(db, mode="create") as s:
+        s.import_items("d", "jsonl", items, contexts=[ContextIn(external_id=c, messages=msgs) for c in ("c1", "c2")])
+        create_study(s, StudySpec(name="st", task="mcq", datasets=["d"], seed=3, annotators_per_item=1))
+    app = AnnotateApp(db, "st", "ana", show_timer=False)
+    seen, end_presses = set(), 0
+    async with app.run_test(size=(100, 30)) as pilot:
+        for n in range(5):
+            for _ in range(20):  # the item is tracked once drawn
+                if app.screen.seen.unit is not None:
+                    break
+                await pilot.pause()
+            item = app.session.view().item
+            key = (item.context_id, item.context_end)
+            unseen = app.screen.seen.unseen_labels()
+            if key in seen:
+                assert unseen == []
+            else:
+                assert unseen == ["the end of the conversation"]
+                await pilot.press("a")  # refused: nothing saved, the same item stays
+                assert app.session.index == n
+                pane = app.screen.query_one(ContextView)
+                assert app.focused is pane  # the refusal focused the pane that holds it
+                await pilot.press("end")
+                await pilot.pause()
+                end_presses += 1
+                seen.add(key)
+            await pilot.press("a")
+            await pilot.pause()
+            assert app.session.index == n + 1 or app.session.finished
+    assert end_presses == 3  # (c1, 40), (c1, 25), (c2, 40)
+    with Store.open(db, mode="ro") as s:
+        assert len(s.current_annotations(s.get_study("st").id)) == 5
+
+
 def test_plain_wrapping_by_hand():
     assert wrap_plain("aaa bbb ccc", 7) == ["aaa bbb", "ccc"]
     assert wrap_plain("aaa bbb ccc", 6) == ["aaa", "bbb", "ccc"]

@@ -5,6 +5,7 @@ Update deliberately with `pytest tests/test_snapshots.py --snapshot-update` afte
 from __future__ import annotations
 
 from annotator.app import AnnotateApp
+from tests.tui_helpers import decide
 
 
 def test_mcq_screen(mcq_study, snap_compare):
@@ -14,12 +15,21 @@ def test_mcq_screen(mcq_study, snap_compare):
 
 def test_mcq_screen_after_back_shows_current_answer(mcq_study, snap_compare):
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
-    assert snap_compare(app, press=["b", "u"], terminal_size=(100, 32))
+    async def run_before(pilot) -> None:
+        await decide(pilot, "b")  # the conversation scrolled to its end (End), then b
+        await pilot.press("u")
+
+    assert snap_compare(app, run_before=run_before, terminal_size=(100, 32))
 
 
 def test_summary_screen(mcq_study, snap_compare):
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
-    assert snap_compare(app, press=["a", "b", "s", "d", "a", "b"], terminal_size=(100, 32))
+    async def run_before(pilot) -> None:
+        await decide(pilot, "a", "b")
+        await pilot.press("s")
+        await decide(pilot, "d", "a", "b")
+
+    assert snap_compare(app, run_before=run_before, terminal_size=(100, 32))
 
 
 def test_guidelines_screen(mcq_study, snap_compare):

@@ -9,6 +9,7 @@ from annotator.screens.summary import SummaryScreen
 from annotator.tasks.base import seeded_permutation
 from storage.store import Store
 from tests.screen import screen_text
+from tests.tui_helpers import decide
 
 
 class FakeClock:
@@ -35,10 +36,9 @@ async def test_keys_answer_items_in_the_annotators_shuffled_order(mcq_study):
     app = AnnotateApp(mcq_study, "st", "ana", clock=clock, show_timer=False)
     async with app.run_test(size=(100, 30)) as pilot:
         clock.t += 4.5
-        await pilot.press("a")
+        await decide(pilot, "a")  # each item's conversation is scrolled to its end first (End)
         clock.t += 2.0
-        await pilot.press("2")
-        await pilot.press("x")
+        await decide(pilot, "2", "x")
         assert app.session.index == 3
     study, queue, rows = _answers(mcq_study)
     assert [r.status for r in rows] == ["answered"] * 3
@@ -56,13 +56,13 @@ async def test_keys_answer_items_in_the_annotators_shuffled_order(mcq_study):
 async def test_back_and_change_keeps_history_and_same_option_order(mcq_study):
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("a", "b")
+        await decide(pilot, "a", "b")
         first_order = app.session.view().order  # item 3 on screen
         await pilot.press("u")
         assert app.session.index == 1
         view = app.session.view()
         shown_before = [str(w.render()) for w in app.screen.query(".option")]
-        await pilot.press("d")
+        await pilot.press("d")  # seen on the first visit: no scrolling again
         assert app.session.index == 2
         assert app.session.view().order == first_order
         await pilot.press("u")
@@ -82,19 +82,22 @@ async def test_back_and_change_keeps_history_and_same_option_order(mcq_study):
 async def test_quit_and_resume_at_first_unanswered_then_finish(mcq_study):
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("a", "s", "c", "q")
+        await decide(pilot, "a")
+        await pilot.press("s")
+        await decide(pilot, "c")
+        await pilot.press("q")
     assert app.session.progress() == (2, 6)
     app2 = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
     assert app2.session.index == 3
     async with app2.run_test(size=(100, 30)) as pilot:
-        await pilot.press("a", "b", "c")
+        await decide(pilot, "a", "b", "c")
         await pilot.pause()
         assert isinstance(app2.screen, SummaryScreen)
         assert "skipped: 1" in str(app2.screen.query_one("#summary").render())
         await pilot.press("r")  # review the skipped item
         await pilot.pause()
         assert app2.session.index == 1
-        await pilot.press("d")
+        await decide(pilot, "d")
         await pilot.pause()
         assert isinstance(app2.screen, SummaryScreen)
     study, queue, rows = _answers(mcq_study)
@@ -112,7 +115,7 @@ async def test_decision_keys_are_inert_while_the_note_field_has_focus(mcq_study)
         assert app.session.index == 0
         await pilot.press("enter")
         await pilot.press("escape")
-        await pilot.press("b")
+        await decide(pilot, "b")
         assert app.session.index == 1
     _, queue, rows = _answers(mcq_study)
     assert [(r.status, r.note) for r in rows] == [("note", "a bad q s u"), ("answered", None)]
@@ -163,7 +166,7 @@ async def test_answer_key_never_on_screen(mcq_study):
             assert [r[1] for r in rows] == [False] * 4 and len({r[2] for r in rows}) == 1
             text = screen_text(app)
             assert "recall" not in text and "hobbies" not in text
-            await pilot.press("b")
+            await decide(pilot, "b")
             if i == 0:  # back to it: only B is marked now
                 await pilot.press("u")
                 await pilot.pause()
@@ -178,7 +181,7 @@ async def test_answer_key_never_on_screen(mcq_study):
 async def test_export_maps_answers_back_to_original_letters(mcq_study, capsys):
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("a", "b", "c", "d", "a", "b")
+        await decide(pilot, "a", "b", "c", "d", "a", "b")
     capsys.readouterr()
     assert main(["export", "st", "--format", "jsonl", "--db", mcq_study]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
@@ -202,7 +205,7 @@ async def test_keys_still_work_after_going_back_from_the_summary(mcq_study):
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
     async with app.run_test(size=(100, 30)) as pilot:
         for _ in range(6):
-            await pilot.press("a")
+            await decide(pilot, "a")
             await pilot.pause()
             assert app.focused is None or app.focused.is_attached  # focus never left on a removed pane
         assert isinstance(app.screen, SummaryScreen)

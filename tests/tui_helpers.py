@@ -16,7 +16,8 @@ def _pane_of(widget):
 
 
 async def see_all(pilot, limit: int = 300) -> int:
-    """Press PgDn in the pane of the first part not seen yet until every part has been on screen.
+    """Press PgDn in the pane of the first part not seen yet (End in a stored conversation, which counts as seen once
+    its end was on screen) until every part has been on screen.
     Returns the number of key presses it took; fails when a part cannot be reached by scrolling."""
     for _ in range(50):  # the item is tracked once it has been drawn
         screen = pilot.app.screen
@@ -33,7 +34,8 @@ async def see_all(pilot, limit: int = 300) -> int:
         assert pane is not None, f"{screen.seen.unseen_labels()} cannot be scrolled into view"
         if screen.focused is not pane:
             pane.focus()
-        await pilot.press("pagedown")
+        # a stored conversation counts as seen once its end was on screen: End jumps there
+        await pilot.press("end" if getattr(pane, "seen_rule", "all") == "end" else "pagedown")
         presses += 1
     raise AssertionError(f"still not seen after {limit} presses: {screen.seen.unseen_labels()}")
 

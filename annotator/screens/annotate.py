@@ -94,6 +94,7 @@ class AnnotateScreen(Screen[None]):
         self.seen = SeenTracker()
         self._watched: weakref.WeakSet = weakref.WeakSet()
         self._seen_labels: dict[str, set[str]] = {}  # unit -> labels of its parts seen whole in this session
+        self._seen_keys: set = set()  # seen_keys of parts seen whole on any unit (a conversation up to a message)
         self._track_tries = 0
         self._in_place = False  # whether the item on screen was drawn in the widgets of the one before
 
@@ -184,7 +185,7 @@ class AnnotateScreen(Screen[None]):
             return
         self._track_tries = 0
         unit = s.queue[s.index].unit_id
-        self.seen.reset(panel, unit, self._seen_labels.get(unit))
+        self.seen.reset(panel, unit, self._seen_labels.get(unit), self._seen_keys)
         for pane in self.seen.scroll_containers(panel):
             if pane not in self._watched:
                 self._watched.add(pane)
@@ -212,12 +213,16 @@ class AnnotateScreen(Screen[None]):
         self._set_line("hint", hint, lambda: hint, layout=False)  # one line, always
         # remembered for this session: going back to the item needs no scrolling again for what was seen
         self._seen_labels.setdefault(self.seen.unit, set()).update(self.seen.seen_labels())
+        self._seen_keys.update(self.seen.seen_keys())
 
     def _unseen_hint(self) -> str:
-        labels = list(dict.fromkeys(self.seen.unseen_labels()))
+        unseen = self.seen.unseen()
+        labels = list(dict.fromkeys(getattr(w, "seen_label", "the item") for w in unseen))
         if not labels:
             return ""
-        return f"▼ scroll to see {escape(visible(', '.join(labels), layout=False))} (↓ PgDn scroll, tab: next pane)"
+        keys = "End: the end, ↓ PgDn scroll" if any(getattr(w, "seen_rule", "") == "end" for w in unseen) else \
+            "↓ PgDn scroll"
+        return f"▼ scroll to see {escape(visible(', '.join(labels), layout=False))} ({keys}, tab: next pane)"
 
     def _reveal_first_unseen(self) -> None:
         """Focus the pane holding the first unseen part, so that ↓ / PgDn scroll it."""

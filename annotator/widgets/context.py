@@ -165,10 +165,14 @@ class ContextView(ScrollView, can_focus=True):
         self.layouts_done = 0  # blocks laid out since mounted (for tests and benchmarks)
         self.border_subtitle = "↑↓ PgUp PgDn Home End · / find"
         # which lines of which blocks have been drawn in the viewport (only when the pane is a part a decision is
-        # about: annotator/widgets/seen.py sets track_seen)
+        # about: annotator/widgets/seen.py sets track_seen). seen_rule "all": the pane counts as seen once every
+        # line was drawn (a snippet, a pair's side); "end": once its last line was drawn (a stored conversation,
+        # which the question is about up to its last message; End jumps there)
         self.track_seen = False
+        self.seen_rule = "all"
         self._seen_lines: dict[int, set[int]] = {}
         self._block_lines: dict[int, int] = {}
+        self._end_drawn = False
         if messages is not None:
             self._set_source(None, None, messages)
         else:
@@ -229,14 +233,24 @@ class ContextView(ScrollView, can_focus=True):
             self._exact = bytearray(len(self.blocks))
             self._layout_width = 0  # estimates are made at the first draw, when the width is known
         self._forget_seen()
+        self._end_drawn = False
 
     def _forget_seen(self) -> None:
         self._seen_lines, self._block_lines = {}, {}
 
     def fully_seen(self) -> bool:
-        """Whether every line of the conversation has been drawn in the viewport since it was shown (at the
-        current width): the pane was read through, not jumped over."""
+        """seen_rule "all": whether every line of the conversation has been drawn in the viewport since it was
+        shown (at the current width): the pane was read through, not jumped over. seen_rule "end": whether its
+        last line has been drawn since it was shown."""
+        if self.seen_rule == "end":
+            return self._end_drawn
         return all(len(self._seen_lines.get(i, ())) >= self._block_lines.get(i, 1) for i in range(len(self.blocks)))
+
+    @property
+    def seen_key(self) -> tuple | None:
+        """What the pane shows, for remembering that it was seen: ("conversation", context id, end) for a stored
+        conversation (the items of one context up to one message share it), None for inline messages."""
+        return ("conversation", self.context_id, self.end) if self.context_id is not None else None
 
     def show(self, context_id: str, end: int | None) -> None:
         """Show context[:end] of another stored conversation (or the same one up to another message), from the
@@ -478,6 +492,8 @@ class ContextView(ScrollView, can_focus=True):
         if self.track_seen and 0 <= k < len(strips):
             self._seen_lines.setdefault(i, set()).add(k)
             self._block_lines[i] = len(strips)
+            if line == tops[-1] - 1 and self._exact[i]:
+                self._end_drawn = True
         return strips[k] if 0 <= k < len(strips) else Strip.blank(width, style)
 
     def watch_scroll_y(self, old: float, new: float) -> None:

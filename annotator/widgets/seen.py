@@ -35,20 +35,29 @@ class SeenTracker:
         self.parts: list[Widget] = []
         self.rows: dict[int, set[int]] = {}
         self.known: set[str] = set()
+        self.known_keys: set = set()
         self.unit: str | None = None  # the unit the parts belong to; None while a new item is being drawn
 
     def forget(self) -> None:
         """A new item is about to be drawn: nothing is tracked (and nothing counts as seen) until reset()."""
-        self.parts, self.rows, self.unit, self.known = [], {}, None, set()
+        self.parts, self.rows, self.unit, self.known, self.known_keys = [], {}, None, set(), set()
 
-    def reset(self, root: Widget, unit: str, known: set[str] | None = None) -> None:
+    def reset(self, root: Widget, unit: str, known: set[str] | None = None, known_keys: set | None = None) -> None:
         """Collect the marked parts under root for a newly drawn unit. known: labels of parts of this unit the
-        annotator has already seen whole (an earlier visit, or an earlier step of a multi-step decision); they
-        need no scrolling again. Every other part starts unseen."""
+        annotator has already seen whole (an earlier visit, or an earlier step of a multi-step decision);
+        known_keys: `seen_key`s of parts seen on any unit in this session (a stored conversation up to one
+        message, shared by the items of its context). Both need no scrolling again. Every other part starts
+        unseen."""
         self.parts = [w for w in root.query(f".{MUST_SEE}")]
         self.rows = {id(w): set() for w in self.parts}
         self.unit = unit
         self.known = set(known or ())
+        self.known_keys = set(known_keys or ())
+
+    def seen_keys(self) -> set:
+        """`seen_key`s of the parts seen whole (to remember for this session)."""
+        unseen = {id(w) for w in self.unseen()}
+        return {w.seen_key for w in self.parts if getattr(w, "seen_key", None) is not None and id(w) not in unseen}
 
     def seen_labels(self) -> set[str]:
         """Labels all of whose parts have been seen (to remember for this unit)."""
@@ -96,6 +105,8 @@ class SeenTracker:
         out = []
         for part in self.parts:
             if not part.is_attached or getattr(part, "seen_label", None) in self.known:
+                continue
+            if getattr(part, "seen_key", None) is not None and part.seen_key in self.known_keys:
                 continue
             seen = self.rows.get(id(part), set())
             if hasattr(part, "fully_seen"):

@@ -52,8 +52,11 @@ class McqView(Vertical):
             self.add_class("no-context")
 
     def compose(self) -> ComposeResult:
-        if self.context is not None:
-            yield ContextView(self.store, self.context[0], self.context[1], id="context")
+        if self.context is not None:  # seen once its end has been on screen (annotator/widgets/seen.py)
+            pane = must_see(ContextView(self.store, self.context[0], self.context[1], id="context"),
+                            "the end of the conversation")
+            pane.seen_rule = "end"
+            yield pane
         elif self.snippet is not None:
             yield must_see(ContextView(None, None, None, messages=self.snippet, title="Conversation snippet",
                                        id="context"), "the conversation snippet")
