@@ -264,8 +264,8 @@ async def decision_latencies(db: str, study: str, n: int, who: str = "latency") 
             key = "abcd"[i % 4]
             t = time.perf_counter()
             app.screen.post_message(events.Key(key, key))
-            while app.session.index == before or app.screen.items_drawn == drawn:
-                await asyncio.sleep(0.0005)
+            while app.session.index == before or getattr(app.screen, "items_drawn", drawn) == drawn:
+                await asyncio.sleep(0.0005)  # (the last item of a study leads to the summary: no item drawn)
             app.screen.call_after_refresh(painted.set)
             await painted.wait()
             lat.append((time.perf_counter() - t) * 1000)
@@ -307,8 +307,9 @@ def main() -> None:
         ctx = [child(args.repo, "first", db, big, f"s{i}")["FIRST"] for i in range(args.runs)]
         m_base, m_bare, m_ctx = (statistics.median(x) for x in (base, bare, ctx))
         print(f"start-up to first item (median of {args.runs}): minimal Textual app {m_base:.3f} s; questions without "
-              f"conversations {m_bare:.3f} s ({m_bare / m_base:.2f}x Textual); with {max(scales):,}-character "
-              f"conversations {m_ctx:.3f} s ({m_ctx / m_bare:.2f}x without; target <= 1.5x)")
+              f"conversations {m_bare:.3f} s ({m_bare / m_base:.2f}x Textual; target <= 2x)" + (
+                  f"; with {max(scales):,}-character conversations {m_ctx:.3f} s ({m_ctx / m_bare:.2f}x without; "
+                  "target <= 1.5x)" if scales else ""))
         print("decision key -> next item, answer committed (ms):")
         ref = None
         for label, study in studies.items():
@@ -332,7 +333,7 @@ def main() -> None:
             ref_first = first[sizes[0]]
             ref95 = None
             for n, st in size_studies.items():
-                lat = asyncio.run(decision_latencies(size_db, st, args.decisions, who="ana"))
+                lat = asyncio.run(decision_latencies(size_db, st, min(args.decisions, n - 1), who="ana"))
                 p50, p95 = statistics.median(lat), pct(lat, 0.95)
                 ref95 = ref95 or p95
                 print(f"  {n:>9,} items: start-up {first[n]:.3f} s ({first[n] / ref_first:.2f}x)  decisions p50 "

@@ -20,6 +20,7 @@ from storage.models import AnnotationIn, ItemIn
 from storage.payloads import McqPayload
 from storage.store import Store
 from tests.conftest import make_mcq_items
+from tests.tui_helpers import decide
 
 COLS = ["annotator", "kind", "items done", "skipped", "median s/item", "too fast", "agreement with others",
         "items compared", "kappa vs others", "fastest s/item", "share too fast", "attention checks",
@@ -119,7 +120,7 @@ async def test_a_check_looks_like_any_other_item_on_screen(checked):
             keys = str(app.screen.query_one("#keys").render())
             shapes[is_check].add((shape, keys))
             assert "check" not in str(app.screen.query_one("#header").render()).lower()
-            await pilot.press("a")
+            await decide(pilot, "a")  # the item's conversation scrolled to its end first
     assert shapes[True] and shapes[True] <= shapes[False]
 
 

@@ -14,6 +14,7 @@ from reports.figures import Figure, FigureSet, Plot, Table
 from reports.render import StudyReport, render
 from reports.render.latex import latex_escape
 from storage.store import Store
+from tests.tui_helpers import decide
 
 
 class Clock:
@@ -30,7 +31,7 @@ async def _answer_all(db, annotator, seconds, key="a"):
     async with app.run_test(size=(110, 34)) as pilot:
         for _ in range(6):
             clock.t += seconds
-            await pilot.press(key)
+            await decide(pilot, key)  # the item's conversation scrolled to its end first
 
 
 @pytest.fixture
