@@ -258,6 +258,7 @@ async def decision_latencies(db: str, study: str, n: int, who: str = "latency") 
             if app.session.finished or not hasattr(app.screen, "items_drawn"):
                 break
             await see_all(pilot)  # a decision key counts only once the whole question and options were on screen
+            await pilot.pause()  # what the scrolling left to draw is drawn (a reader takes seconds to decide)
             before = app.session.index
             drawn = app.screen.items_drawn
             painted = asyncio.Event()
