@@ -31,15 +31,20 @@ BLOCK_CELLS = 4_000_000  # replicates x items per block (memory bound ~32 MB of 
 
 
 def _weight_blocks(n_items: int, n_boot: int, seed: int):
+    """Multiplicity weights (block x items, float64) of successive blocks of replicates. Each block is the same
+    buffer, valid until the next one is asked for, and the draws of a block are freed before the next are
+    drawn: at most one block of draws (int64) and one of weights in memory, ~64 MB."""
     rng = np.random.default_rng(seed)
     block = max(1, min(n_boot, BLOCK_CELLS // max(n_items, 1)))
+    buf = np.empty((block, n_items), dtype=np.float64)
     done = 0
     while done < n_boot:
         c = min(block, n_boot - done)
         idx = rng.integers(0, n_items, size=(c, n_items))
-        w = np.empty((c, n_items), dtype=np.float64)
+        w = buf[:c]
         for r in range(c):  # one replicate at a time: its counts stay in cache (twice as quick on 100k items)
             w[r] = np.bincount(idx[r], minlength=n_items)
+        del idx
         yield w
         done += c
 
