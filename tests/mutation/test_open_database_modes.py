@@ -1,0 +1,95 @@
+"""Opening a database file in each mode (storage/db.py): what is created, migrated or refused, each refusal as its
+exact one-line message, and the schema version checks (README, "Mutation testing")."""
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from storage.db import SCHEMA_VERSION, is_sqlite_file, migrate, open_database, sqlite_error_message
+from storage.errors import PrefvalError
+
+
+def _err(path, mode) -> str:
+    with pytest.raises(PrefvalError) as info:
+        open_database(path, mode)
+    return str(info.value)
+
+
+def test_modes(tmp_path):
+    p = tmp_path / "p.db"
+    assert _err(p, "rw") == f"{p}: no such database (start with `prefval import ...`, or pass --db PATH)"
+    assert _err(p, "ro") == f"{p}: no such database (start with `prefval import ...`, or pass --db PATH)"
+    assert not p.exists()
+    db = open_database(p, "create")
+    assert db.journal_mode == "wal" and db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert db.execute("PRAGMA busy_timeout").fetchone()[0] == 10_000
+    assert db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    assert db.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] == SCHEMA_VERSION
+    db.close()
+    ro = open_database(p, "ro")
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        ro.execute("INSERT INTO events (id, at, kind) VALUES ('x', 'now', 'k')")
+    ro.close()
+    assert _err(tmp_path, "rw") == f"{tmp_path}: is a folder, not a database file"
+    with pytest.raises(TypeError, match=r"mode must be one of \('ro', 'rw', 'create'\), got 'w'"):
+        open_database(p, "w")
+    assert is_sqlite_file(p) and not is_sqlite_file(tmp_path / "none")
+
+
+def test_files_that_are_not_prefval_databases(tmp_path):
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    assert _err(empty, "rw") == f"{empty}: not a prefval database (an empty file); nothing was changed"
+    open_database(empty, "create").close()  # an empty file may become a database
+    other = tmp_path / "other.db"
+    con = sqlite3.connect(other)
+    for t in "abcdef":
+        con.execute(f"CREATE TABLE {t} (x)")
+    con.commit()
+    con.close()
+    before = other.read_bytes()
+    for mode in ("ro", "rw", "create"):
+        assert _err(other, mode) == (f"{other}: not a prefval database (another application's database (tables: "
+                                     "a, b, c, d, e, ...)); nothing was changed")
+    assert other.read_bytes() == before
+    text = tmp_path / "t.db"
+    text.write_text("not sqlite at all, just some text that is long enough to be a header and more")
+    assert _err(text, "rw").startswith(f"{text}: not a prefval database (file is not a database")
+
+
+def test_schema_versions(tmp_path):
+    p = tmp_path / "p.db"
+    open_database(p, "create").close()
+    con = sqlite3.connect(p)
+    con.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', 'x')",
+                [SCHEMA_VERSION + 1])
+    con.commit()
+    con.close()
+    newer = f"{p}: database schema version {SCHEMA_VERSION + 1} is newer than this prefval ({SCHEMA_VERSION}); " \
+            "update prefval"
+    assert _err(p, "rw") == newer and _err(p, "ro") == newer
+    old = tmp_path / "old.db"
+    con = sqlite3.connect(old)
+    con.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)")
+    con.commit()
+    con.close()
+    assert _err(old, "ro") == (f"{old}: database schema version 0 is older than this prefval ({SCHEMA_VERSION}); any "
+                               "writing command (e.g. `prefval import`) upgrades it")
+    db = open_database(old, "rw")  # a writing mode migrates
+    assert db.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] == SCHEMA_VERSION
+    assert migrate(db) == SCHEMA_VERSION  # nothing left to apply
+    db.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'f', 'x')", [SCHEMA_VERSION + 5])
+    with pytest.raises(RuntimeError, match=rf"^database schema version {SCHEMA_VERSION + 5} is newer than this "
+                                           rf"prefval \({SCHEMA_VERSION}\)$"):
+        migrate(db)
+    db.close()
+
+
+def test_sqlite_error_messages(tmp_path):
+    p = tmp_path / "p.db"
+    assert sqlite_error_message(p, sqlite3.OperationalError("disk I/O error")) is None
+    assert sqlite_error_message(tmp_path / "no" / "p.db", sqlite3.OperationalError("unable to open database file")) \
+        == f"{tmp_path / 'no' / 'p.db'}: the folder {tmp_path / 'no'} does not exist"
+    assert sqlite_error_message(p, sqlite3.OperationalError("attempt to write a readonly database")) == \
+        f"{p}: the database is read-only (file, folder or file system; nothing was changed)"
