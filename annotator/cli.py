@@ -97,6 +97,23 @@ def with_database(exc: PrefvalError, args: argparse.Namespace) -> str:
     return text if path in text else f"{text} (database: {path})"
 
 
+#: Exit codes of the commands that call LLMs (generate, evaluate), besides 0 (done), 1 (bad input or an error, one
+#: line on stderr), 2 (usage) and 130 (interrupted).
+EXIT_BUDGET = 3       #: the budget was spent: the run stopped cleanly, everything finished is saved
+EXIT_FAILED_ROWS = 4  #: the run finished, but some rows or calls failed (reasons printed); rerun to retry them
+
+
+def failed_rows_exit(code: int, failed: int, total: int, what: str) -> int:
+    """The exit code of a generate or evaluate run that ended with ``code`` (0 done, 3 budget) and ``failed`` of
+    ``total`` rows (or calls) failed: 4 (annotator.cli.EXIT_FAILED_ROWS) when a finished run has failures, with one
+    line on stderr that says so and how to retry; ``code`` otherwise (a budget stop keeps 3)."""
+    if not failed:
+        return code
+    print(f"prefval: {failed} of {total} {what} failed (reasons above); run the same command again to retry them: "
+          "everything finished comes from the cache and is not sent again", file=sys.stderr)
+    return EXIT_FAILED_ROWS if code == 0 else code
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point. Returns the exit code; PrefvalError becomes one line on stderr and exit 1."""
     parser = build_parser()

@@ -22,10 +22,13 @@ What it does, and why (the numbered behaviours of litellm 1.110.2 in ../shared/L
 - Limits that queue, never reject (5): per model, a semaphore of requests in flight and token buckets (aiolimiter)
   for requests and tokens per minute.
 - Cache and resume (12): each valid reply is written to the SQLite file (``llm_calls``, through storage) before
-  ``complete`` returns; a key already there sends nothing; identical concurrent calls share one request.
+  ``complete`` returns; a key already there sends nothing; identical concurrent calls share one request, in one
+  process (a shared task) and across processes on one file (a claim row taken just before each request; see
+  ``claims``). The key holds the normalised api_base (LLMRequest.cache_key).
 - Cost (8, 9): config prices (USD per 1M tokens) first, else litellm's price map; unknown = None, never an error.
   Usage missing or 0/0 counts as unknown. The budget stops new requests once spent >= budget (BudgetExhausted);
-  requests in flight finish and are cached.
+  requests in flight finish and are cached. With a ``budget_scope``, "spent" includes what concurrent clients of the
+  scope in other processes spent.
 - ``aclose()`` (or ``async with``) awaits ``litellm.close_litellm_async_clients()`` (4).
 - Keys only from the environment (litellm reads them); no request parameter may carry one, and every error message
   is scrubbed of secret values (storage.secrets).
@@ -37,12 +40,14 @@ import email.utils
 import json
 import os
 import random
+import socket
 import time
+import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
 from generator.llm_types import (
-    BudgetExhausted, CompletionFn, LLMCallFailed, LLMReply, LLMRequest,
+    BudgetExhausted, CompletionFn, LLMCallFailed, LLMReply, LLMRequest, normalize_api_base,
 )
 from storage.secrets import is_secret_field, scrub_text
 
@@ -362,6 +367,54 @@ def repair_messages(request: LLMRequest, bad_text: str, reason: str) -> list[dic
 
 
 # ---------------------------------------------------------------------------------------------------------------------
+# Claims across processes: who is alive
+# ---------------------------------------------------------------------------------------------------------------------
+_HOST = socket.gethostname()
+#: owner tokens of the clients of this process that may hold claims (added at their first claim, removed by aclose)
+_LIVE_TOKENS: set[str] = set()
+
+
+def _pid_running(pid: int) -> bool:
+    """Whether a process with this pid runs on this host (a zombie, killed but not yet reaped, does not)."""
+    if os.name == "nt":  # pragma: no cover - no signal 0 there: trust the lease
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def holder_alive(holder: Any, now: float) -> bool:
+    """Whether the holder of a claim or budget share (storage.llm_calls.ClaimHolder) still runs: its lease (unix
+    seconds) has not run out, and on this host its process exists (in this process: its client is not closed).
+    A holder on another host is trusted until its lease runs out."""
+    if holder.lease_until < now:
+        return False
+    if holder.host != _HOST or holder.pid is None:
+        return True
+    if holder.pid == os.getpid():
+        return holder.token in _LIVE_TOKENS
+    return _pid_running(holder.pid)
+
+
+class _AnsweredElsewhere(Exception):
+    """The request is being sent by another client (status BUSY) or was answered meanwhile (CACHED)."""
+
+    def __init__(self, status: str):
+        super().__init__(status)
+        self.status = status
+
+
+# ---------------------------------------------------------------------------------------------------------------------
 # The client
 # ---------------------------------------------------------------------------------------------------------------------
 class _Limits:
@@ -395,6 +448,15 @@ class LLMClient:
         function).
     sleep: the coroutine used to wait between retries (tests pass a recorder).
     background_writes: write the cache from a writer thread with its own connection (database files only).
+    claims: with a database file, claim each request in the database just before sending it, so that clients in
+        other processes on the same file never send it too: they wait for its reply (polling the cache), or send
+        it themselves once the claim is given back without a reply (the call failed) or its holder died (its pid
+        is gone on this host, or its lease of ``timeout + max(retry_after_cap, backoff_max) + 30`` seconds, renewed
+        with every request, ran out).
+    budget_scope: a name shared by runs that should share one budget (e.g. ``generate:PIPELINE``): the budget
+        then counts what every client of the scope spent while their runs overlapped (storage
+        ``llm_budget_shares``, updated with every cache transaction), so concurrent runs together spend at most the
+        budget plus what is in flight. Needs a database file and background_writes.
     """
 
     def __init__(self, store: Any = None, *, run_id: str | None = None, completion_fn: CompletionFn | None = None,
@@ -402,7 +464,7 @@ class LLMClient:
                  retry: RetryPolicy = RetryPolicy(), budget_usd: float | None = None,
                  prices: dict[str, Price] | None = None, use_litellm_prices: bool | None = None,
                  sleep: Callable[[float], Any] = asyncio.sleep, seed: int | None = None,
-                 background_writes: bool = True):
+                 background_writes: bool = True, claims: bool = True, budget_scope: str | None = None):
         self.store = store
         self.run_id = run_id
         self._completion_fn = completion_fn
@@ -422,6 +484,17 @@ class LLMClient:
         self._used_litellm = False
         self.background_writes = background_writes
         self._writer: Any = None
+        self._legacy_rows: bool | None = None
+        self.claims = claims
+        self.budget_scope = budget_scope
+        self._others_spent = 0.0  # USD spent by the other clients of budget_scope (set by the writer thread)
+        self._share_joined = False
+        self._closing = False
+        from storage.llm_calls import ClaimOwner
+
+        self._owner = ClaimOwner(token=f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}", host=_HOST,
+                                 pid=os.getpid(), run_id=run_id)
+        self._lease = retry.timeout + max(retry.retry_after_cap, retry.backoff_max) + 30.0
         # a guard a little above litellm's own timeout, in case a transport ignores it
         self._guard_timeout = retry.timeout + min(0.5, retry.timeout * 0.1)
 
@@ -441,7 +514,11 @@ class LLMClient:
             await asyncio.gather(*self._inflight.values(), return_exceptions=True)
         if self._writer is not None:
             writer, self._writer = self._writer, None
+            self._closing = True
+            if writer.on_batch is not None:
+                writer.submit_op(lambda store: None)  # a last transaction records the final spend as ended
             await asyncio.to_thread(writer.close)
+        _LIVE_TOKENS.discard(self._owner.token)
         if self._used_litellm:
             litellm = import_litellm()
             await litellm.close_litellm_async_clients()
@@ -453,8 +530,9 @@ class LLMClient:
         return self._completion_fn
 
     def budget_left(self) -> float | None:
-        """USD left of the budget (None without a budget)."""
-        return None if self.budget_usd is None else self.budget_usd - self.stats.cost_usd
+        """USD left of the budget (None without a budget); with a budget_scope, after what the other clients of
+        the scope spent."""
+        return None if self.budget_usd is None else self.budget_usd - self.stats.cost_usd - self._others_spent
 
     def _notify(self) -> None:
         for listener in self.listeners:
@@ -489,7 +567,10 @@ class LLMClient:
         self._inflight[key] = task
         task.add_done_callback(lambda t, k=key: self._call_finished(k, t))
         reply = await self._shared_result(task)
-        self.stats.done += 1
+        if reply.cached:  # answered by a client in another process
+            self.stats.cached += 1
+        else:
+            self.stats.done += 1
         self._notify()
         return reply
 
@@ -529,6 +610,11 @@ class LLMClient:
         if self.store is None:
             return None
         row = self.store.get_llm_call(key)
+        if row is None and request.api_base and self._has_legacy_rows():
+            row = self.store.get_llm_call(request.legacy_cache_key())
+            if row is not None and (row.key_version != 1
+                                    or normalize_api_base(row.api_base) != normalize_api_base(request.api_base)):
+                row = None  # a reply of another server (or of the default endpoint): never shared
         if row is None:
             return None
         try:
@@ -537,17 +623,94 @@ class LLMClient:
             return None  # the output model changed since: ask again
         return LLMReply(value=value, text=row.reply_text, prompt_tokens=row.prompt_tokens,
                         completion_tokens=row.completion_tokens, cost_usd=0.0, seconds=0.0, attempts=0,
-                        cached=True, finish_reason=row.finish_reason, cache_key=key, model=request.model)
+                        cached=True, finish_reason=row.finish_reason, cache_key=row.key, model=request.model)
+
+    def _has_legacy_rows(self) -> bool:
+        """Whether the cache holds rows of key version 1 sent to an api_base (looked up once per client)."""
+        if self._legacy_rows is None:
+            self._legacy_rows = bool(self.store.llm_calls_keyed_without_api_base())
+        return self._legacy_rows
 
     # ---- one call: repairs around transport retries, under a deadline -------------------------------------------
     async def _call(self, request: LLMRequest, output_model: Any, key: str) -> LLMReply:
-        state = {"attempts": 0}
+        state = {"attempts": 0, "key": key, "force": False, "claimed": False, "written": False}
         try:
-            return await asyncio.wait_for(self._call_inner(request, output_model, key, state),
-                                          self.retry.deadline)
+            while True:
+                try:
+                    return await asyncio.wait_for(self._call_inner(request, output_model, key, state),
+                                                  self.retry.deadline)
+                except _AnsweredElsewhere as exc:
+                    state["claimed"] = False
+                    reply = await self._await_other(key, request, output_model, exc.status, state)
+                    if reply is not None:
+                        return reply
+                    # the other client gave the claim back without a reply (its call failed): ask ourselves
         except asyncio.TimeoutError:
             raise LLMCallFailed(f"no valid reply within the call's deadline of {self.retry.deadline:g} s "
                                 f"({state['attempts']} requests)", state["attempts"]) from None
+        finally:
+            if state["claimed"] and not state["written"]:
+                self._release_claim(key)
+
+    # ---- claims across processes ---------------------------------------------------------------------------------
+    def _claims_on(self) -> bool:
+        return self.claims and self.store is not None and str(getattr(self.store, "path", ":memory:")) != ":memory:"
+
+    def _get_writer(self) -> Any:
+        if self._writer is None:
+            from storage.llm_calls import LLMCallWriter
+
+            share = self._share if self.budget_usd is not None and self.budget_scope else None
+            self._writer = LLMCallWriter(str(self.store.path), on_batch=share,
+                                         claimer=(self._owner, self._lease, holder_alive))
+        return self._writer
+
+    def _share(self, store: Any) -> None:
+        """Runs in the writer thread at the end of every transaction: record this client's spend in its budget
+        scope and learn the others'."""
+        self._others_spent = store.share_budget(self.budget_scope, self._owner, self.stats.cost_usd, self._lease,
+                                                holder_alive, join=not self._share_joined, ended=self._closing)
+        self._share_joined = True
+
+    async def _claim(self, key: str, force: bool) -> str:
+        """Claim ``key`` just before sending it: storage.llm_calls CLAIMED, CACHED or BUSY."""
+        _LIVE_TOKENS.add(self._owner.token)
+        if self.background_writes:
+            return await asyncio.wrap_future(self._get_writer().submit_claim(key, force))
+        forced = frozenset([key]) if force else frozenset()
+        return self.store.claim_llm_calls([key], self._owner, self._lease, holder_alive, force=forced)[key]
+
+    def _release_claim(self, key: str) -> None:
+        """Give a claim back (the call failed or was cancelled), without waiting for the write."""
+        try:
+            if self._writer is not None:
+                self._writer.submit_release(key)
+            else:
+                self.store.release_llm_claims([key], self._owner.token)
+        except Exception:  # the claim's holder is this process: once it ends, others take the claim over
+            pass
+
+    async def _await_other(self, key: str, request: LLMRequest, output_model: Any, status: str,
+                           state: dict) -> LLMReply | None:
+        """Wait for the reply of the client that holds ``key``'s claim; None when it gave the claim back without
+        one, or died (then this client sends the request)."""
+        from storage.llm_calls import CACHED
+
+        if status == CACHED:
+            reply = self._from_cache(key, request, output_model)
+            if reply is None:
+                state["force"] = True  # a cached reply this output model rejects: ask again
+            return reply
+        delay = 0.02
+        while True:
+            await asyncio.sleep(delay)
+            delay = min(delay * 1.5, 0.5)
+            reply = self._from_cache(key, request, output_model)
+            if reply is not None:
+                return reply
+            holder = self.store.llm_claim_holder(key)
+            if holder is None or holder.token == self._owner.token or not holder_alive(holder, time.time()):
+                return None
 
     async def _call_inner(self, request: LLMRequest, output_model: Any, key: str, state: dict) -> LLMReply:
         deadline_at = time.monotonic() + self.retry.deadline
@@ -575,6 +738,7 @@ class LLMClient:
                              seconds=seconds, attempts=state["attempts"], cached=False, finish_reason=finish,
                              cache_key=key, model=request.model)
             await self._write_cache(request, reply, parsed)
+            state["written"] = True  # the cache row replaced the claim
             return reply
         raise LLMCallFailed(f"invalid reply after {self.retry.max_repairs} repair attempts: {last_reason}",
                             state["attempts"])
@@ -584,7 +748,7 @@ class LLMClient:
         writer thread (group commit, the event loop never waits for a disk sync); with ":memory:" here."""
         if self.store is None:
             return
-        from storage.llm_calls import LLMCall, LLMCallWriter
+        from storage.llm_calls import LLMCall
 
         call = LLMCall(
             key=reply.cache_key, run_id=self.run_id, model=request.model, api_base=request.api_base,
@@ -599,9 +763,7 @@ class LLMClient:
         if not self.background_writes or path == ":memory:":
             self.store.put_llm_call(call)
             return
-        if self._writer is None:
-            self._writer = LLMCallWriter(path)
-        await asyncio.wrap_future(self._writer.submit(call))
+        await asyncio.wrap_future(self._get_writer().submit(call))
 
     # ---- one request with transport retries ----------------------------------------------------------------------
     def _limits_for(self, model: str) -> _Limits:
@@ -612,8 +774,12 @@ class LLMClient:
         return lim
 
     def _check_budget(self) -> None:
-        if self.budget_usd is not None and self.stats.cost_usd >= self.budget_usd:
-            raise BudgetExhausted(f"budget of {self.budget_usd:g} USD spent ({self.stats.cost_usd:.4f} USD); "
+        if self.budget_usd is None:
+            return
+        spent = self.stats.cost_usd + self._others_spent
+        if spent >= self.budget_usd:
+            others = f", {self._others_spent:.4f} of it by concurrent runs" if self._others_spent else ""
+            raise BudgetExhausted(f"budget of {self.budget_usd:g} USD spent ({spent:.4f} USD{others}); "
                                   "no new request sent")
 
     async def _send(self, request: LLMRequest, messages: list[dict], state: dict,
@@ -638,6 +804,11 @@ class LLMClient:
             self._check_budget()
             async with limits.in_flight:
                 self._check_budget()
+                if self._claims_on():
+                    status = await self._claim(state["key"], state["force"])
+                    if status != "claimed":
+                        raise _AnsweredElsewhere(status)
+                    state["claimed"] = True
                 state["attempts"] += 1
                 self.stats.requests += 1
                 started = time.monotonic()
@@ -712,6 +883,22 @@ def count_prompt_tokens(request: LLMRequest) -> int:
     return int(litellm.token_counter(model=request.model, messages=list(request.messages)))
 
 
+def cached_keys(store: Any) -> set[str]:
+    """What a store's call cache holds, for is_cached: every key, and for each row of key version 1 sent to an
+    api_base (its key leaves the api_base out) the entry ``KEY|NORMALISED_API_BASE``."""
+    keys = store.llm_call_keys()
+    keys.update(f"{key}|{normalize_api_base(base)}" for key, base in store.llm_calls_keyed_without_api_base())
+    return keys
+
+
+def is_cached(request: LLMRequest, keys: set[str]) -> bool:
+    """Whether the cache whose cached_keys() are ``keys`` answers this request without a request being sent."""
+    if request.cache_key() in keys:
+        return True
+    base = normalize_api_base(request.api_base)
+    return base is not None and f"{request.legacy_cache_key()}|{base}" in keys
+
+
 @dataclass
 class DryRunEstimate:
     """What a set of requests would cost at most.
@@ -736,14 +923,14 @@ def dry_run_estimate(requests: Iterable[LLMRequest], prices: dict[str, Price] | 
                      use_litellm_prices: bool = True) -> DryRunEstimate:
     """Count calls, prompt tokens and an upper bound of the cost without sending anything.
 
-    cached_keys: keys already in the cache (Store.llm_call_keys()); those requests cost nothing and are counted in
+    cached_keys: what the cache holds (cached_keys(store)); those requests cost nothing and are counted in
     ``cached``. Prices: the given ones first, else litellm's price map (when use_litellm_prices).
     """
     pricer = LLMClient(completion_fn=_never_called, prices=prices, use_litellm_prices=use_litellm_prices)
     out = DryRunEstimate()
     cached_keys = cached_keys or set()
     for request in requests:
-        if request.cache_key() in cached_keys:
+        if is_cached(request, cached_keys):
             out.cached += 1
             continue
         out.calls += 1

@@ -11,9 +11,11 @@ This module imports nothing heavy (no litellm, no pydantic models of stages) and
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-from dataclasses import dataclass, field
+import urllib.parse
+from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable, Protocol
 
 #: ``async def completion_fn(**kwargs) -> response``: the signature of ``litellm.acompletion``. The response is a
@@ -25,6 +27,51 @@ CompletionFn = Callable[..., Awaitable[Any]]
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no spaces: equal values give equal strings (the basis of cache keys)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+_SCHEMA_JSON: dict[int, tuple[Any, str]] = {}
+
+
+def _schema_json(schema: dict[str, Any] | None) -> str:
+    """canonical_json(schema), remembered per schema object (requests of one stage share one schema dict). A schema
+    must not be changed once requests use it."""
+    if schema is None:
+        return "null"
+    memo = _SCHEMA_JSON.get(id(schema))
+    if memo is None or memo[0] is not schema:
+        if len(_SCHEMA_JSON) > 1024:
+            _SCHEMA_JSON.clear()
+        memo = _SCHEMA_JSON[id(schema)] = (schema, canonical_json(schema))
+    return memo[1]
+
+
+@functools.lru_cache(maxsize=256)
+def normalize_api_base(api_base: str | None) -> str | None:
+    """The form of an api_base that the cache key holds: None for no api_base (the provider's default endpoint) or
+    an empty one; else the URL with scheme and host in lower case, the scheme's default port (http 80, https 443)
+    dropped and trailing slashes removed, so ``HTTP://127.0.0.1:8000/v1/`` and ``http://127.0.0.1:8000/v1`` are
+    one server. Nothing else is rewritten (``localhost`` and ``127.0.0.1`` stay two servers)."""
+    if api_base is None:
+        return None
+    text = str(api_base).strip()
+    if not text:
+        return None
+    try:
+        parts = urllib.parse.urlsplit(text)
+        scheme = parts.scheme.lower()
+        host = (parts.hostname or "").lower()
+        port = parts.port
+    except ValueError:  # not a URL we can take apart (a bad port ...): keep it as typed, minus trailing slashes
+        return text.rstrip("/") or text
+    if not scheme or not host:
+        return text.rstrip("/") or text
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 address
+    if port is not None and not (scheme, port) in (("http", 80), ("https", 443)):
+        host = f"{host}:{port}"
+    userinfo = parts.netloc.rpartition("@")[0]
+    netloc = f"{userinfo}@{host}" if userinfo else host
+    return urllib.parse.urlunsplit((scheme, netloc, parts.path.rstrip("/"), parts.query, ""))
 
 
 @dataclass(frozen=True)
@@ -39,8 +86,9 @@ class LLMRequest:
     params: sampling parameters that change the reply (temperature, max_tokens, seed, top_p ...).
     sample_index: the n-th independent sample of the same prompt (several samples of one request are distinct
         cache entries).
-    api_base: the server for local OpenAI-compatible models; not part of the cache key (the same model served
-        elsewhere gives the same kind of reply), never a secret.
+    api_base: the server for local OpenAI-compatible models (None = the provider's default endpoint); part of the
+        cache key in its normalised form (normalize_api_base), since the same model name on two servers is two
+        models. Never a secret.
     """
 
     model: str
@@ -53,12 +101,25 @@ class LLMRequest:
     api_base: str | None = None
 
     def cache_key(self) -> str:
-        """sha256 hex digest of (model, messages, params, schema, template, sample_index): the call cache's key."""
-        material = canonical_json({
-            "model": self.model, "messages": list(self.messages), "params": self.params,
-            "schema": self.schema, "template": self.template, "sample_index": self.sample_index,
-        })
+        """sha256 hex digest of (model, messages, params, schema, template, sample_index, and the normalised
+        api_base when there is one): the call cache's key. A request without an api_base has the key it had before
+        api_base was part of it (key version 1), so those cached calls stay valid."""
+        # canonical_json of {"api_base"?, "messages", "model", "params", "sample_index", "schema", "template"}, written
+        # out key by key in sorted order so that the schema (the same dict for every request of a stage) is encoded
+        # once (_schema_json); the text is the same as canonical_json of the whole dict.
+        base = normalize_api_base(self.api_base)
+        material = "".join((
+            "{" if base is None else '{"api_base":' + canonical_json(base) + ",",
+            '"messages":', canonical_json(list(self.messages)), ',"model":', canonical_json(self.model),
+            ',"params":', canonical_json(self.params), ',"sample_index":', canonical_json(self.sample_index),
+            ',"schema":', _schema_json(self.schema), ',"template":', canonical_json(self.template), "}"))
         return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+    def legacy_cache_key(self) -> str:
+        """The key this request had in cache key version 1, which left api_base out (rows written before
+        the migration "llm_calls.key_version"). The client reads such a row only when the api_base stored beside it normalises to this
+        request's, so a reply is never shared between two servers."""
+        return replace(self, api_base=None).cache_key()
 
 
 @dataclass
@@ -73,7 +134,8 @@ class LLMReply:
     attempts: requests sent for this reply (transport retries and repair attempts together; 0 for a cache hit).
     cached: True when the reply came from the SQLite call cache and no request was sent.
     finish_reason: as the server said ("stop", "length", ...).
-    cache_key: ``LLMRequest.cache_key()`` of the request.
+    cache_key: the key of the cache row that holds the reply: ``LLMRequest.cache_key()`` of the request (or, for a
+        reply read from a row written before api_base was part of the key, that row's ``legacy_cache_key()``).
     """
 
     value: Any

@@ -102,6 +102,7 @@ class Pipeline:
         for r in store.gen_rows(config.name, status="done"):
             self.rows.setdefault(r.stage, {})[r.row_key] = r
         self._stop = False
+        self._failed_keys: set[str] = set()  # row keys that failed in this run, of every stage
 
     # ---- running ---------------------------------------------------------------------------------------------
     async def run(self, only: str | None = None) -> list[StageReport]:
@@ -168,6 +169,7 @@ class Pipeline:
                 else:
                     rep.failed += 1
                     rep.reasons.append(f"{job.key}: {reason}")
+                    self._failed_keys.add(job.key)
                 rep.prompt_tokens += llm.prompt_tokens or 0
                 rep.completion_tokens += llm.completion_tokens or 0
                 rep.cost_usd += llm.cost_usd or 0.0
@@ -443,9 +445,16 @@ class Pipeline:
                 specs.append((f"i{x.interval}t{x.tail}", None, x.interval, x.tail))
         specs = sorted(set(specs), key=lambda sp: sp[0])
         jobs = []
+        # A context is made once, from every session it can hold: a user with a row that failed in this run (theirs,
+        # or any random session) waits, so that the run that retries the row makes the context an uninterrupted run
+        # makes (a context made without the session would stay as it is).
+        blocked_all = any(key.startswith("random:") for key in self._failed_keys)
+        blocked = {part for key in self._failed_keys for part in key.split(":")}
         for k, prof in enumerate(self.done("profiles")):
             uid = prof.row_key
             if uid not in self.rows["events"] or uid not in self.rows["preferences"]:
+                continue
+            if blocked_all or uid in blocked:
                 continue
             for t in etypes:
                 for n, spec in enumerate(specs):

@@ -486,6 +486,31 @@ def _m12_context_message_sizes(db: sqlite_utils.Database) -> None:
                    [message_sizes_json([(r, n or 0) for r, n in sizes]), cid])
 
 
+def _m13_llm_call_key_version(db: sqlite_utils.Database) -> None:
+    # The call cache's key now holds the request's api_base (normalised): the same model name on two servers is two
+    # models. Rows written before keep key version 1 (api_base left out of the key); a client reads one only for a
+    # request whose api_base normalises to the one stored beside it (generator.llm_types.LLMRequest
+    # .legacy_cache_key). Rows are not re-keyed, since generated items name the key of the call they came from.
+    db.execute("ALTER TABLE llm_calls ADD COLUMN key_version INTEGER NOT NULL DEFAULT 1")
+
+
+def _m14_llm_claims_and_budget_shares(db: sqlite_utils.Database) -> None:
+    # A request about to be sent is claimed here (one row per cache key) in a BEGIN IMMEDIATE transaction, so that
+    # two processes on one database send it once: the other waits for the reply row, or takes the claim over once
+    # its owner is dead (same host: the pid is gone) or its lease (unix seconds) has run out.
+    db["llm_claims"].create(
+        {"key": str, "owner": str, "host": str, "pid": int, "run_id": str, "claimed_at": str, "lease_until": float},
+        pk="key", not_null={"owner", "lease_until"},
+    )
+    # What each live client of one budget scope (e.g. one pipeline) has spent (USD), so that concurrent runs sharing
+    # a scope stop at their budget together.
+    db["llm_budget_shares"].create(
+        {"scope": str, "owner": str, "host": str, "pid": int, "spent_usd": float, "ended": int,
+         "lease_until": float, "updated_at": str},
+        pk=("scope", "owner"), not_null={"spent_usd", "ended", "lease_until"},
+    )
+
+
 # Append new migrations at the end; never edit one that has shipped.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "initial schema", _m1_initial),
@@ -500,6 +525,9 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (10, "gold_label adjudication rounds become adjudications", _m10_adjudication_rounds),
     (11, "original records of imported items", _m11_item_sources),
     (12, "contexts.message_sizes", _m12_context_message_sizes),
+    (13, "llm_calls.key_version (api_base in the cache key)", _m13_llm_call_key_version),
+    (14, "llm_claims and llm_budget_shares (one request per key across processes)",
+     _m14_llm_claims_and_budget_shares),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

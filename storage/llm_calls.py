@@ -9,13 +9,15 @@ from __future__ import annotations
 import json
 import queue
 import threading
+import time
 from concurrent.futures import Future
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from storage.db import now_iso, write_transaction
 from storage.errors import PrefvalError
 from storage.models import Model, new_id
-from storage.secrets import is_secret_field, scrub_config, scrub_text
+from storage.secrets import is_secret_field, scrub_config, scrub_text, secret_values
 
 RUN_KINDS = ("generate", "evaluate")
 RUN_STATUSES = ("running", "done", "failed", "budget", "interrupted")
@@ -42,6 +44,38 @@ class LLMCall(Model):
     seconds: float = 0.0
     attempts: int = 1
     created_at: str = ""
+    #: 2: the key holds the normalised api_base (LLMRequest.cache_key); 1: written before its migration, whose
+    #: key left api_base out (LLMRequest.legacy_cache_key)
+    key_version: int = 2
+
+
+@dataclass(frozen=True)
+class ClaimOwner:
+    """Who claims requests: one LLM client. token: unique per client (host:pid:random); host and pid: where it
+    runs, so another process on the same host can tell that it died; run_id: its run (for people reading the
+    table)."""
+
+    token: str
+    host: str
+    pid: int
+    run_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ClaimHolder:
+    """The holder of a claim (or of a budget share) as stored: token, host, pid and lease end (unix seconds)."""
+
+    token: str
+    host: str | None
+    pid: int | None
+    lease_until: float
+
+
+#: ``alive(holder, now) -> bool``: whether the holder of a claim or share still runs (the caller's test; the
+#: client's is generator.client.holder_alive).
+AliveFn = Callable[[ClaimHolder, float], bool]
+
+CLAIMED, CACHED, BUSY = "claimed", "cached", "busy"
 
 
 class Run(Model):
@@ -60,7 +94,7 @@ class Run(Model):
 
 _CALL_COLUMNS = ("key", "run_id", "model", "api_base", "template", "request", "reply_text", "parsed",
                  "finish_reason", "prompt_tokens", "completion_tokens", "usage_known", "cost_usd", "seconds",
-                 "attempts", "created_at")
+                 "attempts", "created_at", "key_version")
 _INSERT_CALL = (f"INSERT OR REPLACE INTO llm_calls ({', '.join(_CALL_COLUMNS)}) "
                 f"VALUES ({', '.join('?' for _ in _CALL_COLUMNS)})")
 
@@ -76,13 +110,13 @@ def _no_secret_fields(value: Any, where: str) -> None:
             _no_secret_fields(v, where)
 
 
-def _call_values(call: LLMCall) -> tuple:
+def _call_values(call: LLMCall, secrets: list[str] | None = None) -> tuple:
     _no_secret_fields(call.request, f"llm call {call.key[:12]}")
-    request_json = scrub_text(json.dumps(call.request, ensure_ascii=False, sort_keys=True))
+    request_json = scrub_text(json.dumps(call.request, ensure_ascii=False, sort_keys=True), secrets)
     return (call.key, call.run_id, call.model, call.api_base, call.template, request_json, call.reply_text,
             json.dumps(call.parsed, ensure_ascii=False) if call.parsed is not None else None,
             call.finish_reason, call.prompt_tokens, call.completion_tokens, int(call.usage_known),
-            call.cost_usd, call.seconds, call.attempts, call.created_at or now_iso())
+            call.cost_usd, call.seconds, call.attempts, call.created_at or now_iso(), call.key_version)
 
 
 def _call_from_row(row: tuple) -> LLMCall:
@@ -110,9 +144,78 @@ class LLMCallsMixin:
     def put_llm_calls(self, calls: list[LLMCall]) -> None:
         """Write (or replace) several cached calls in one transaction and commit (one disk sync for all).
         Raises PrefvalError, with nothing written, when a request holds a credential-named field."""
-        rows = [_call_values(call) for call in calls]
+        secrets = secret_values()  # read once for the batch, at the time of writing
+        rows = [_call_values(call, secrets) for call in calls]
         with write_transaction(self.db):
             self.db.conn.executemany(_INSERT_CALL, rows)
+            # a key answered is no longer claimed (whoever claimed it)
+            self.db.conn.executemany("DELETE FROM llm_claims WHERE key = ?", [(call.key,) for call in calls])
+
+    # ---- claims: one request per key across processes ------------------------------------------------------------
+    def claim_llm_calls(self, keys: list[str], owner: ClaimOwner, lease_seconds: float, alive: AliveFn,
+                        force: frozenset[str] = frozenset()) -> dict[str, str]:
+        """Claim requests about to be sent, in one BEGIN IMMEDIATE transaction. Per key: CACHED when the cache
+        already holds its reply (unless the key is in ``force``: a reply the caller cannot use); else CLAIMED when
+        no one holds it, ``owner`` holds it already (its lease is renewed), or its holder is no longer ``alive``
+        (taken over); else BUSY (a live holder is sending it: wait for its reply). Leases run ``lease_seconds``
+        from now."""
+        now, stamp = time.time(), now_iso()
+        out: dict[str, str] = {}
+        conn = self.db.conn
+        with write_transaction(self.db):
+            for key in keys:
+                if key not in force and conn.execute("SELECT 1 FROM llm_calls WHERE key = ?", (key,)).fetchone():
+                    out[key] = CACHED
+                    continue
+                row = conn.execute("SELECT owner, host, pid, lease_until FROM llm_claims WHERE key = ?",
+                                   (key,)).fetchone()
+                if row is not None and row[0] != owner.token and alive(ClaimHolder(*row), now):
+                    out[key] = BUSY
+                    continue
+                conn.execute(
+                    "INSERT OR REPLACE INTO llm_claims (key, owner, host, pid, run_id, claimed_at, lease_until) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (key, owner.token, owner.host, owner.pid, owner.run_id, stamp, now + lease_seconds))
+                out[key] = CLAIMED
+        return out
+
+    def release_llm_claims(self, keys: list[str], owner_token: str) -> None:
+        """Give back claims of ``owner_token`` (a request that failed or was cancelled: someone may try it again)."""
+        with write_transaction(self.db):
+            self.db.conn.executemany("DELETE FROM llm_claims WHERE key = ? AND owner = ?",
+                                     [(key, owner_token) for key in keys])
+
+    def llm_claim_holder(self, key: str) -> ClaimHolder | None:
+        """Who holds the claim of ``key`` now, or None."""
+        row = self.db.execute("SELECT owner, host, pid, lease_until FROM llm_claims WHERE key = ?", [key]).fetchone()
+        return ClaimHolder(*row) if row else None
+
+    def llm_claims(self) -> list[tuple[str, ClaimHolder]]:
+        """(key, holder) of every claim held now."""
+        return [(r[0], ClaimHolder(*r[1:])) for r in self.db.execute(
+            "SELECT key, owner, host, pid, lease_until FROM llm_claims ORDER BY claimed_at").fetchall()]
+
+    # ---- budget shares: one budget across the concurrent runs of a scope -----------------------------------------
+    def share_budget(self, scope: str, owner: ClaimOwner, spent_usd: float, lease_seconds: float, alive: AliveFn,
+                     join: bool = False, ended: bool = False) -> float:
+        """Record what ``owner`` has spent (USD) in budget ``scope`` and return what the others sharing it have
+        spent. ``join``: first call of a client; when no other holder of the scope still runs, the scope's old
+        shares are cleared (a new run starts with a fresh budget, as a resumed run does); else they stay, so the
+        runs that overlap in time share one budget. ``ended``: the client is done (its spend still counts for the
+        runs that overlapped it). A holder that is not ``alive`` and has not ended counts what it recorded."""
+        now = time.time()
+        with write_transaction(self.db):
+            rows = self.db.execute("SELECT owner, host, pid, lease_until, spent_usd, ended FROM llm_budget_shares "
+                                   "WHERE scope = ? AND owner != ?", [scope, owner.token]).fetchall()
+            if join and not any(not r[5] and alive(ClaimHolder(*r[:4]), now) for r in rows):
+                self.db.execute("DELETE FROM llm_budget_shares WHERE scope = ?", [scope])
+                rows = []
+            self.db.execute(
+                "INSERT OR REPLACE INTO llm_budget_shares (scope, owner, host, pid, spent_usd, ended, lease_until, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [scope, owner.token, owner.host, owner.pid, float(spent_usd), int(ended), now + lease_seconds,
+                 now_iso()])
+        return float(sum(r[4] or 0.0 for r in rows))
 
     def llm_calls(self, run_id: str | None = None) -> list[LLMCall]:
         """Cached calls in the order they were written, optionally of one run."""
@@ -126,6 +229,12 @@ class LLMCallsMixin:
     def llm_call_keys(self) -> set[str]:
         """Keys of every cached call."""
         return {r[0] for r in self.db.execute("SELECT key FROM llm_calls").fetchall()}
+
+    def llm_calls_keyed_without_api_base(self) -> list[tuple[str, str]]:
+        """(key, api_base as stored) of the cached calls of key version 1 that were sent to an api_base: their key
+        leaves the api_base out (see LLMCall.key_version)."""
+        return [(r[0], r[1]) for r in self.db.execute(
+            "SELECT key, api_base FROM llm_calls WHERE key_version = 1 AND api_base IS NOT NULL").fetchall()]
 
     # ---- runs ----------------------------------------------------------------------------------------------------
     def start_run(self, kind: str, config: dict[str, Any], name: str | None = None) -> str:
@@ -177,22 +286,42 @@ def _run_from_row(row: tuple) -> Run:
     return Run(**d)
 
 
+@dataclass(frozen=True)
+class _Claim:
+    key: str
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class _Release:
+    key: str
+
+
 class LLMCallWriter:
-    """Writes cached calls from a thread of its own, with its own connection to the database file, so that an
-    event loop never waits for a disk sync. Calls that arrive while a write is under way are written together in
-    the next transaction (group commit: one sync for many replies).
+    """Writes the call cache from a thread of its own, with its own connection to the database file, so that an
+    event loop never waits for a disk sync. What arrives while a write is under way is written together in the next
+    transaction (group commit: one sync for many replies).
 
     ``submit(call)`` returns a concurrent.futures.Future that is done once the call is committed (its exception is
-    set when the write failed: PrefvalError for a credential in the request). ``close()`` writes what is pending
-    and stops the thread. For a ":memory:" database (no second connection can see it) use put_llm_call instead.
+    set when the write failed: PrefvalError for a credential in the request). ``submit_claim(key, force)`` claims
+    a request for ``claimer`` = (ClaimOwner, lease seconds, AliveFn) (Future: CLAIMED, CACHED or BUSY) and
+    ``submit_release(key)`` gives a claim back; the claims and releases of one transaction are made together.
+    ``submit_op(fn)`` runs ``fn(store)`` in the next transaction; its Future holds what ``fn`` returned. ``on_batch(store)``, when set,
+    runs at the end of every transaction (a budget share update). A transaction without a cached call (claims and
+    releases only, which lose nothing worth keeping in a power cut) commits with ``synchronous = NORMAL``; one with
+    a call with ``FULL``. ``close()`` writes what is pending and stops the thread. For a ":memory:" database (no
+    second connection can see it) use put_llm_call instead.
     """
 
     MAX_BATCH = 256
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, on_batch: Callable[[Any], None] | None = None,
+                 claimer: tuple[ClaimOwner, float, AliveFn] | None = None):
         if str(path) == ":memory:":
             raise PrefvalError("a writer thread needs a database file, not :memory:")
         self.path = str(path)
+        self.on_batch = on_batch
+        self.claimer = claimer
         self._queue: queue.Queue = queue.Queue()
         self._ready = threading.Event()
         self._error: BaseException | None = None
@@ -205,6 +334,21 @@ class LLMCallWriter:
     def submit(self, call: LLMCall) -> Future:
         future: Future = Future()
         self._queue.put((call, future))
+        return future
+
+    def submit_claim(self, key: str, force: bool = False) -> Future:
+        future: Future = Future()
+        self._queue.put((_Claim(key, force), future))
+        return future
+
+    def submit_release(self, key: str) -> Future:
+        future: Future = Future()
+        self._queue.put((_Release(key), future))
+        return future
+
+    def submit_op(self, fn: Callable[[Any], Any]) -> Future:
+        future: Future = Future()
+        self._queue.put((fn, future))
         return future
 
     def close(self) -> None:
@@ -223,6 +367,7 @@ class LLMCallWriter:
             self._ready.set()
             return
         self._ready.set()
+        self._sync = "FULL"
         try:
             stop = False
             while not stop:
@@ -246,21 +391,63 @@ class LLMCallWriter:
         finally:
             store.close()
 
-    @staticmethod
-    def _write(store: Any, batch: list[tuple[LLMCall, Future]]) -> None:
+    def _synchronous(self, store: Any, level: str) -> None:
+        if level != self._sync:
+            store.db.execute(f"PRAGMA synchronous = {level}")
+            self._sync = level
+
+    def _write(self, store: Any, batch: list[tuple[Any, Future]]) -> None:
+        calls = [item for item, _ in batch if isinstance(item, LLMCall)]
+        releases = [item.key for item, _ in batch if isinstance(item, _Release)]
+        claims = [item for item, _ in batch if isinstance(item, _Claim)]
+        results: list[Any] = []
         try:
-            store.put_llm_calls([call for call, _ in batch])
+            self._synchronous(store, "FULL" if calls else "NORMAL")
+            with write_transaction(store.db):
+                if calls:
+                    store.put_llm_calls(calls)
+                if releases:
+                    store.release_llm_claims(releases, self.claimer[0].token)
+                claimed = self._claim(store, claims) if claims else {}
+                for item, _ in batch:
+                    if isinstance(item, _Claim):
+                        results.append(claimed[item.key])
+                    elif isinstance(item, (LLMCall, _Release)):
+                        results.append(None)
+                    else:
+                        results.append(item(store))
+                if self.on_batch is not None:
+                    self.on_batch(store)
         except BaseException:
-            for call, future in batch:  # one bad call must not fail the others: write them one by one
-                try:
-                    store.put_llm_call(call)
-                except PrefvalError as exc:
-                    future.set_exception(exc)
-                except Exception as exc:  # sqlite errors: disk full, locked past the busy timeout ...
-                    future.set_exception(PrefvalError(f"{store.path}: the LLM call cache could not be written "
-                                                      f"({type(exc).__name__}: {exc})"))
-                else:
-                    future.set_result(None)
+            self._write_one_by_one(store, batch)
             return
-        for _, future in batch:
-            future.set_result(None)
+        for (_, future), result in zip(batch, results):
+            future.set_result(result)
+
+    def _claim(self, store: Any, claims: list["_Claim"]) -> dict[str, str]:
+        owner, lease, alive = self.claimer  # type: ignore[misc]
+        return store.claim_llm_calls([c.key for c in claims], owner, lease, alive,
+                                     force=frozenset(c.key for c in claims if c.force))
+
+    def _write_one_by_one(self, store: Any, batch: list[tuple[Any, Future]]) -> None:
+        """One bad call must not fail the others: each item in a transaction of its own."""
+        self._synchronous(store, "FULL")
+        for item, future in batch:
+            try:
+                if isinstance(item, LLMCall):
+                    store.put_llm_call(item)
+                    result = None
+                elif isinstance(item, _Claim):
+                    result = self._claim(store, [item])[item.key]
+                elif isinstance(item, _Release):
+                    result = store.release_llm_claims([item.key], self.claimer[0].token)
+                else:
+                    with write_transaction(store.db):
+                        result = item(store)
+            except PrefvalError as exc:
+                future.set_exception(exc)
+            except Exception as exc:  # sqlite errors: disk full, locked past the busy timeout ...
+                future.set_exception(PrefvalError(f"{store.path}: the LLM call cache could not be written "
+                                                  f"({type(exc).__name__}: {exc})"))
+            else:
+                future.set_result(result)

@@ -307,3 +307,28 @@ def test_reflection_stages_share_one_budget(db_file, fake_llm, fake_key, capsys)
     assert all("response_format" not in r.body for r in fake_llm.log.requests)  # no judge call was sent
     with Store.open(db_file, mode="create") as s:
         assert [r.status for r in s.runs("evaluate")] == ["budget"]
+
+
+def test_a_run_with_failed_calls_exits_4_and_a_rerun_retries_only_them(mcq_study, fake_llm, fake_key, capsys):
+    from annotator.cli import EXIT_FAILED_ROWS
+
+    fake_llm.register("mcq_answer", mcq_maker)
+    # the server's replies to question 2 are never JSON: the first try and both repairs fail, every time
+    broken = fake_llm.add_fault("invalid_json", times=10 ** 6, match=lambda b: "Question number 2?" in user_text(b))
+    args = ["answer", "--study", "st", "--model", "openai/good", "--blind", "--api-base", fake_llm.url]
+    capsys.readouterr()
+    assert ev(mcq_study, *args) == EXIT_FAILED_ROWS == 4
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("prefval: 1 of 6 calls failed") and "run the same command again" in last
+    assert broken.used == 3 and fake_llm.log.count() == 5 + 3
+    assert len(answers_of(mcq_study, "st", "openai/good")) == 5
+    with Store.open(mcq_study, mode="ro") as s:
+        assert s.runs("evaluate")[0].totals["failed"] == 1
+    # still broken: again 4, and only the failed call is sent again
+    assert ev(mcq_study, *args) == 4 and broken.used == 6 and fake_llm.log.count() == 11
+    # mended: 0, one request, all six answers
+    broken.times = 0
+    capsys.readouterr()
+    assert ev(mcq_study, *args) == 0 and fake_llm.log.count() == 12
+    assert len(answers_of(mcq_study, "st", "openai/good")) == 6
+    assert "calls failed" not in capsys.readouterr().err

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from annotator.app import AnnotateApp
-from annotator.cli import main
+from annotator.cli import EXIT_FAILED_ROWS, main
 from annotator.commands.export import export_rows
 from annotator.tasks import get_task
 from bench.fake_llm_server import FakeLLMServer
@@ -199,7 +199,7 @@ def test_sigkill_then_resume_sends_no_answered_request_again(gen_db, server, tmp
         assert len(s.gen_rows("sample", status="done")) == len(whole.gen_rows("sample", status="done"))
 
 
-def test_a_row_whose_replies_stay_invalid_fails_alone(server, tmp_path):
+def test_a_row_whose_replies_stay_invalid_fails_alone_and_the_run_exits_4(server, gen_db, tmp_path, capsys):
     db = str(tmp_path / "fault.db")
 
     def one_query(body):
@@ -208,14 +208,33 @@ def test_a_row_whose_replies_stay_invalid_fails_alone(server, tmp_path):
         return rf.get("json_schema", {}).get("name") == "query" and '"user_id": "u002"' in text \
             and '"pref_id": "p01"' in text
     fault = server.add_fault("invalid_json", times=3, match=one_query)  # the first try and both repairs
-    assert main(["generate", str(CONFIG), "--api-base", server.url, "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["generate", str(CONFIG), "--api-base", server.url, "--db", db]) == EXIT_FAILED_ROWS == 4
     assert fault.used == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("prefval: 1 of ") and "rows failed" in err[-1] and "run the same command again" in err[-1]
     with Store.open(db, mode="create") as s:
         failed = s.gen_rows("sample", status="failed")
         assert [(r.stage, r.row_key, r.calls) for r in failed] == [("queries", "u002:p01", 3)]
         assert "JSON" in failed[0].reason
         assert len(s.gen_rows("sample", "queries", status="done")) == 8
         assert s.get_dataset("sample-queries").n_items == 8 * 4 * 3
+        contexts = {i.external_id.split(":")[0] for i in s.items("sample-contexts")}
+        assert contexts == {"u001", "u003"}  # u002's contexts wait for the failed row
+    # the same command again: the fault is used up, so only the failed row's query goes out (and the evolution of
+    # that query, which waited for it), and it exits 0
+    with Store.open(db, mode="ro") as s:
+        answered = {_messages(c.request) for c in s.llm_calls()}
+    before = server.log.count()
+    assert main(["generate", str(CONFIG), "--api-base", server.url, "--db", db]) == 0
+    again = server.log.requests[before:]
+    assert len(again) == 2 and one_query(again[0].body) and not {_messages(r.body) for r in again} & answered
+    assert [r.body["response_format"]["json_schema"]["name"] for r in again][1] != "query"
+    with Store.open(db, mode="create") as s, Store.open(gen_db, mode="create") as whole:
+        # the same items as an uninterrupted run (the retried row's were added last); the failed user's contexts
+        # waited for the retried row
+        assert {k: sorted(map(repr, v)) for k, v in snapshot(s).items()} == \
+            {k: sorted(map(repr, v)) for k, v in snapshot(whole).items()}
 
 
 def test_budget_stops_cleanly_and_a_larger_one_finishes(server, gen_db, tmp_path):

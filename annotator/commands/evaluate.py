@@ -4,8 +4,9 @@ recorded in the runs table (kind "evaluate") with its settings and totals. See g
 
 Common options: --model (litellm model string), --name (the annotator the results are stored under; default the
 model), --api-base (a local OpenAI-compatible server), --temperature, --max-tokens, --concurrency (requests in
-flight per model), --budget USD (stops cleanly once spent: what finished is kept, exit code 3), --dry-run (calls, prompt tokens and a cost bound; nothing
-is sent or written).
+flight per model), --budget USD (stops cleanly once spent: what finished is kept, exit code 3), --dry-run (calls,
+prompt tokens and a cost bound; nothing is sent or written). A run in which some calls failed ends with exit code 4
+and a line saying how many; running it again retries them (everything finished comes from the cache).
 """
 from __future__ import annotations
 
@@ -96,11 +97,11 @@ def _prices(args, models: list[str]) -> dict | None:
 
 
 def _dry_run(store, jobs, args) -> str:
-    from generator.client import dry_run_estimate
+    from generator.client import cached_keys, dry_run_estimate
 
     models = sorted({j.request.model for j in jobs})
     est = dry_run_estimate([j.request for j in jobs], prices=_prices(args, models),
-                           cached_keys=store.llm_call_keys())
+                           cached_keys=cached_keys(store))
     cost = "unknown (a model without a known price)" if est.cost_upper_usd is None else \
         f"at most {est.cost_upper_usd:.4f} USD"
     return (f"dry run: {est.calls} calls to send ({est.cached} already cached), {est.prompt_tokens:,} prompt tokens, "
@@ -113,8 +114,9 @@ async def _send(store, run_id: str, jobs, args, models: list[str], description: 
     from generator.progress import RunProgress
 
     limits = {m: ModelLimits(max_in_flight=args.concurrency) for m in models}
-    async with LLMClient(store, run_id=run_id, limits=limits, budget_usd=budget,
-                         prices=_prices(args, models)) as client:
+    scope = f"evaluate:{args.kind}:{getattr(args, 'study', None) or getattr(args, 'dataset', None)}"
+    async with LLMClient(store, run_id=run_id, limits=limits, budget_usd=budget, prices=_prices(args, models),
+                         budget_scope=scope) as client:
         with RunProgress(total=len(jobs), description=description) as progress:
             progress.attach(client)
             result = await run_jobs(client, jobs)
@@ -139,6 +141,8 @@ def _run_stage(store, args, jobs, config: dict, description: str, models: list[s
     store.finish_run(run_id, "budget" if result.budget_stopped else "done", result.totals())
     args.spent_usd += result.totals()["cost_usd"]
     args.budget_stopped = result.budget_stopped
+    args.failed_calls += len(result.failed)
+    args.total_calls += len(jobs)
     if result.failed:
         first = next(iter(result.failed.values()))
         echo(f"{len(result.failed)} calls failed (first: {first}); re-run to retry them", file=sys.stderr)
@@ -149,7 +153,7 @@ def _run_stage(store, args, jobs, config: dict, description: str, models: list[s
 
 
 def run(args: argparse.Namespace) -> int:
-    from annotator.cli import db_path
+    from annotator.cli import EXIT_BUDGET, db_path, failed_rows_exit
     from storage.store import Store
 
     handler: Callable = {"answer": _answer, "judge-rubric": _judge_study, "judge-pairwise": _judge_study,
@@ -159,10 +163,11 @@ def run(args: argparse.Namespace) -> int:
     if args.budget is not None and args.budget <= 0:
         raise PrefvalError("--budget must be positive")
     _prices(args, [])  # a malformed --price fails before anything runs
-    args.spent_usd, args.budget_stopped = 0.0, False
+    args.spent_usd, args.budget_stopped, args.failed_calls, args.total_calls = 0.0, False, 0, 0
     with Store.open(db_path(args, must_exist=True), mode="rw") as store:
         code = handler(store, args)
-    return 3 if args.budget_stopped else code
+    return EXIT_BUDGET if args.budget_stopped else failed_rows_exit(code, args.failed_calls, args.total_calls,
+                                                                     "calls")
 
 
 def _config(args, **extra) -> dict[str, Any]:
@@ -235,7 +240,7 @@ def _judge_reflection(store, args) -> int:
     responses = {k: r.text for k, r in result.replies.items()}
     if not responses:
         print("no response was written, so there is nothing to judge", file=sys.stderr)
-        return 1
+        return 0 if result.failed else 1  # failed calls: exit code 4 (run); none to send at all: 1
     n_items = runs.write_reflection_dataset(store, args.dataset, args.out, args.responder, responses)
     if not any(s.name == args.out for s in store.studies()):
         create_study(store, StudySpec(name=args.out, task="judge_validation", datasets=[args.out]))

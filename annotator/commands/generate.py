@@ -74,7 +74,9 @@ def _dry_run(store, config, stage: str | None) -> int:
     client = DryRunClient()
     reports = asyncio.run(Pipeline(store, config, client, dry_run=True, token_counter=count_tokens,
                                    on_stage=client.set_stage).run(stage))
-    cached = store.llm_call_keys()
+    from generator.client import cached_keys
+
+    cached = cached_keys(store)
     est = client.estimate(_prices(config), cached)
     echo(f"dry run of pipeline {config.name} (nothing sent, nothing written):")
     print(f"  {'stage':<14} {'rows':>6} {'done':>6} {'calls':>6} {'cached':>6} {'prompt tok':>11} "
@@ -126,7 +128,8 @@ def _run(store, config, stage: str | None) -> int:
 
     async def go():
         async with LLMClient(store, run_id=run_id, budget_usd=config.budget_usd, prices=_prices(config),
-                             default_limits=ModelLimits(max_in_flight=config.concurrency)) as client:
+                             default_limits=ModelLimits(max_in_flight=config.concurrency),
+                             budget_scope=f"generate:{config.name}") as client:
             progress.attach(client)
             pipe = Pipeline(store, config, client, run_id=run_id,
                             on_stage=lambda s, n: progress.add_total(n) if s in LLM_STAGES else None)
@@ -135,13 +138,15 @@ def _run(store, config, stage: str | None) -> int:
             finally:
                 totals.update(client.stats.as_dict())
 
+    from annotator.cli import EXIT_BUDGET
+
     totals: dict = {}
     try:
         with progress:
             reports, _ = asyncio.run(go())
         status, code = "done", 0
     except BudgetStop as exc:
-        status, code = "budget", 3
+        status, code = "budget", EXIT_BUDGET
         echo(f"prefval: {exc}", file=sys.stderr)
     except KeyboardInterrupt:
         status, code = "interrupted", 130
@@ -155,4 +160,7 @@ def _run(store, config, stage: str | None) -> int:
               f"{config.dataset_for(r.stage)}")
         for reason in r.reasons[:3]:
             echo(f"    failed {reason}")
-    return code
+    from annotator.cli import failed_rows_exit
+
+    return failed_rows_exit(code, sum(r.failed for r in reports), sum(r.total for r in reports), "rows")
+
