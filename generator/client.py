@@ -103,7 +103,7 @@ class RetryPolicy:
     max_attempts: requests per call for transport failures (429, timeouts, connection errors, 5xx), first included.
     max_repairs: extra requests for invalid replies (each sends the error back).
     timeout: seconds per request (litellm ``timeout=`` and a guard around it).
-    deadline: seconds per call, all attempts, waits and repairs together (asyncio.wait_for).
+    deadline: seconds per call, all attempts, waits and repairs together (asyncio.timeout).
     backoff_base / backoff_max: seconds; the n-th retry waits uniform(0, min(backoff_max, backoff_base * 2**n))
         ("full jitter", M. Brooker, "Exponential Backoff And Jitter", AWS Architecture Blog, 2015).
     retry_after_cap: seconds; a server's Retry-After is honoured up to this.
@@ -637,8 +637,8 @@ class LLMClient:
         try:
             while True:
                 try:
-                    return await asyncio.wait_for(self._call_inner(request, output_model, key, state),
-                                                  self.retry.deadline)
+                    async with asyncio.timeout(self.retry.deadline):  # no extra task, unlike wait_for
+                        return await self._call_inner(request, output_model, key, state)
                 except _AnsweredElsewhere as exc:
                     state["claimed"] = False
                     reply = await self._await_other(key, request, output_model, exc.status, state)
