@@ -19,7 +19,9 @@ NOT_NULL = {
     "studies": {"name", "task_type"}, "annotators": {"name"},
     "annotations": {"study_id", "unit_id", "annotator_id", "status", "submitted_at"}, "events": {"at", "kind"},
     "adjudications": {"study_id", "unit_id", "adjudicator_id", "kind", "submitted_at"},
-    "runs": {"kind", "started_at", "status"}, "llm_calls": {"model", "template", "request", "reply_text", "created_at"},
+    "runs": {"kind", "started_at", "status"},
+    "llm_calls": {"model", "template", "request", "reply_text", "created_at", "key_version"},
+    "llm_claims": {"owner", "lease_until"}, "llm_budget_shares": {"spent_usd", "ended", "lease_until"},
     "gen_rows": {"pipeline", "stage", "row_key", "status"},
 }
 FOREIGN = {
