@@ -25,6 +25,7 @@ Not part of the prefval package; needs the `[mutation]` extra (mutmut 3.8). Run 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import random
 import shutil
@@ -162,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", action="store_true", help="run nothing; report the verdicts mutmut stored")
     parser.add_argument("--rerun", action="store_true", help="run killed mutants again too")
     parser.add_argument("--survivors", action="store_true", help="list the mutants that were not detected")
+    parser.add_argument("--exclude", nargs="+", default=[], metavar="GLOB",
+                        help="leave out the drawn mutants of source files matching these patterns (counted)")
     parser.add_argument("--max-children", type=int, default=2)
     args = parser.parse_args(argv)
     if not Path("pyproject.toml").is_file() or not Path("storage").is_dir():
@@ -176,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"no mutants in {', '.join(args.files)}")
     else:
         names = draw(mutants, args.per_group, args.seed, args.groups)
+    if args.exclude:
+        kept = [n for n in names if not any(fnmatch.fnmatch(mutants[n][0], g) for g in args.exclude)]
+        print(f"left out {len(names) - len(kept)} drawn mutants of files matching {' '.join(args.exclude)}")
+        names = kept
     if not args.report:
         todo = [n for n in names if args.rerun or status(mutants[n][1]) not in DETECTED]
         if todo:
