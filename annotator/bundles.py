@@ -11,7 +11,7 @@ import os
 
 from annotator.study_setup import claim_assignments
 from annotator.tasks import get_task
-from storage.bundles import MergeSummary, is_bundle_file
+from storage.bundles import MergeSummary
 from storage.errors import PrefvalError
 from storage.outfile import check_output, output_path
 from storage.store import Store
@@ -43,9 +43,11 @@ def export_bundle(store: Store, study_name: str, annotator_name: str, out: str, 
     counts by table. An annotator without a queue yet claims one first, as on opening the study.
 
     The file is built under a temporary name beside `out` and renamed into place, so a failure leaves no half
-    bundle. Raises PrefvalError when `out` exists (without force), is the database, or the annotator has no items.
+    bundle. Raises PrefvalError when `out` exists (without force), is any SQLite file (even with force: an earlier
+    bundle may hold answers not merged yet), has a -wal/-shm/-journal file beside it, is the database, or the
+    annotator has no items.
     """
-    check_output(out, [store.path], force, replaceable_sqlite=is_bundle_file)  # before any work
+    check_output(out, [store.path], force, sqlite_output=True)  # before any work
     study = store.get_study(study_name)
     task = get_task(study.task_type)
     annotator = store.ensure_annotator(annotator_name)
@@ -82,7 +84,7 @@ def export_bundle(store: Store, study_name: str, annotator_name: str, out: str, 
 
     content = BundleContent(study=study.model_copy(update={"settings": settings}), annotator_id=annotator.id,
                             units=[_unmarked(u) for u in units], items=redacted, dataset_names=names)
-    with output_path(out, [store.path], force, replaceable_sqlite=is_bundle_file) as tmp:
+    with output_path(out, [store.path], force, sqlite_output=True) as tmp:
         tmp.unlink()  # Store.open creates the file fresh
         try:
             with Store.open(tmp, mode="create") as out_store:

@@ -9,7 +9,10 @@ or, for a writer that needs a path of its own (e.g. a SQLite bundle), `with outp
 
 The rules:
 - an output path that is a database the command works on, or that database's -wal, -shm or -journal file, is
-  refused, and so is any existing SQLite file (its 16-byte header), even with force;
+  refused, and so is any existing SQLite file (its 16-byte header), even with force (a bundle holding answers not
+  merged yet is a SQLite file too);
+- a SQLite output (a bundle) is refused while a -wal, -shm or -journal file lies beside the path: SQLite would
+  replay a stale one into the new file (e.g. what a killed session left), and it is not ours to remove;
 - an existing file is replaced only with force; a folder is never replaced;
 - a symbolic link given as the output is not followed into its target without force (with force the target is
   replaced, under the same rules);
@@ -24,7 +27,7 @@ import errno
 import os
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Iterable, Iterator
 
 from storage.db import is_sqlite_file
 from storage.errors import PrefvalError
@@ -43,15 +46,15 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def check_output(path: str | Path, databases: Iterable[str | Path | None] = (), force: bool = False,
-                 replaceable_sqlite: Callable[[str], bool] | None = None) -> Path:
+                 sqlite_output: bool = False) -> Path:
     """Check that path may be written; return the file that will be replaced or created (the link's target
     when path is a symbolic link and force is given).
 
     databases: database paths the command reads or writes (None and ":memory:" are ignored).
-    replaceable_sqlite: for a command whose output is itself a SQLite file (a bundle): an existing SQLite file for
-    which it returns True (an earlier output of the same kind) may be replaced with force; any other is refused.
+    sqlite_output: the output is itself a SQLite file (a bundle): also refused while its -wal, -shm or -journal
+    file exists.
     Raises PrefvalError (one line) when path is one of those databases or their -wal/-shm/-journal files, an
-    existing SQLite file, a folder, an existing file without force, a symbolic link without force, or in a
+    existing SQLite file (even with force), a folder, an existing file without force, a symbolic link without force, or in a
     folder that does not exist.
     """
     out = str(path)
@@ -72,8 +75,15 @@ def check_output(path: str | Path, databases: Iterable[str | Path | None] = (), 
                 raise PrefvalError(f"{out}: is {what} ({db}{side}); refusing to overwrite it, choose another --out")
     if os.path.isdir(target):
         raise PrefvalError(f"{out}: is a folder; give a file name")
-    if is_sqlite_file(target) and not (replaceable_sqlite is not None and replaceable_sqlite(target)):
-        raise PrefvalError(f"{out}: is a SQLite database; refusing to overwrite it (even with --force)")
+    if is_sqlite_file(target):
+        hint = ": merge it first (`prefval bundle merge`) or choose another --out" if sqlite_output else ""
+        raise PrefvalError(f"{out}: is a SQLite database; refusing to overwrite it (even with --force){hint}")
+    if sqlite_output:
+        for side in SIDE_FILES[1:]:
+            if os.path.lexists(f"{target}{side}"):
+                raise PrefvalError(f"{out}: {target}{side} lies beside it (left by an earlier SQLite session); "
+                                   "SQLite would replay it into the new file: merge or move that file first, "
+                                   "or choose another --out")
     if os.path.lexists(target) and not force:
         raise PrefvalError(f"{out}: already exists; pass --force to replace it")
     folder = os.path.dirname(os.path.abspath(target))
@@ -92,7 +102,7 @@ def _write_error(out: str, folder: str, exc: OSError) -> PrefvalError:
 
 @contextlib.contextmanager
 def output_path(path: str | Path, databases: Iterable[str | Path | None] = (), force: bool = False,
-                replaceable_sqlite: Callable[[str], bool] | None = None) -> Iterator[Path]:
+                sqlite_output: bool = False) -> Iterator[Path]:
     """Yield a temporary file path beside the output; when the block ends without an exception it is renamed
     onto the output (check_output's rules are applied before and again just before the rename; the temporary
     file exists, empty). On an
@@ -100,7 +110,7 @@ def output_path(path: str | Path, databases: Iterable[str | Path | None] = (), f
     check_output, and for a read-only folder or a full disk."""
     databases = list(databases)
     out = str(path)
-    target = check_output(out, databases, force, replaceable_sqlite)
+    target = check_output(out, databases, force, sqlite_output)
     folder = os.path.dirname(os.path.abspath(target))
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
@@ -111,7 +121,7 @@ def output_path(path: str | Path, databases: Iterable[str | Path | None] = (), f
         mode = os.stat(target).st_mode & 0o7777 if target.exists() else 0o666 & ~_umask()
         os.chmod(tmp, mode)
         yield Path(tmp)
-        check_output(out, databases, force, replaceable_sqlite)  # nothing appeared at the path meanwhile that must not be replaced
+        check_output(out, databases, force, sqlite_output)  # nothing appeared at the path meanwhile that must not be replaced
         os.replace(tmp, target)
     except OSError as exc:
         raise _write_error(out, folder, exc) from None

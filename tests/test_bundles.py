@@ -157,7 +157,7 @@ def test_cli_export_then_reexport_carries_earlier_answers(blind_main, tmp_path, 
     out = str(tmp_path / "ana.bundle")
     assert main(["bundle", "export", "bt", "--annotator", "ana", "--out", out, "--db", blind_main]) == 0
     assert main(["bundle", "export", "bt", "--annotator", "ana", "--out", out, "--db", blind_main]) == 1
-    assert "already exists" in capsys.readouterr().err
+    assert "merge it first" in capsys.readouterr().err
     with Store.open(out, mode="create") as b:
         _skip_first(b)
     assert main(["bundle", "merge", out, "--db", blind_main]) == 0

@@ -31,8 +31,16 @@ def test_refusals_name_the_reason(tmp_path):
             f"{out}: is the database's {side} file ({db}-{side}); refusing to overwrite it, choose another --out")
     assert _err(check_output, db, force=True) == f"{db}: is a SQLite database; refusing to overwrite it (even with " \
                                                  "--force)"
-    assert check_output(db, force=True, replaceable_sqlite=lambda p: True) == db
-    assert _err(check_output, db, force=True, replaceable_sqlite=lambda p: False).endswith("(even with --force)")
+    assert _err(check_output, db, force=True, sqlite_output=True) == (
+        f"{db}: is a SQLite database; refusing to overwrite it (even with --force): merge it first "
+        "(`prefval bundle merge`) or choose another --out")
+    fresh = tmp_path / "fresh.bundle"
+    assert check_output(fresh, sqlite_output=True) == fresh
+    for side in ("-wal", "-shm", "-journal"):
+        (tmp_path / f"fresh.bundle{side}").write_bytes(b"x")
+        assert f"fresh.bundle{side} lies beside it" in _err(check_output, fresh, force=True, sqlite_output=True)
+        assert check_output(fresh) == fresh  # a text output does not care
+        (tmp_path / f"fresh.bundle{side}").unlink()
     assert _err(check_output, tmp_path) == f"{tmp_path}: is a folder; give a file name"
     old = tmp_path / "old.txt"
     old.write_text("keep")
