@@ -22,6 +22,8 @@ class StudyData:
     From the same one pass over the log (storage.models.StudyLog): notes, every note row with the annotator's
     decision on the unit; decided, ids of annotators with an answered or skipped row (excluded ones too);
     excluded_answers, the current answers of excluded annotators (not checks), for their time per item.
+    all_answers, all_skipped: every current answer and skip, attention checks and excluded annotators included
+    (what `prefval export` lists; no figure reads them).
     Rows are storage.models.AnswerRow from load_study_data (each answer with its first_seconds, the time per
     item); figure code reads only attributes that Annotation has too.
     """
@@ -40,6 +42,8 @@ class StudyData:
     excluded_answers: list[AnswerRow] = field(default_factory=list)
     notes: list[tuple[AnswerRow, str]] = field(default_factory=list)
     decided: set[str] = field(default_factory=set)
+    all_answers: list[AnswerRow | Annotation] = field(default_factory=list)
+    all_skipped: list[AnswerRow | Annotation] = field(default_factory=list)
 
     def by_unit(self) -> dict[str, dict[str, dict]]:
         """unit_id -> {annotator name -> answer dict} for the current answers."""
@@ -91,7 +95,8 @@ def load_study_data(store: Store, study_name: str) -> StudyData:
                      check_answers=[a for a in answers if a.unit_id in checks],
                      excluded=excluded, adjudications=store.current_adjudications(study.id),
                      notes=log.notes, decided=log.decided,
-                     excluded_answers=[a for a in answers if a.unit_id not in checks and a.annotator_id in out_ids])
+                     excluded_answers=[a for a in answers if a.unit_id not in checks and a.annotator_id in out_ids],
+                     all_answers=answers, all_skipped=skipped)
 
 
 def excluded_annotators(store: Store, study_id: str) -> dict[str, str]:

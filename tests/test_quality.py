@@ -185,3 +185,68 @@ def test_cli_messages_show_names_and_reasons_as_text(checked, capsys, tmp_path):
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
     assert "a\\x1b]52;c;eA==\\x07na" in out
+
+
+def _export(db: str, capsys, *extra: str) -> list[dict]:
+    capsys.readouterr()
+    assert main(["export", "st", "--db", db, *extra]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def test_export_lists_attention_checks_marked_with_their_correctness(checked, capsys):
+    """ana answers her 9 units (3 checks right), bo his 6 other units only and flags one check unanswered with a
+    note: 9 + 6 answer rows, 1 flagged row; 3 checks of ana's marked correct, bo's check row marked unanswered."""
+    with Store.open(checked, mode="create") as s:
+        _answer_all(s, "ana", right=True, seconds=6.0, checks_right=True)
+        study = s.get_study("st")
+        bo = s.ensure_annotator("bo")
+        units = {u.id: u for u in s.units(study.id)}
+        queue = s.assignments(study.id, bo.id)
+        check_a = next(a for a in queue if units[a.unit_id].extra.get("check"))
+        for a in queue:
+            u = units[a.unit_id]
+            if not u.extra.get("check"):
+                s.add_annotation(AnnotationIn(study_id=study.id, unit_id=u.id, item_id=u.item_id,
+                                              annotator_id=bo.id, assignment_id=a.id, status="answered",
+                                              seconds=5.0, answer={"choice": 0, "letter": "A", "shown": "A",
+                                                                   "cant_tell": False}))
+        base = dict(study_id=study.id, unit_id=check_a.unit_id, item_id=units[check_a.unit_id].item_id,
+                    annotator_id=bo.id, assignment_id=check_a.id)
+        s.add_annotation(AnnotationIn(**base, status="flag"))
+        s.add_annotation(AnnotationIn(**base, status="note", note="odd question"))
+        check_item = s.get_items([units[check_a.unit_id].item_id])[units[check_a.unit_id].item_id].external_id
+    rows = _export(checked, capsys)
+    assert len(rows) == 16
+    checks = [r for r in rows if r["attention_check"]]
+    assert sorted((r["annotator"], r["status"], r["check_correct"]) for r in checks) == \
+        [("ana", "answered", True)] * 3 + [("bo", "flagged", None)]
+    flagged = next(r for r in checks if r["annotator"] == "bo")
+    assert flagged["item"] == check_item and flagged["flagged"] is True and flagged["note"] == "odd question"
+    assert all(r["check_correct"] is None for r in rows if not r["attention_check"])
+    assert sum(not r["attention_check"] for r in rows) == 12
+    history = _export(checked, capsys, "--history")
+    assert len(history) == 9 + 6 + 2  # every log row: 15 answers, the flag and the note
+    assert sum(r["attention_check"] for r in history) == 3 + 2
+    assert sorted(r["status"] for r in history if r["annotator"] == "bo" and r["attention_check"]) == \
+        ["flag", "note"]
+
+
+def test_export_keeps_an_excluded_annotators_rows_marked(checked, capsys):
+    """ana right everywhere, bo wrong everywhere, bo excluded: 9 + 9 rows, bo's 9 marked with the reason."""
+    with Store.open(checked, mode="create") as s:
+        _answer_all(s, "ana", right=True, seconds=6.0, checks_right=True)
+        _answer_all(s, "bo", right=False, seconds=6.0, checks_right=False)
+    assert main(["study", "exclude-annotator", "st", "bo", "--reason", "failed attention checks",
+                 "--db", checked]) == 0
+    rows = _export(checked, capsys)
+    assert len(rows) == 18
+    bo = [r for r in rows if r["annotator"] == "bo"]
+    assert len(bo) == 9 and all(r["annotator_excluded"] is True for r in bo)
+    assert {r["excluded_reason"] for r in bo} == {"failed attention checks"}
+    assert sum(r["check_correct"] is False for r in bo) == 3
+    assert all(r["annotator_excluded"] is False and r["excluded_reason"] is None
+               for r in rows if r["annotator"] == "ana")
+    assert main(["export", "st", "--format", "csv", "--db", checked]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 + 18 and "annotator_excluded" in lines[0] and "excluded_reason" in lines[0]
+    assert len(_export(checked, capsys, "--history")) == 18

@@ -35,15 +35,21 @@ def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
     "skipped", or "note" while it is still open): every note is in the export. With history=True one row per log entry (notes, flags
     and unflags included) plus id/supersedes.
     Adjudications follow as rows with annotator_kind "adjudicator" and status "adjudicated" (the final answer)
-    or "excluded" (note: the reason); the ones in force, or every one with history=True."""
+    or "excluded" (note: the reason); the ones in force, or every one with history=True.
+    Every row also has attention_check (the item is an attention check of the study, `--checks`),
+    check_correct (on an answered check: whether the answer is right; None elsewhere or for a check without a
+    key), annotator_excluded and excluded_reason (the annotator is left out of the study's figures by
+    `study exclude-annotator`, and why): checks and excluded annotators' rows are exported like any other,
+    marked, never left out."""
     from annotator.tasks import get_task
     from reports.study_data import load_study_data
 
     data = load_study_data(store, study_name)
     task = get_task(data.study.task_type)
-    units = {u.id: u for u in data.units}
+    units = {u.id: u for u in data.units + data.check_units}
+    checks = {u.id for u in data.check_units}
     log = store.annotations(data.study.id)
-    rows_in = log if history else data.answers
+    rows_in = log if history else data.all_answers
     notes: dict[tuple[str, str], list[str]] = {}
     for a in log:
         if a.status == "note" and a.note:
@@ -59,7 +65,7 @@ def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
         # every note reaches the export: an item with notes but no answer row (skipped, or still open) gets its
         # skip row, else a row with status "note"
         covered = {(a.unit_id, a.annotator_id) for a in rows_in}
-        skips = {(a.unit_id, a.annotator_id): a for a in data.skipped}
+        skips = {(a.unit_id, a.annotator_id): a for a in data.all_skipped}
         for key in notes:
             if key in covered or key[0] not in units:
                 continue
@@ -82,6 +88,12 @@ def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
         if not history:
             row["flagged"] = (a.unit_id, a.annotator_id) in flagged
         row.update({"submitted_at": a.submitted_at, "seconds": a.seconds})
+        name = data.annotators[a.annotator_id].name
+        is_check = a.unit_id in checks
+        row.update({"attention_check": is_check,
+                    "check_correct": task.check_correct(item, a.answer) if is_check and a.status == "answered"
+                    and a.answer else None,
+                    "annotator_excluded": name in data.excluded, "excluded_reason": data.excluded.get(name)})
         if history:
             row.update({"id": a.id, "supersedes": a.supersedes})
         out.append(row)
@@ -99,7 +111,9 @@ def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
                "answer": adj.answer}
         if adj.kind == "final" and adj.answer:
             row.update(task.export_fields(unit, item, item_b, adj.answer))
-        row.update({"note": adj.reason, "submitted_at": adj.submitted_at, "seconds": None})
+        row.update({"note": adj.reason, "submitted_at": adj.submitted_at, "seconds": None,
+                    "attention_check": adj.unit_id in checks, "check_correct": None, "annotator_excluded": False,
+                    "excluded_reason": None})
         if history:
             row.update({"id": adj.id, "supersedes": adj.supersedes})
         out.append(row)
