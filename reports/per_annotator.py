@@ -8,7 +8,8 @@ Rules (stated in the table note):
   the study); min_seconds defaults to 2 s.
 - agreement with the rest: on each unit the annotator answered, the majority (plurality, tie -> no majority) of
   the OTHER annotators' current answers; share of the annotator's answers equal to it (units without a majority
-  of others are left out), and Cohen's kappa (Cohen 1960) between the annotator and that majority when defined.
+  of others are left out); where an adjudication is in force the reference is its final answer instead, and an
+  item excluded by adjudication is left out (issue 9); and Cohen's kappa (Cohen 1960) between the annotator and that majority when defined.
   Two answers are equal when their label is equal: label_fn(answer) when the caller gives one, else the whole
   answer dict without display-only keys (DISPLAY_KEYS, e.g. the letter as shown after shuffling).
 """
@@ -116,8 +117,14 @@ def per_annotator_table(data: StudyData, min_seconds: float = DEFAULT_MIN_SECOND
         secs = per_item.get(aid, [])
         pairs = []
         for a in mine:
-            others = [lab for oid, lab in labels.get(a.unit_id, {}).items() if oid != aid]
-            maj = majority_vote(others) if others else None
+            adj = data.adjudications.get(a.unit_id)
+            if adj is not None and adj.kind == "exclude":
+                continue  # excluded by adjudication: no reference answer
+            if adj is not None and adj.kind == "final":
+                maj = label(adj.answer or {})
+            else:
+                others = [lab for oid, lab in labels.get(a.unit_id, {}).items() if oid != aid]
+                maj = majority_vote(others) if others else None
             if maj is not None:
                 pairs.append((labels[a.unit_id][aid], maj))
         agree = sum(x == y for x, y in pairs) / len(pairs) if pairs else None
@@ -146,8 +153,8 @@ def per_annotator_table(data: StudyData, min_seconds: float = DEFAULT_MIN_SECOND
                      len(checks), "; ".join(flags) or None])
     note = (f"too fast = answered in under {threshold:.1f} s (max of {min_seconds:g} s and a tenth of the median "
             "human time per item); seconds = time to the first complete answer of each item; agreement = share "
-            "of answers equal to the majority of the other annotators on the same item (items without such a "
-            "majority left out); kappa = Cohen's kappa against that majority; attention checks = share of the "
+            "of answers equal to the majority of the other annotators on the same item, or to the adjudicated answer "
+            "where there is one (items without such a majority, or excluded by adjudication, left out); kappa = Cohen's kappa against that majority; attention checks = share of the "
             "keyed check items answered correctly; flags = thresholds missed (study options min_check_accuracy, "
             "max_too_fast_share, min_agreement); an excluded annotator's answers are left out of every figure.")
     return Table(key="per_annotator", title="per annotator",

@@ -250,3 +250,53 @@ def test_export_keeps_an_excluded_annotators_rows_marked(checked, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 1 + 18 and "annotator_excluded" in lines[0] and "excluded_reason" in lines[0]
     assert len(_export(checked, capsys, "--history")) == 18
+
+
+def _three_annotators_adjudicated(db: str) -> None:
+    """4 MCQ items, ana/bo/cy on each; u1 adjudicated to option 2, u2 to option 0, u3 excluded.
+    choices (ana, bo, cy): u0 (0, 0, 0); u1 (0, 1, 2); u2 (1, 1, 0); u3 (3, 2, 2)."""
+    items, _ = make_mcq_items(n=4, with_context=False)
+    choices = {"q0": (0, 0, 0), "q1": (0, 1, 2), "q2": (1, 1, 0), "q3": (3, 2, 2)}
+    with Store.open(db, mode="create") as s:
+        s.import_items("ds", "jsonl", items)
+        create_study(s, StudySpec(name="adj", task="mcq", datasets=["ds"], seed=1, annotators=["ana", "bo", "cy"],
+                                  annotators_per_item=3))
+        study = s.get_study("adj")
+        units = {u.id: u for u in s.units(study.id)}
+        ext = {u.id: s.get_items([u.item_id])[u.item_id].external_id for u in units.values()}
+        for k, who in enumerate(("ana", "bo", "cy")):
+            ann = s.ensure_annotator(who)
+            for a in s.assignments(study.id, ann.id):
+                c = choices[ext[a.unit_id]][k]
+                s.add_annotation(AnnotationIn(study_id=study.id, unit_id=a.unit_id, item_id=units[a.unit_id].item_id,
+                                              annotator_id=ann.id, assignment_id=a.id, status="answered",
+                                              seconds=5.0, answer={"choice": c, "letter": "ABCD"[c], "shown": "A",
+                                                                   "cant_tell": False}))
+        judy = s.ensure_annotator("judy")
+        by_ext = {e: uid for uid, e in ext.items()}
+        s.add_adjudication(study.id, by_ext["q1"], judy.id, "final", answer={"choice": 2, "letter": "C"})
+        s.add_adjudication(study.id, by_ext["q2"], judy.id, "final", answer={"choice": 0, "letter": "A"})
+        s.add_adjudication(study.id, by_ext["q3"], judy.id, "exclude", reason="ambiguous question")
+
+
+def test_agreement_is_with_the_adjudicated_answer_where_there_is_one(db_file):
+    """Against the final answer on u1, u2 and the majority of the others on u0 (u3 excluded, not counted):
+    ana 0=0 yes, 0 vs 2 no, 1 vs 0 no -> 1/3; bo 1/3; cy 0=0, 2=2, 0=0 -> 3/3 (majority-only would give
+    ana 1/2, cy 1/2 on other items)."""
+    _three_annotators_adjudicated(db_file)
+    with Store.open(db_file, mode="ro") as s:
+        rep = build_reports(s, ["adj"])[0]
+    rows = {r[0]: dict(zip(COLS, r)) for r in rep.per_annotator.rows}
+    assert rows["ana"]["agreement with others"] == pytest.approx(1 / 3) and rows["ana"]["items compared"] == 3
+    assert rows["bo"]["agreement with others"] == pytest.approx(1 / 3) and rows["bo"]["items compared"] == 3
+    assert rows["cy"]["agreement with others"] == 1.0 and rows["cy"]["items compared"] == 3
+    assert "adjudicated" in rep.per_annotator.note
+
+
+def test_report_header_counts_final_answers_and_exclusions_apart(db_file):
+    _three_annotators_adjudicated(db_file)
+    with Store.open(db_file, mode="ro") as s:
+        rep = build_reports(s, ["adj"])[0]
+    assert rep.header["adjudicated"] == 2
+    assert rep.header["excluded by adjudication"] == 1
+    assert len(next(t for t in rep.figures.tables if t.key == "adjudication").rows) == 3

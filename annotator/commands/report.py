@@ -62,7 +62,9 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
         adjudicated = adjudication_table(store, data, task)
         if adjudicated is not None:
             figures.tables.append(adjudicated)
-            header["adjudicated"] = len(adjudicated.rows)
+            kinds = [data.adjudications[u.id].kind for u in data.units if u.id in data.adjudications]
+            header["adjudicated"] = kinds.count("final")
+            header["excluded by adjudication"] = kinds.count("exclude")
         for section in (judge_validation_section(data, epsilon=epsilon, min_instances=alt_test_min_items),
                         llm_answers_section(data)):
             if section is not None:
