@@ -82,3 +82,32 @@ def test_export_refuses_a_stale_wal_or_shm_beside_the_path(blind_main, tmp_path,
     assert main(["bundle", "export", "bt", "--annotator", "ana", "--out", out, "--db", blind_main]) == 0
     assert len(_rows(out, "study_items")) == 5
     assert not os.path.exists(out + "-wal") and not os.path.exists(out + "-shm")
+
+
+def test_cli_lines_quote_the_command_and_escape_names(blind_main, tmp_path, capsys):
+    out = str(tmp_path / "my bundle;x.bundle")
+    assert main(["bundle", "export", "bt", "--annotator", "ana", "--out", out, "--db", blind_main]) == 0
+    line = capsys.readouterr().out
+    assert f"--db '{out}'`" in line
+    with Store.open(blind_main, mode="rw") as s:
+        s.db.execute("UPDATE annotators SET name = 'an\x1b[2Ja' WHERE name = 'ana'")
+        s.db.conn.commit()
+    _answer_first(out)
+    with Store.open(out, mode="rw") as b:
+        b.db.execute("UPDATE meta SET value = replace(value, '\"ana\"', '\"an\\u001b[2Ja\"') WHERE key = 'bundle'")
+        b.db.conn.commit()
+    capsys.readouterr()
+    assert main(["bundle", "merge", out, "--db", blind_main]) == 0
+    printed = capsys.readouterr().out
+    assert "\x1b" not in printed and "an\\x1b[2Ja" in printed and "1 rows added" in printed
+
+
+def test_annotate_on_a_bundle_refuses_another_annotator(blind_main, tmp_path, capsys):
+    out = str(tmp_path / "cy.bundle")
+    assert main(["bundle", "export", "bt", "--annotator", "cy", "--out", out, "--db", blind_main]) == 0
+    digest = _sha(out)
+    capsys.readouterr()
+    assert main(["annotate", "bt", "--annotator", "bo", "--db", out, "--new-annotator"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "'cy'" in err and "'bo'" in err, err
+    assert _sha(out) == digest and [r["name"] for r in _rows(out, "annotators")] == ["cy"]

@@ -35,7 +35,8 @@ def run(args: argparse.Namespace) -> int:
 def confirm_newcomer(args: argparse.Namespace) -> bool:
     """Ask before a name new to a study that already has annotators claims items (a mistyped --annotator must
     not lock the real annotator out). True to go on. Without a terminal to ask on, refuses with a one-line error
-    unless --new-annotator was given. Nothing is written before the answer."""
+    unless --new-annotator was given. On a bundle, any annotator but the bundle's own is refused (PrefvalError,
+    even with --new-annotator). Nothing is written before the answer."""
     import sys
 
     from annotator.cli import db_path
@@ -43,6 +44,11 @@ def confirm_newcomer(args: argparse.Namespace) -> bool:
     from storage.errors import PrefvalError
     from storage.store import Store
 
+    with Store.open(db_path(args, must_exist=True), mode="ro") as store:
+        info = store.bundle_info()
+    if info is not None and args.annotator.strip() != info.get("annotator"):
+        raise PrefvalError(f"{db_path(args)}: is the bundle of '{info.get('annotator')}'; only they can annotate "
+                           f"it (not '{args.annotator.strip()}'), or it could not be merged")
     if args.new_annotator:
         return True
     with Store.open(db_path(args, must_exist=True), mode="rw") as store:  # migrated at most; no claim yet

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from annotator.safe_text import echo
 
 
@@ -45,7 +46,8 @@ def run_export(args: argparse.Namespace) -> int:
         counts = export_bundle(store, args.study, args.annotator, args.out, force=args.force)
     echo(f"wrote {args.out}: {counts['study_items']} items of study '{args.study}' for {args.annotator} "
           f"({counts['annotations']} earlier rows of theirs); annotate with "
-          f"`prefval annotate {args.study} --annotator {args.annotator} --db {args.out}`")
+          f"`prefval annotate {shlex.quote(args.study)} --annotator {shlex.quote(args.annotator)} "
+          f"--db {shlex.quote(args.out)}`")
     return 0
 
 
@@ -58,5 +60,5 @@ def run_merge(args: argparse.Namespace) -> int:
     with Store.open(path, mode="rw") as store:
         summaries = merge_bundles(store, args.bundles)
     for s in summaries:
-        print(s.line())
+        echo(s.line())
     return 0
