@@ -208,21 +208,75 @@ def original_release(store: Store, dataset: str, rows: list[dict[str, Any]]
     return fmt, files, left_out
 
 
+#: files every release writes besides its per-dataset files
+SHEET_FILES = ("DATASHEET.md", "datasheet.json")
+
+
+def _dataset_file_stem(dataset: str) -> str:
+    """The file-name stem of a dataset's release files: its name with anything but letters, digits, -, _ and .
+    written as _."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset) or "dataset"
+
+
+def earlier_release_files(folder: Path) -> set[str]:
+    """The names of the files an earlier release wrote into folder, read from its datasheet.json: DATASHEET.md,
+    datasheet.json, one JSONL file per released dataset and the original-layout files. Only plain file names
+    (no folder part) are returned, so a datasheet.json edited by hand cannot name a file outside folder.
+    Raises PrefvalError when datasheet.json is not a release's datasheet."""
+    path = folder / "datasheet.json"
+    try:
+        sheet = json.loads(path.read_text(encoding="utf-8"))
+        rel = sheet["release"]
+        names = set(SHEET_FILES)
+        names.update(f"{_dataset_file_stem(d)}.jsonl" for d in rel["by_dataset"])
+        for orig in (rel.get("original_format") or {}).values():
+            names.update(f["file"] for f in orig["files"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise PrefvalError(f"{path}: not the datasheet of a prefval release ({type(exc).__name__}: {exc}); "
+                           "not replacing anything") from None
+    return {n for n in names if isinstance(n, str) and n and n not in (".", "..") and "/" not in n
+            and os.sep not in n and "\\" not in n}
+
+
+def _check_release_folder(target: Path, out_dir: str, databases: list[str]) -> None:
+    """Refuse (PrefvalError) a folder that holds the database the release reads, its -wal/-shm/-journal file, or
+    any SQLite file: --force never touches a database."""
+    from storage.db import is_sqlite_file
+    from storage.outfile import database_file_of
+
+    for entry in sorted(target.iterdir()):
+        hit = database_file_of(entry, databases)
+        if hit is not None:
+            raise PrefvalError(f"{out_dir}: holds {hit}; refusing to write a release there, choose another --out")
+        if entry.is_file() and is_sqlite_file(entry):
+            raise PrefvalError(f"{out_dir}: holds a SQLite database ({entry.name}); refusing to write a release "
+                               "there (even with --force), choose another --out")
+
+
 def write_release(store: Store, study_names: list[str], out_dir: str, force: bool = False,
                   with_names: bool = False) -> dict[str, Any]:
-    """Write the release into out_dir (built in a temporary folder beside it, then renamed into place) and
-    return the datasheet dict. An existing non-empty out_dir is replaced only with force, and only when it holds
-    an earlier release (datasheet.json). Raises PrefvalError."""
+    """Write the release into out_dir and return the datasheet dict.
+
+    A new or empty out_dir receives the files. A non-empty one only with force, and only when it holds an earlier
+    release (datasheet.json): then the files that earlier release wrote (earlier_release_files) are replaced or
+    removed and nothing else in the folder is touched; a new release file whose name is taken by a file of
+    someone else is refused. A folder that holds the database, its -wal/-shm/-journal file or any SQLite file is
+    refused even with force. The files are first written into a temporary folder beside out_dir; the old release's
+    files are then moved aside, the new ones renamed in, and the old ones deleted (on an error the old ones are
+    put back), so a failure leaves the earlier release as it was. Raises PrefvalError (nothing changed)."""
     target = Path(out_dir)
+    old_files: set[str] = set()
     if target.exists():
         if not target.is_dir():
             raise PrefvalError(f"{out_dir}: exists and is not a folder")
+        _check_release_folder(target, out_dir, [store.path] if store.path != ":memory:" else [])
         if any(target.iterdir()):
             if not force:
                 raise PrefvalError(f"{out_dir}: folder is not empty; pass --force to replace an earlier release")
             if not (target / "datasheet.json").is_file():
                 raise PrefvalError(f"{out_dir}: folder is not an earlier release (no datasheet.json); "
                                    "not replacing it")
+            old_files = earlier_release_files(target)
     parent = target.parent if str(target.parent) else Path(".")
     if not parent.is_dir():
         raise PrefvalError(f"{out_dir}: folder {parent} does not exist")
@@ -232,7 +286,7 @@ def write_release(store: Store, study_names: list[str], out_dir: str, force: boo
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=str(parent)))
     try:
         for dataset, rows in released.items():
-            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset) or "dataset"
+            safe = _dataset_file_stem(dataset)
             with open(tmp / f"{safe}.jsonl", "w", encoding="utf-8", newline="\n") as fh:
                 for r in rows:
                     fh.write(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n")
@@ -248,15 +302,42 @@ def write_release(store: Store, study_names: list[str], out_dir: str, force: boo
                                             encoding="utf-8")
         (tmp / "DATASHEET.md").write_text(render_datasheet_md(sheet), encoding="utf-8")
         os.chmod(tmp, 0o755)
-        if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=str(parent)))
-            os.rmdir(old)
-            os.replace(target, old)
+        if not target.exists():
             os.replace(tmp, target)
-            shutil.rmtree(old)
         else:
-            os.replace(tmp, target)
+            _swap_in(tmp, target, out_dir, old_files)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)
     return sheet
+
+
+def _swap_in(new: Path, target: Path, out_dir: str, old_files: set[str]) -> None:
+    """Replace the old release's files (old_files, names in target) by the files of folder new: the old ones are
+    moved into a folder beside target, the new ones renamed in, then the old ones deleted. On an error every new
+    file moved in is taken out again and the old ones are put back. Raises PrefvalError when a new file's name is
+    taken in target by a file that is not the old release's."""
+    new_names = sorted(p.name for p in new.iterdir())
+    taken = [n for n in new_names if os.path.lexists(target / n) and n not in old_files]
+    if taken:
+        raise PrefvalError(f"{out_dir}: {taken[0]} is there and was not written by the earlier release; "
+                           "not replacing it, move it or choose another --out")
+    aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=str(target.parent)))
+    moved_old: list[str] = []
+    moved_new: list[str] = []
+    try:
+        for n in sorted(old_files):
+            if os.path.lexists(target / n) and not (target / n).is_dir():
+                os.replace(target / n, aside / n)
+                moved_old.append(n)
+        for n in new_names:
+            os.replace(new / n, target / n)
+            moved_new.append(n)
+    except BaseException:
+        for n in moved_new:
+            os.replace(target / n, new / n)
+        for n in moved_old:
+            os.replace(aside / n, target / n)
+        os.rmdir(aside)
+        raise
+    shutil.rmtree(aside)

@@ -45,6 +45,19 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
+def database_file_of(path: str | Path, databases: Iterable[str | Path | None]) -> str | None:
+    """Which of the databases' files path is, in words ("the database (main.db)", "the database's wal file
+    (main.db-wal)"), or None when it is none of them (the database itself or its -wal, -shm or -journal file;
+    None and ":memory:" are ignored)."""
+    for db in databases:
+        if db is None or str(db) == ":memory:":
+            continue
+        for side in SIDE_FILES:
+            if _same_file(str(path), f"{db}{side}"):
+                return (f"the database ({db})" if not side else f"the database's {side[1:]} file ({db}{side})")
+    return None
+
+
 def check_output(path: str | Path, databases: Iterable[str | Path | None] = (), force: bool = False,
                  sqlite_output: bool = False) -> Path:
     """Check that path may be written; return the file that will be replaced or created (the link's target

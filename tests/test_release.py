@@ -4,6 +4,7 @@ byte-identical files."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,108 @@ def test_release_twice_is_byte_identical_and_refuses_to_overwrite(curated, tmp_p
     assert "| passed gold | 8 |" in md and "| items in the studies | 11 |" in md
     sheet = json.loads((out2 / "datasheet.json").read_text())
     assert sheet["release"]["by_dataset"] == {"cands": 4, "personas": 4}
+
+
+def _tree(folder: Path) -> dict[str, str]:
+    import hashlib
+
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "folder"
+            for p in sorted(folder.iterdir())}
+
+
+def test_force_refuses_a_folder_holding_the_database_or_any_sqlite_file(curated, tmp_path, capsys):
+    import shutil
+
+    # the newcomer's repro: an earlier release's datasheet.json copied beside the database, then --force there
+    first = tmp_path / "r"
+    assert main(["release", "pf", "--out", str(first), "--db", curated]) == 0
+    d = tmp_path / "d"
+    d.mkdir()
+    shutil.copy(curated, d / "main.db")
+    shutil.copy(first / "datasheet.json", d / "datasheet.json")
+    (d / "mine.txt").write_text("keep me")
+    before = _tree(d)
+    capsys.readouterr()
+    assert main(["release", "pf", "--out", str(d), "--db", str(d / "main.db"), "--force"]) == 1
+    err = capsys.readouterr().err
+    assert "main.db" in err and len(err.strip().splitlines()) == 1
+    # (opening the database read-only may leave SQLite's own -shm/-wal beside it; the release wrote nothing)
+    assert {k: v for k, v in _tree(d).items() if not k.endswith(("-shm", "-wal"))} == before
+    # the same folder, given another database: main.db is still a SQLite file there and is refused
+    for side in ("main.db-shm", "main.db-wal"):
+        (d / side).unlink(missing_ok=True)
+    before = _tree(d)
+    assert main(["release", "pf", "--out", str(d), "--db", curated, "--force"]) == 1
+    assert "SQLite" in capsys.readouterr().err
+    assert _tree(d) == before
+    # a SQLite file under another name (any application's) is refused too
+    (d / "main.db").rename(d / "notes.bin")
+    before = _tree(d)
+    assert main(["release", "pf", "--out", str(d), "--db", curated, "--force"]) == 1
+    assert _tree(d) == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary folder left
+
+
+def test_force_replaces_only_the_earlier_releases_files(curated, tmp_path, capsys):
+    out, fresh = tmp_path / "out", tmp_path / "fresh"
+    assert main(["release", "pf", "gold", "--out", str(out), "--db", curated]) == 0
+    (out / "mine.txt").write_text("keep me")
+    (out / "sub").mkdir()
+    (out / "sub" / "cands.jsonl").write_text("mine too")
+    assert main(["release", "pf", "--out", str(out), "--db", curated, "--force"]) == 0
+    # cands.jsonl (the earlier release's) is gone; the user's file and folder stay as they were
+    assert sorted(p.name for p in out.iterdir()) == ["DATASHEET.md", "datasheet.json", "mine.txt", "personas.jsonl",
+                                                     "sub"]
+    assert (out / "mine.txt").read_text() == "keep me" and (out / "sub" / "cands.jsonl").read_text() == "mine too"
+    # the replaced files are exactly those of a release of pf into a new folder
+    assert main(["release", "pf", "--out", str(fresh), "--db", curated]) == 0
+    fresh_tree = _tree(fresh)
+    assert {k: v for k, v in _tree(out).items() if k in fresh_tree} == fresh_tree
+    # a new release file whose name is taken by a file the earlier release did not write: refused, nothing changed
+    (out / "cands.jsonl").write_text("my own cands")
+    before = _tree(out)
+    capsys.readouterr()
+    assert main(["release", "pf", "gold", "--out", str(out), "--db", curated, "--force"]) == 1
+    assert "cands.jsonl" in capsys.readouterr().err
+    assert _tree(out) == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary folder left
+
+
+def test_a_failure_while_replacing_leaves_the_earlier_release_intact(curated, tmp_path, monkeypatch):
+    import annotator.release as release_mod
+    import reports.render.datasheet as datasheet_mod
+
+    out = tmp_path / "out"
+    assert main(["release", "pf", "gold", "--out", str(out), "--db", curated]) == 0
+    (out / "mine.txt").write_text("keep me")
+    before = _tree(out)
+
+    def broken(sheet):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(datasheet_mod, "render_datasheet_md", broken)
+    with pytest.raises(OSError):
+        release_mod.write_release(Store.open(curated, mode="ro"), ["pf"], str(out), force=True)
+    assert _tree(out) == before
+    monkeypatch.undo()
+    # the rename of the second new file fails: the first is taken out again and the old files are put back
+    real_replace = os.replace
+    calls = []
+
+    def failing_replace(src, dst):
+        if Path(dst).parent == out and not Path(src).parent.name.startswith(".out.old."):
+            calls.append(Path(dst).name)
+            if len(calls) == 2:
+                raise OSError(5, "Input/output error")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(release_mod.os, "replace", failing_replace)
+    with pytest.raises(OSError):
+        release_mod.write_release(Store.open(curated, mode="ro"), ["pf"], str(out), force=True)
+    monkeypatch.undo()
+    assert len(calls) == 2
+    assert _tree(out) == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
 def test_realpref_items_are_also_released_in_realpref_layout_whole_queries_only(db_file, tmp_path):
