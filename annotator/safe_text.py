@@ -14,35 +14,12 @@ The CLI uses `visible` for what it prints to a terminal; the TUI uses `plain` an
 """
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
+
+from storage.visible_text import has_control, json_safe, visible  # noqa: F401  (re-exported)
 
 if TYPE_CHECKING:  # Textual is imported on first use only: the CLI's reading commands do not need it
     from textual.content import Content
-
-_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-_CONTROL_BUT_LAYOUT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_JSON_RAW = re.compile("[\x7f-\x9f]")
-
-
-def _escape_char(match: re.Match) -> str:
-    ch = match.group(0)
-    return _NAMED.get(ch) or f"\\x{ord(ch):02x}"
-
-
-def visible(text: Any, layout: bool = True) -> str:
-    """str(text) with every control character replaced by a visible escape (``\\x1b``, ``\\x00``, ``\\x9b``,
-    ``\\r``). layout=True keeps newline and tab (multi-line fields); layout=False escapes them too (one-line
-    places: the header, key hints, names). None becomes "". Linear in the length; a string without control
-    characters is returned unchanged."""
-    if text is None:
-        return ""
-    s = text if isinstance(text, str) else str(text)
-    pattern = _CONTROL_BUT_LAYOUT if layout else _CONTROL
-    if pattern.search(s) is None:
-        return s
-    return pattern.sub(_escape_char, s)
 
 
 def plain(text: Any, layout: bool = True) -> "Content":
@@ -60,21 +37,10 @@ def markup(template: str, layout: bool = True, **values: Any) -> "Content":
     return Content.from_markup(template, **{k: visible(v, layout) for k, v in values.items()})
 
 
-def json_safe(text: str) -> str:
-    """JSON text (e.g. json.dumps(..., ensure_ascii=False)) with DEL and the C1 controls written as \\u escapes,
-    which json.dumps leaves raw: the same JSON value, safe to print. (C0 controls are already escaped by json.)"""
-    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
-
-
 def for_stream(text: str, stream: Any) -> str:
     """text as it is for a file or a pipe (data stays data), or `visible(text)` when stream is a terminal."""
     isatty = getattr(stream, "isatty", None)
     return visible(text) if isatty is not None and isatty() else text
-
-
-def has_control(text: str) -> bool:
-    """Whether text holds a control character other than newline and tab (what `visible` would escape)."""
-    return _CONTROL_BUT_LAYOUT.search(text) is not None
 
 
 def echo(*parts: Any, file: Any = None) -> None:

@@ -256,3 +256,29 @@ def test_realpref_items_are_also_released_in_realpref_layout_whole_queries_only(
         first = {it.external_id: it.payload for it in s.items("rp") if it.kind == "mcq"}
     assert set(again) == {e for e, p in first.items() if p["metadata"]["query_id"] in queries[1:]}
     assert all(again[e] == first[e] for e in again)
+
+
+EVIL = "ev\x1b]0;X\x07[/]il\x9b"  # a terminal title escape, a BEL, Textual markup and a C1 CSI
+
+
+@pytest.fixture
+def evil_study(curated):
+    """A study "pf2" over the personas answered by EVIL and bo (both keep every record)."""
+    with Store.open(curated, mode="rw") as s:
+        create_study(s, StudySpec(name="pf2", task="persona_filter", datasets=["personas"], seed=1,
+                                  annotators=[EVIL, "bo"], annotators_per_item=2))
+        for who in (EVIL, "bo"):
+            _answer(s, "pf2", who, {p: {"decision": "keep", "reasons": []} for p in PERSONA_VOTES})
+    return curated
+
+
+def test_datasheet_md_shows_control_characters_from_data_as_visible_escapes(evil_study, tmp_path):
+    out = tmp_path / "r"
+    assert main(["release", "pf2", "--out", str(out), "--db", evil_study, "--names"]) == 0
+    md = (out / "DATASHEET.md").read_bytes()
+    # no C0 control but the newline, no DEL, no C1 (U+009B is c2 9b in UTF-8)
+    assert not [b for b in md if b < 0x20 and b != 0x0A] and b"\x7f" not in md and b"\xc2\x9b" not in md
+    assert "- names: bo, ev\\x1b]0;X\\x07[/]il\\x9b" in md.decode("utf-8")
+    # datasheet.json keeps the name itself (JSON escapes it)
+    sheet = json.loads((out / "datasheet.json").read_text(encoding="utf-8"))
+    assert sheet["studies"][0]["annotator_names"] == ["bo", EVIL]
