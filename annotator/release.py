@@ -4,7 +4,8 @@ An item is released when every given study that contains it lets it pass (TaskTy
 persona_filter, a unanimous or adjudicated gold label, easy test passed, blind test not flagged; an answered item
 for task types without a filter). The output directory holds one JSONL file per dataset of released items, in
 external-id order, and DATASHEET.md + datasheet.json: the funnel, every study's figures with their intervals,
-annotator counts, dates, guidelines and rubric, the exclusions with their reasons, and the prefval version.
+annotator counts, dates, guidelines and rubric, the excluded items and the annotators excluded from each study
+(`study exclude-annotator`), each with its reason, and the prefval version.
 Beside each JSONL file, the dataset's released items in the layout of the benchmark they were imported from
 (original_release: PersonaMem questions CSV + shared contexts, CIMemories profiles, HorizonBench and BenchPreS
 rows as JSONL or Parquet, generic records with their own field names, RealPref records), which prefval's importer
@@ -87,6 +88,13 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
             "funnel": counts,
             "figures": [_figure_dict(f) for f in figures.figures],
         }
+        by_reason: dict[str, list[str]] = {}
+        for who, why in data.excluded.items():
+            by_reason.setdefault(why, []).append(who)
+        entry["excluded_annotators"] = {
+            "count": len(data.excluded),
+            "by_reason": [{"reason": why, "count": len(who), **({"names": sorted(who)} if with_names else {})}
+                          for why, who in sorted(by_reason.items())]}
         if with_names:
             entry["annotator_names"] = humans
             entry["llm_judge_names"] = judges

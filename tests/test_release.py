@@ -282,3 +282,29 @@ def test_datasheet_md_shows_control_characters_from_data_as_visible_escapes(evil
     # datasheet.json keeps the name itself (JSON escapes it)
     sheet = json.loads((out / "datasheet.json").read_text(encoding="utf-8"))
     assert sheet["studies"][0]["annotator_names"] == ["bo", EVIL]
+
+
+def test_datasheet_records_each_annotator_exclusion_with_its_reason(evil_study, tmp_path):
+    # pf: cy is excluded (the reason holds a control character); pf2: EVIL and bo, for two reasons
+    assert main(["study", "exclude-annotator", "pf", "cy", "--reason", "failed 2 of 3 checks\x1b[2J",
+                 "--db", evil_study]) == 0
+    assert main(["study", "exclude-annotator", "pf2", EVIL, "--reason", "too fast", "--db", evil_study]) == 0
+    assert main(["study", "exclude-annotator", "pf2", "bo", "--reason", "another reason", "--db", evil_study]) == 0
+    counts, named = tmp_path / "counts", tmp_path / "named"
+    assert main(["release", "pf", "pf2", "--out", str(counts), "--db", evil_study]) == 0
+    assert main(["release", "pf", "pf2", "--out", str(named), "--db", evil_study, "--names"]) == 0
+    pf, pf2 = json.loads((counts / "datasheet.json").read_text(encoding="utf-8"))["studies"]
+    assert pf["excluded_annotators"] == {"count": 1, "by_reason": [
+        {"reason": "failed 2 of 3 checks\x1b[2J", "count": 1}]}
+    assert pf2["excluded_annotators"] == {"count": 2, "by_reason": [
+        {"reason": "another reason", "count": 1}, {"reason": "too fast", "count": 1}]}
+    assert pf["annotators"]["human"] == 2  # ana and bo answer; cy's answers count nowhere
+    md = (counts / "DATASHEET.md").read_text(encoding="utf-8")
+    assert "- annotators excluded from this study (their answers count nowhere): 1\n  - 1: failed 2 of 3 checks\\x1b[2J" in md
+    assert "(cy)" not in md and "ev\\x1b" not in md
+    named_pf2 = json.loads((named / "datasheet.json").read_text(encoding="utf-8"))["studies"][1]
+    assert named_pf2["excluded_annotators"]["by_reason"] == [
+        {"reason": "another reason", "count": 1, "names": ["bo"]},
+        {"reason": "too fast", "count": 1, "names": [EVIL]}]
+    md = (named / "DATASHEET.md").read_text(encoding="utf-8")
+    assert "  - 1 (bo): another reason\n  - 1 (ev\\x1b]0;X\\x07[/]il\\x9b): too fast" in md

@@ -23,7 +23,8 @@ def _quote(text: str) -> list[str]:
 
 def render_datasheet_md(sheet: dict[str, Any]) -> str:
     """Markdown text of a release datasheet: release counts and funnel, exclusion reasons, then per study its
-    task, dates, annotators, funnel, figures (value, 95% interval, n), guidelines and rubric dimensions."""
+    task, dates, annotators, the annotators excluded with
+    their reasons (names only when the sheet has them), funnel, figures (value, 95% interval, n), guidelines and rubric dimensions."""
     rel = sheet["release"]
     lines = ["# Datasheet", "", f"Made with prefval {_v(sheet['prefval_version'])}.", "",
              f"Released items: {rel['items']}", ""]
@@ -48,6 +49,12 @@ def render_datasheet_md(sheet: dict[str, Any]) -> str:
             lines.append(f"- names: {', '.join(map(_v, st['annotator_names'])) or '—'}"
                          + (f"; LLM judges: {', '.join(map(_v, st['llm_judge_names']))}"
                             if st["llm_judge_names"] else ""))
+        ex = st.get("excluded_annotators") or {"count": 0, "by_reason": []}
+        if ex["count"]:
+            lines.append(f"- annotators excluded from this study (their answers count nowhere): {ex['count']}")
+            for r in ex["by_reason"]:
+                names = f" ({', '.join(map(_v, r['names']))})" if r.get("names") else ""
+                lines.append(f"  - {r['count']}{names}: {_v(r['reason'])}")
         f = st["funnel"]
         lines += [f"- items: {f['units']}; passed {f['passed']}, failed {f['failed']}, undecided {f['undecided']}", ""]
         if st["figures"]:
