@@ -14,6 +14,7 @@ byte-identical files.
 """
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shutil
@@ -209,7 +210,10 @@ def original_release(store: Store, dataset: str, rows: list[dict[str, Any]]
     left_out: dict[str, list[str]] = {}
     if missing:
         left_out[NO_ORIGINAL_RECORD] = sorted(e.external_id for e in missing)
-    files = module.release_files(kept, texts) if kept else []
+    fields = {r["external_id"]: r.get("release") or {} for r in rows}
+    takes_fields = "fields" in inspect.signature(module.release_files).parameters
+    files = (module.release_files(kept, texts, fields=fields) if takes_fields else
+             module.release_files(kept, texts)) if kept else []
     for f in files:
         for reason, ids in f.notes.items():
             left_out.setdefault(reason.replace("_", " "), []).extend(ids)

@@ -133,6 +133,40 @@ def test_horizonbench_parquet_stays_parquet_with_the_same_columns(db_file, tmp_p
         assert sorted(i.external_id for i in s2.items("again")) == sorted(ext[i] for i in (0, 1, 3, 8))
 
 
+def _unlabelled(context: dict) -> dict:
+    """A released CIMemories context without the gold labels prefval adds."""
+    return {k: v for k, v in context.items() if k != "prefval_gold_label"}
+
+
+def test_cimemories_release_carries_each_attributes_gold_label_per_context(db_file, tmp_path):
+    profiles = json.loads((S / "cimemories/sample_profiles.json").read_text(encoding="utf-8"))
+    assert main(["import", "cimemories", str(S / "cimemories/sample_profiles.json"), "--dataset", "cim",
+                 "--db", db_file]) == 0
+    p0 = profiles[0]
+    attrs0 = [k for k, a in p0["information_attributes"].items() if a["information_domain"] != "general"]
+    c0 = p0["contexts"][0]
+    ext = {k: f"{p0['bio']['name']}|{c0['recipient']}|{c0['task']}|{k}" for k in attrs0}
+    # profile 0, context 0: the first 3 attributes unanimously 0 (suppress), the other 6 unanimously 1 (apply);
+    # every other candidate 1, 1, 0 (no gold label: not released)
+    label = {ext[k]: (0 if i < 3 else 1) for i, k in enumerate(attrs0)}
+    with Store.open(db_file, mode="rw") as s:
+        exts = [i.external_id for i in s.items("cim")]
+        people = ("ana", "bo", "cy")
+        create_study(s, StudySpec(name="gold", task="gold_label", datasets=["cim"], seed=1, annotators=list(people),
+                                  options={"context_threshold": "0"}))
+        for n, who in enumerate(people):
+            _answer(s, "gold", who, {e: {"label": label[e] if e in label else (0 if n == 2 else 1)} for e in exts})
+    out, sheet = _release_twice(db_file, tmp_path, ["gold"])
+    assert sheet["release"]["by_dataset"] == {"cim": 9}
+    got = json.loads((out / "cim.cimemories.json").read_text(encoding="utf-8"))
+    assert len(got) == 1 and len(got[0]["contexts"]) == 1
+    context = got[0]["contexts"][0]
+    assert context == {**c0, "prefval_gold_label": {k: (0 if i < 3 else 1) for i, k in enumerate(attrs0)}}
+    assert list(context["prefval_gold_label"]) == attrs0  # the profile's attribute order
+    with _reimport(tmp_path, "cimemories", [out / "cim.cimemories.json"]) as s2:
+        assert {i.external_id for i in s2.items("again")} == set(ext.values())
+
+
 def _gold_chain(db: str, dataset: str, unanimous: set[str], second: set[str]) -> None:
     """Two gold_label rounds over the dataset. gold: ana, bo and cy label every candidate; those in `unanimous`
     get 1, 1, 1, the rest 1, 1, 0 (no gold label: they fail). gold2: dee, eve and fay, unanimous on `second`."""
@@ -177,9 +211,12 @@ def test_cimemories_profiles_cut_to_the_released_contexts_and_attributes(db_file
     general0 = [k for k, a in p0["information_attributes"].items() if a["information_domain"] == "general"]
     assert [list(r) for r in got] == [list(p0), list(p0), list(p1)]
     assert [r["bio"] for r in got] == [p0["bio"], p0["bio"], p1["bio"]]
-    assert got[0]["contexts"] == [p0["contexts"][j] for j in (0, 2, 3)]
-    assert got[1]["contexts"] == [p0["contexts"][1]]
-    assert got[2]["contexts"] == [p1["contexts"][0]]
+    assert [_unlabelled(c) for c in got[0]["contexts"]] == [p0["contexts"][j] for j in (0, 2, 3)]
+    assert [_unlabelled(c) for c in got[1]["contexts"]] == [p0["contexts"][1]]
+    assert [_unlabelled(c) for c in got[2]["contexts"]] == [p1["contexts"][0]]
+    # every released candidate here got 1 (apply) from everyone: each context lists its attributes with 1
+    assert [c["prefval_gold_label"] for c in got[0]["contexts"]] == [dict.fromkeys(attrs0, 1)] * 3
+    assert got[1]["contexts"][0]["prefval_gold_label"] == {k: 1 for k in attrs0 if k != attrs0[2]}
     assert got[0]["information_attributes"] == p0["information_attributes"]
     assert got[1]["information_attributes"] == {k: a for k, a in p0["information_attributes"].items()
                                                 if k != attrs0[2]}
@@ -340,7 +377,7 @@ def test_real_cimemories_sampled_gold_study(db_file, tmp_path):
     for rec in got:
         original = profiles[rec["bio"]["name"]]
         assert list(rec) == list(original) and rec["bio"] == original["bio"]
-        assert all(c in original["contexts"] for c in rec["contexts"])
+        assert all(_unlabelled(c) in original["contexts"] for c in rec["contexts"])
         for k, a in rec["information_attributes"].items():
             assert original["information_attributes"][k] == a
             if a["information_domain"] != "general":

@@ -243,16 +243,32 @@ def _shared_names(profiles: list[tuple[dict, Profile]]) -> set[str]:
     return out
 
 
-def release_files(entries: list[ItemSource], texts: dict[str, str]) -> list[ReleaseFile]:
+#: key added to each released context: the prefval gold label of each of its released attributes
+GOLD_LABEL_KEY = "prefval_gold_label"
+
+
+def release_files(entries: list[ItemSource], texts: dict[str, str],
+                  fields: dict[str, dict[str, Any]] | None = None) -> list[ReleaseFile]:
     """The released items as a CIMemories JSON array of profiles (``.cimemories.json``, 4-space indent).
 
     Per imported profile, in order of its first released item: its contexts (in their order) grouped by the set
     of attributes released in them; each group becomes one copy of the profile holding those contexts and those
-    attributes plus the "general" ones, every other key as imported."""
+    attributes plus the "general" ones, every other key as imported.
+
+    fields: what the release adds to each item, by external id (e.g. {"gold_label": 1}). Where an item has a
+    gold label, its context gains the key GOLD_LABEL_KEY = {attr_key: gold label} (1 = apply, the attribute may
+    be used for this recipient and task; 0 = suppress), keys in the profile's attribute order. The labelled
+    CIMemories files likewise put their labels on each context (``labels_<labeller>`` by memory statement, which
+    repeat within some profiles, so prefval keys by the attribute key); read() ignores the key, so importing the
+    file again gives the same items."""
     kept: dict[str, dict[int, set[str]]] = {}
+    labels: dict[tuple[str, int, str], Any] = {}
     for e in entries:
         kept.setdefault(e.source["profile_src"], {}).setdefault(e.source["context_index"], set()).add(
             e.source["attr_key"])
+        label = (fields or {}).get(e.external_id, {}).get("gold_label")
+        if label is not None:
+            labels[(e.source["profile_src"], e.source["context_index"], e.source["attr_key"])] = label
     out = []
     for sid, by_context in kept.items():
         profile = load_record(texts, sid)
@@ -264,7 +280,13 @@ def release_files(entries: list[ItemSource], texts: dict[str, str]) -> list[Rele
             copy["information_attributes"] = {
                 k: a for k, a in profile["information_attributes"].items()
                 if k in attrs or (isinstance(a, dict) and a.get("information_domain") == SKIPPED_DOMAIN)}
-            copy["contexts"] = [profile["contexts"][j] for j in contexts]
+            copy["contexts"] = []
+            for j in contexts:
+                context = dict(profile["contexts"][j])
+                gold = {k: labels[(sid, j, k)] for k in profile["information_attributes"] if (sid, j, k) in labels}
+                if gold:
+                    context[GOLD_LABEL_KEY] = gold
+                copy["contexts"].append(context)
             out.append(copy)
     data = (json.dumps(out, ensure_ascii=False, indent=4) + "\n").encode("utf-8")
     return [ReleaseFile(".cimemories.json", data, len(out), FORMAT)]
