@@ -81,7 +81,6 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
 
 def run(args: argparse.Namespace) -> int:
     from annotator.cli import db_path
-    from annotator.safe_text import for_stream
     from reports.render import render
     from storage.outfile import check_output, write_output
     from storage.store import Store
@@ -99,5 +98,5 @@ def run(args: argparse.Namespace) -> int:
         write_output(args.out, text, [db], args.force)
         echo(f"report of {len(reports)} studies written to {args.out}", file=sys.stderr)
     else:
-        sys.stdout.write(for_stream(text, sys.stdout))
+        sys.stdout.write(text)  # render() already shows control characters as visible escapes
     return 0

@@ -27,7 +27,12 @@ class StudyReport:
 
 
 def render(reports: list[StudyReport], fmt: str, title: str = "prefval report") -> str:
-    """The whole report as text in one of FORMATS. Raises ValueError for an unknown format."""
+    """The whole report as text in one of FORMATS. Raises ValueError for an unknown format.
+
+    No control character from data (a name holding a terminal escape sequence) leaves here raw, whether the text
+    goes to a terminal, a pipe or --out: JSON writes DEL/C1 as \\u escapes (C0 is already escaped by json),
+    LaTeX makes them visible inside latex_escape (so the backslash is escaped too), and every other format is
+    passed through storage.visible_text.visible (newline and tab kept)."""
     if fmt == "md":
         from reports.render.markdown import render_markdown as fn
     elif fmt == "html":
@@ -38,4 +43,7 @@ def render(reports: list[StudyReport], fmt: str, title: str = "prefval report") 
         from reports.render.json_out import render_json as fn
     else:
         raise ValueError(f"unknown report format {fmt!r} (choose one of {', '.join(FORMATS)})")
-    return fn(reports, title)
+    from storage.visible_text import json_safe, visible
+
+    text = fn(reports, title)
+    return json_safe(text) if fmt == "json" else visible(text)

@@ -6,6 +6,7 @@ import re
 
 from reports.figures import Table
 from reports.render.cells import cell, figure_parts
+from storage.visible_text import visible
 
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
             "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "—": "--",
@@ -14,8 +15,9 @@ _RE = re.compile("|".join(re.escape(k) for k in _SPECIAL))
 
 
 def latex_escape(text: str) -> str:
-    """Text with LaTeX's special characters (\\ & % $ # _ { } ~ ^ < > |) escaped; em/en dashes as --."""
-    return _RE.sub(lambda m: _SPECIAL[m.group(0)], str(text))
+    """Text with control characters made visible (``\\x1b``; newline and tab stay, LaTeX reads them as spaces),
+    then LaTeX's special characters (\\ & % $ # _ { } ~ ^ < > |) escaped; em/en dashes as --."""
+    return _RE.sub(lambda m: _SPECIAL[m.group(0)], visible(text))
 
 
 def _label(*parts: str) -> str:
