@@ -33,10 +33,14 @@ class AdjudicationSession:
     """An adjudicator's pass over the disagreements of one study.
 
     units: the units to adjudicate, in study order. index: position in that list.
-    Raises PrefvalError for an unknown study or when nothing disagrees.
+    An annotator of the study (assigned to it or with an answer in it) adjudicates their own disagreements only
+    with allow_annotator=True (`--allow-annotator`); otherwise, as in annotation tools that keep review apart from
+    annotation, that is refused.
+    Raises PrefvalError for an unknown study, when nothing disagrees, or for an annotator of the study as
+    adjudicator without allow_annotator; the database is unchanged then.
     """
 
-    def __init__(self, store: Store, study_name: str, adjudicator_name: str) -> None:
+    def __init__(self, store: Store, study_name: str, adjudicator_name: str, allow_annotator: bool = False) -> None:
         from reports.study_data import load_study_data
 
         self.store = store
@@ -45,6 +49,12 @@ class AdjudicationSession:
         self.task = get_task(self.study.task_type)
         self.task.check_study(self.study)
         self.items = data.items
+        if not allow_annotator:
+            ids = ({a.annotator_id for a in store.assignments(self.study.id)} | data.decided
+                   | {a.annotator_id for a in data.answers})
+            if adjudicator_name in {data.annotators[i].name for i in ids if i in data.annotators}:
+                raise PrefvalError(f"'{adjudicator_name}' is an annotator of study '{study_name}': an annotator "
+                                   "adjudicating their own disagreements needs --allow-annotator")
         notes: dict[tuple[str, str], list[str]] = {}
         for a, _ in data.notes:  # every note, oldest first, read with the answers
             notes.setdefault((a.unit_id, a.annotator_id), []).append(a.note)

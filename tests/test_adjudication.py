@@ -18,6 +18,7 @@ from storage.models import AnnotationIn, ItemIn
 from storage.store import Store
 from tests.conftest import make_mcq_items
 from tests.test_task_mcq import screen_text
+from tests.tui_helpers import decide
 
 NAMES = ["ana", "bo", "cy"]
 
@@ -108,13 +109,14 @@ async def test_screen_sets_final_answers_excludes_and_changes(mcq3):
         assert "ana: option A" in text and "bo: option A" in text and "cy: option B" in text
         assert "BO-NOTE: the [b]key[/b] looks wrong" in text  # a note is text, never markup
         assert "judge" not in text
-        await pilot.press("b")  # option B in the item's original order: choice 1
+        await decide(pilot, "b")  # option B in the item's original order: choice 1 (once the conversation was seen)
         assert app.session.index == 1
         await pilot.press("E")
         for ch in "ambiguous":
             await pilot.press(ch)
         await pilot.press("enter")
-        await pilot.press("u")  # back to q1: change the final answer
+        await pilot.press("u")  # back to q1: change the final answer (seen already: no scrolling again)
+        await pilot.pause()
         await pilot.press("c")
         await pilot.pause()
     with Store.open(mcq3, mode="create") as s:
@@ -165,3 +167,101 @@ def test_gold_label_adjudicated_through_the_screen_becomes_the_gold_label(db_fil
         assert study_gold_labels(s, "gold") == {"g1": 1, "g2": 1, "g3": None}
         released, _ = build_release(s, ["gold"])
     assert {r["external_id"]: r["release"]["gold_label"] for r in released["c"]} == {"g1": 1, "g2": 1}
+
+
+# ---- never judge what you cannot see, and who may adjudicate ----------------------------------------------------
+LONG = "a long option in the PersonaMem style that wraps over several lines of the pane " * 6
+
+
+@pytest.fixture
+def long_mcq3(db_file):
+    """Two MCQ items with four long options (no conversation); ana, bo and cy pick options 0, 1 and 2 on both, and
+    cy's long note makes the answers column longer than a small screen."""
+    from storage.payloads import McqPayload
+
+    items = [ItemIn(external_id=f"p{i}", kind="mcq", payload=McqPayload(
+        question=f"Which reply suits the user best ({i})?", options=[f"{k}: {LONG}" for k in "ABCD"],
+        correct_index=0).model_dump()) for i in range(2)]
+    plan = {f"p{i}": [_mcq(0), _mcq(1), _mcq(2)] for i in range(2)}
+    notes = {("p0", "cy"): "CY-NOTE " + "the options read alike to me, " * 60}
+    with Store.open(db_file, mode="create") as s:
+        s.import_items("pm", "jsonl", items)
+        create_study(s, StudySpec(name="pm", task="mcq", datasets=["pm"], seed=3, annotators=NAMES))
+        _answer_plan(s, "pm", plan, notes=notes)
+    return db_file
+
+
+def _adjudications(db_file: str, study: str) -> list:
+    with Store.open(db_file, mode="ro") as s:
+        return s.adjudication_log(s.get_study(study).id)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 35)])
+async def test_a_decision_key_counts_only_once_every_option_and_answer_was_on_screen(long_mcq3, size):
+    from tests.tui_helpers import see_all
+
+    app = AdjudicateApp(long_mcq3, "pm", "judy")
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        hint = str(app.screen.query_one("#hint").render())
+        assert "scroll to see" in hint and "option D" in hint and "the answers" in hint, hint
+        await pilot.press("d")
+        await pilot.pause()
+        assert _adjudications(long_mcq3, "pm") == [] and app.session.index == 0
+        assert "option D" in app.screen.seen.unseen_labels()
+        presses = await see_all(pilot)
+        assert presses >= 2  # the options and the answers each needed scrolling
+        assert str(app.screen.query_one("#hint").render()).strip() == ""
+        await pilot.press("d")
+        await pilot.pause()
+        log = _adjudications(long_mcq3, "pm")
+        assert [(a.kind, a.answer["choice"]) for a in log] == [("final", 3)]
+        assert app.session.index == 1
+        # p1 is another item: its options must be scrolled to again before a decision counts
+        await pilot.press("a")
+        await pilot.pause()
+        assert len(_adjudications(long_mcq3, "pm")) == 1
+        # back to p0, seen in this session: a decision there counts at once
+        await pilot.press("u")
+        await pilot.pause()
+        await pilot.pause()
+        await pilot.press("b")
+        await pilot.pause()
+    log = _adjudications(long_mcq3, "pm")
+    assert [(a.kind, a.answer["choice"]) for a in log] == [("final", 3), ("final", 1)]
+    assert log[1].supersedes == log[0].id
+
+
+def test_an_annotator_of_the_study_adjudicates_only_with_allow_annotator(long_mcq3, capsys):
+    from annotator.cli import main
+
+    with Store.open(long_mcq3, mode="ro") as s:
+        before = (len(s.annotators()), s.adjudication_log(s.get_study("pm").id))
+    assert main(["adjudicate", "pm", "--annotator", "ana", "--db", long_mcq3]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "'ana' is an annotator of study 'pm'" in err and "--allow-annotator" in err
+    with Store.open(long_mcq3, mode="ro") as s:
+        assert (len(s.annotators()), s.adjudication_log(s.get_study("pm").id)) == before == (3, [])
+        with pytest.raises(PrefvalError, match="allow-annotator"):
+            AdjudicationSession(s, "pm", "bo")
+        # someone outside the study needs no flag; an annotator with the flag is let in
+        assert AdjudicationSession(s, "pm", "ana", allow_annotator=True).adjudicator.name == "ana"
+    with Store.open(long_mcq3, mode="rw") as s:
+        assert AdjudicationSession(s, "pm", "judy").adjudicator.name == "judy"
+
+
+async def test_allow_annotator_lets_an_annotator_adjudicate_through_the_screen(long_mcq3):
+    from tests.tui_helpers import decide
+
+    app = AdjudicateApp(long_mcq3, "pm", "ana", allow_annotator=True)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await decide(pilot, "c")
+        await pilot.pause()
+    with Store.open(long_mcq3, mode="ro") as s:
+        names = {a.id: a.name for a in s.annotators()}
+    assert [(names[a.adjudicator_id], a.answer["choice"]) for a in _adjudications(long_mcq3, "pm")] == [("ana", 2)]
+
+
+def test_adjudication_screen_at_80x24_says_what_to_scroll(long_mcq3, snap_compare):
+    # the item with options A (cut off below), the answers column and the hint line naming what is not seen yet
+    assert snap_compare(AdjudicateApp(long_mcq3, "pm", "judy"), terminal_size=(80, 24))

@@ -15,6 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "exports, reports and releases use them.")
     p.add_argument("study")
     p.add_argument("--annotator", required=True, help="the adjudicator's name")
+    p.add_argument("--allow-annotator", action="store_true",
+                   help="let an annotator of the study adjudicate (their own disagreements); refused without it")
     add_db_option(p)
     p.set_defaults(func=run)
 
@@ -24,7 +26,8 @@ def run(args: argparse.Namespace) -> int:
     from annotator.safe_text import visible
     from annotator.screens.adjudicate import AdjudicateApp
 
-    app = AdjudicateApp(db_path(args, must_exist=True), args.study, args.annotator)
+    app = AdjudicateApp(db_path(args, must_exist=True), args.study, args.annotator,
+                        allow_annotator=args.allow_annotator)
     app.run_checked()
     done, total = app.session.progress()
     print(visible(f"{args.annotator} adjudicated {done} of {total} disagreements in {args.study}", layout=False))

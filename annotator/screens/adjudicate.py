@@ -4,8 +4,12 @@ Each unit where annotators disagree is shown with the task's own item panel (opt
 beside it, every annotator's answer with their name and notes. The task's decision keys set the final answer
 (saved at once); `+`/`-` turn the pages of a long field; `E` excludes the unit after a reason is typed (enter saves, escape cancels); `s` or `>` goes to
 the next unit, `u` or `<` to the previous one; `q` quits. Nothing from the data is read as markup.
+As on the annotation screen, a decision key counts only once every part of the item the decision is about and
+every annotator's answer have been on screen (annotator/widgets/seen.py); the hint line says what to scroll.
 """
 from __future__ import annotations
+
+import weakref
 
 from rich.text import Text
 from textual import events
@@ -18,6 +22,7 @@ from textual.widgets import Footer, Input, Static
 from annotator.adjudication import AdjudicationSession
 from annotator.crash import OneLineCrash
 from annotator.safe_text import visible
+from annotator.widgets.seen import SeenTracker, must_see, refusal, reveal_first_unseen, unseen_hint
 from storage.errors import PrefvalError
 from storage.store import Store
 
@@ -31,6 +36,7 @@ class AdjudicateScreen(Screen[None]):
     AdjudicateScreen #item { width: 2fr; }
     AdjudicateScreen #answers { width: 1fr; border-left: solid $accent; padding: 0 1; }
     AdjudicateScreen #state { height: auto; padding: 0 1; color: $warning; }
+    AdjudicateScreen #hint { height: 1; padding: 0 1; color: $warning; }
     AdjudicateScreen #keys { height: auto; padding: 0 1; background: $boost; }
     AdjudicateScreen #reason { dock: bottom; display: none; }
     AdjudicateScreen #reason.open { display: block; }
@@ -48,13 +54,18 @@ class AdjudicateScreen(Screen[None]):
         super().__init__()
         self.session = session
         self.partial: dict | None = None
+        self.seen = SeenTracker()  # which parts of the unit on screen (item and answers) have been on screen
+        self._watched: weakref.WeakSet = weakref.WeakSet()
+        self._seen_labels: dict[str, set[str]] = {}  # unit -> labels of its parts seen whole in this session
+        self._seen_keys: set = set()  # seen_keys of parts seen whole on any unit (a conversation up to a message)
 
     def compose(self) -> ComposeResult:
         yield Static("", id="head")
         with Horizontal(id="body"):
             yield Vertical(id="item")
-            yield VerticalScroll(Static("", id="answer-list"), id="answers")
+            yield VerticalScroll(id="answers")
         yield Static("", id="state")
+        yield Static("", id="hint")  # one line always: the hint coming and going never moves the item
         yield Static("", id="keys")
         yield Input(placeholder="why is this item excluded? (enter saves, escape cancels)", id="reason",
                     disabled=True)
@@ -69,7 +80,10 @@ class AdjudicateScreen(Screen[None]):
         self.query_one("#head", Static).update(Text(visible(
             f"adjudicate {s.study.name} ({s.task.name}) · {s.adjudicator.name} · {done}/{total} adjudicated · "
             f"disagreement {s.index + 1}/{total}", layout=False)))
+        self.seen.forget()
         view = s.view()
+        if self.focused is not None and not self._reason_open():
+            self.set_focus(None)  # never leave focus on a widget that is about to be removed
         panel = self.query_one("#item", Vertical)
         await panel.remove_children()
         await panel.mount(s.task.compose_item(view, self.partial, s.store))
@@ -79,7 +93,10 @@ class AdjudicateScreen(Screen[None]):
             lines.append(visible(s.describe(row.answer)) + "\n")
             for note in row.notes:
                 lines.append(f"  note: {visible(note)}\n", style="italic")
-        self.query_one("#answer-list", Static).update(lines)
+        answers = self.query_one("#answers", VerticalScroll)
+        await answers.remove_children()  # new widgets: nothing counts as seen where the last unit's answers were
+        answers.scroll_home(animate=False)
+        await answers.mount(must_see(Static(lines, id="answer-list"), "the answers"))
         cur = s.current.get(s.unit.id)
         state = ""
         if cur is not None and cur.kind == "final":
@@ -94,6 +111,38 @@ class AdjudicateScreen(Screen[None]):
         keys.append(EXCLUDE_KEY, style="bold")
         keys.append(" exclude with a reason")
         self.query_one("#keys", Static).update(keys)
+        self.call_after_refresh(self._track_new_unit)
+
+    # ---- what has been seen (the annotation screen's rule: annotator/widgets/seen.py) ------------------------
+    def _track_new_unit(self) -> None:
+        """A new unit is on screen: collect the parts its decision is about (the item's and the answers) and
+        watch the panes that scroll them."""
+        if not self.is_attached:
+            return
+        unit = self.session.unit.id
+        body = self.query_one("#body", Horizontal)
+        self.seen.reset(body, unit, self._seen_labels.get(unit), self._seen_keys)
+        for pane in self.seen.scroll_containers(body):
+            if pane not in self._watched:
+                self._watched.add(pane)
+                self.watch(pane, "scroll_y", self._scrolled, init=False)
+        self._observe()
+
+    def _scrolled(self, _old: float, _new: float) -> None:
+        self.call_after_refresh(self._observe)
+
+    def _observe(self) -> None:
+        """Record what is visible now and update the "scroll to see" hint."""
+        if not self.is_attached or self.seen.unit != self.session.unit.id:
+            return  # the unit on screen is being replaced: _track_new_unit observes it once it is drawn
+        self.seen.observe()
+        self.query_one("#hint", Static).update(Text(unseen_hint(self.seen.unseen())), layout=False)
+        # remembered for this session: going back to a unit needs no scrolling again for what was seen
+        self._seen_labels.setdefault(self.seen.unit, set()).update(self.seen.seen_labels())
+        self._seen_keys.update(self.seen.seen_keys())
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.call_after_refresh(self._observe)
 
     # ---- keys ------------------------------------------------------------------------------------------
     def _reason_open(self) -> bool:
@@ -120,6 +169,15 @@ class AdjudicateScreen(Screen[None]):
         if decision is None:
             return
         event.stop()
+        if self.seen.unit != s.unit.id:  # drawn, but not laid out and tracked yet
+            self.notify("Not saved: the item is still being drawn.", severity="warning", timeout=3)
+            return
+        self._observe()
+        unseen = self.seen.unseen_labels()
+        if unseen:  # never judge what you cannot see
+            self.notify(refusal(unseen), severity="warning", timeout=6, markup=False)
+            reveal_first_unseen(self, self.seen.unseen())
+            return
         try:
             saved = s.decide(decision)
         except PrefvalError as exc:
@@ -169,16 +227,16 @@ class AdjudicateScreen(Screen[None]):
 
 
 class AdjudicateApp(OneLineCrash, App[None]):
-    """Adjudicate one study's disagreements as one adjudicator. Raises PrefvalError on start for an unknown study
-    or one without disagreements."""
+    """Adjudicate one study's disagreements as one adjudicator. Raises PrefvalError on start for an unknown study,
+    one without disagreements, or an annotator of the study as adjudicator without allow_annotator."""
 
     TITLE = "prefval adjudicate"
     what = "the adjudication screen"
 
-    def __init__(self, db: str | Store, study: str, adjudicator: str) -> None:
+    def __init__(self, db: str | Store, study: str, adjudicator: str, allow_annotator: bool = False) -> None:
         super().__init__()
         self.store = db if isinstance(db, Store) else Store.open(db, mode="rw")
-        self.session = AdjudicationSession(self.store, study, adjudicator)
+        self.session = AdjudicationSession(self.store, study, adjudicator, allow_annotator=allow_annotator)
 
     def on_mount(self) -> None:
         self.push_screen(AdjudicateScreen(self.session))

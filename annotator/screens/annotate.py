@@ -23,7 +23,7 @@ from annotator.safe_text import markup, plain, visible
 from annotator.screens.summary import SummaryScreen
 from annotator.session import PendingDecision, Session
 from annotator.widgets.key_line import KeyLine
-from annotator.widgets.seen import SeenTracker
+from annotator.widgets.seen import SeenTracker, refusal, reveal_first_unseen, unseen_hint
 from annotator.widgets.status_header import StatusHeader
 from storage.errors import DatabaseBusy, PrefvalError
 
@@ -216,24 +216,11 @@ class AnnotateScreen(Screen[None]):
         self._seen_keys.update(self.seen.seen_keys())
 
     def _unseen_hint(self) -> str:
-        unseen = self.seen.unseen()
-        labels = list(dict.fromkeys(getattr(w, "seen_label", "the item") for w in unseen))
-        if not labels:
-            return ""
-        keys = "End: the end, ↓ PgDn scroll" if any(getattr(w, "seen_rule", "") == "end" for w in unseen) else \
-            "↓ PgDn scroll"
-        return f"▼ scroll to see {escape(visible(', '.join(labels), layout=False))} ({keys}, tab: next pane)"
+        return escape(unseen_hint(self.seen.unseen()))
 
     def _reveal_first_unseen(self) -> None:
         """Focus the pane holding the first unseen part, so that ↓ / PgDn scroll it."""
-        unseen = self.seen.unseen()
-        if not unseen:
-            return
-        node = unseen[0]
-        while node is not None and not (node.focusable and node.can_focus):
-            node = node.parent if node.parent is not self else None
-        if node is not None and not self._note_open():
-            self.set_focus(node)
+        reveal_first_unseen(self, self.seen.unseen())
 
     def _draw_recent(self) -> None:
         """The history of the last decisions (newest first) beside the item, like Prodigy's sidebar."""
@@ -340,10 +327,9 @@ class AnnotateScreen(Screen[None]):
                 self.notify("Not saved: the item is still being drawn.", severity="warning", timeout=3)
                 return
         self._observe()
-        unseen = list(dict.fromkeys(self.seen.unseen_labels()))
+        unseen = self.seen.unseen_labels()
         if unseen:  # never judge what you cannot see
-            self.notify(f"Not saved: first scroll to see {visible(', '.join(unseen), layout=False)}.",
-                        severity="warning", timeout=6, markup=False)
+            self.notify(refusal(unseen), severity="warning", timeout=6, markup=False)
             self._reveal_first_unseen()
             return
         await self._save(s.prepare("answered" if decision.complete else "partial", decision.answer,

@@ -129,6 +129,40 @@ class SeenTracker:
         return [getattr(w, "seen_label", "the item") for w in self.unseen()]
 
 
+def unseen_hint(unseen: list[Widget]) -> str:
+    """The state line's "▼ scroll to see option C, option D (↓ PgDn scroll, tab: next pane)" for the parts not
+    seen yet (SeenTracker.unseen()), "" when every part was seen. Plain text: labels come from the data, so a
+    caller that shows it as markup escapes it."""
+    from annotator.safe_text import visible
+
+    labels = list(dict.fromkeys(getattr(w, "seen_label", "the item") for w in unseen))
+    if not labels:
+        return ""
+    keys = "End: the end, ↓ PgDn scroll" if any(getattr(w, "seen_rule", "") == "end" for w in unseen) else \
+        "↓ PgDn scroll"
+    return f"▼ scroll to see {visible(', '.join(labels), layout=False)} ({keys}, tab: next pane)"
+
+
+def refusal(unseen_labels: list[str]) -> str:
+    """The notice for a decision key pressed while parts are unseen: "Not saved: first scroll to see option C."."""
+    from annotator.safe_text import visible
+
+    return f"Not saved: first scroll to see {visible(', '.join(dict.fromkeys(unseen_labels)), layout=False)}."
+
+
+def reveal_first_unseen(screen, unseen: list[Widget]) -> None:
+    """Focus the pane holding the first unseen part (so that ↓ / PgDn scroll it), unless a text field has focus."""
+    from textual.widgets import Input
+
+    if not unseen or isinstance(screen.focused, Input):
+        return
+    node = unseen[0]
+    while node is not None and not (node.focusable and node.can_focus):
+        node = node.parent if node.parent is not screen else None
+    if node is not None:
+        screen.set_focus(node)
+
+
 def _is_pane(widget: Widget) -> bool:
     """A part that scrolls its own content (a conversation pane) rather than being moved by its containers."""
     return isinstance(widget, (ScrollableContainer, ScrollView))
