@@ -192,7 +192,9 @@ def test_two_generate_processes_on_one_pipeline_send_each_request_once(gen_serve
         calls = s.llm_calls()
         runs = {r.id for r in s.runs("generate")}
     assert len(calls) == sent and len(runs) == 2
-    assert {c.run_id for c in calls} == runs  # both processes sent some of the requests
+    # every reply comes from one of the two runs; how the requests split between them depends on timing (under
+    # load one process can take them all), so only the split-free property is asserted
+    assert {c.run_id for c in calls} <= runs
     # one process alone sends as many requests and makes the same items
     from tests.test_generator_pipeline import snapshot
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from storage.models import Annotation, Assignment, Item, Model, Study, Unit
+from storage.errors import PrefvalError
 
 if TYPE_CHECKING:  # pragma: no cover
     from textual.widget import Widget
@@ -163,8 +164,6 @@ class TaskType:
     def build_units(self, store: "Store", spec: StudySpec) -> list[tuple[str, str | None, dict[str, Any]]]:
         """The study's units: (item_id, item_b_id, extra). Default: the items of the first dataset whose kind
         this task accepts, a seeded random sample of `spec.sample` of them when given, in dataset order."""
-        from storage.errors import PrefvalError
-
         if not spec.datasets:
             raise PrefvalError(f"task {self.name} needs --dataset")
         items = [it for it in store.items(spec.datasets[0]) if it.kind in self.item_kinds]
@@ -175,13 +174,7 @@ class TaskType:
                 rule = "; " + type(self).accepts.__doc__.strip().splitlines()[0].rstrip(".")
             raise PrefvalError(f"dataset '{spec.datasets[0]}' has no items a {self.name} study can use "
                                f"(needs kind {' or '.join(self.item_kinds)}{rule})")
-        if spec.sample is not None:
-            if spec.sample <= 0:
-                raise PrefvalError("--sample must be positive")
-            if spec.sample < len(items):
-                picked = sorted(random.Random(spec.seed).sample(range(len(items)), spec.sample))
-                items = [items[i] for i in picked]
-        return [(it.id, None, {}) for it in items]
+        return [(it.id, None, {}) for it in seeded_sample(items, spec)]
 
     def accepts(self, item: Item) -> bool:
         """Whether an item of an accepted kind can be used (override to filter, e.g. only T/F)."""
@@ -306,3 +299,15 @@ class TaskType:
     def figures(self, data: "StudyData") -> "FigureSet":
         """Override: the task's figures for `prefval status` and `prefval report`."""
         raise NotImplementedError
+
+
+def seeded_sample(rows: list, spec: StudySpec) -> list:
+    """The study's `--sample N` of rows: N rows drawn with random.Random(spec.seed), kept in their order; all rows
+    when no sample is asked or N >= len(rows). Raises PrefvalError for N <= 0."""
+    if spec.sample is None:
+        return rows
+    if spec.sample <= 0:
+        raise PrefvalError("--sample must be positive")
+    if spec.sample >= len(rows):
+        return rows
+    return [rows[i] for i in sorted(random.Random(spec.seed).sample(range(len(rows)), spec.sample))]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView
+from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView, seeded_sample
 from storage.errors import PrefvalError
 from storage.models import Item, Unit
 
@@ -96,12 +96,7 @@ class PairwiseTask(TaskType):
             rng.shuffle(a_sh)
             rng.shuffle(b_sh)
             pairs = list(zip(a_sh, b_sh))
-        if spec.sample is not None:
-            if spec.sample <= 0:
-                raise PrefvalError("--sample must be positive")
-            if spec.sample < len(pairs):
-                picked = sorted(random.Random(spec.seed).sample(range(len(pairs)), spec.sample))
-                pairs = [pairs[i] for i in picked]
+        pairs = seeded_sample(pairs, spec)
         how = "file" if spec.pairs else pairing(spec)
         return [(a.id, b.id, {"paired_by": how}) for a, b in pairs]
 

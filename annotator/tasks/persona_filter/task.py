@@ -15,12 +15,11 @@ record_types=persona,profile,... (only records of these types), allow_open=1 (ch
 """
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from annotator.tasks.persona_filter.chain import CHAIN_MODES, RULES, chain_stages, children_of
 from annotator.tasks.base import (
-    Decision, KeyChoice, ReleaseVerdict, StudySpec, TaskType, UnitView, human_answers, option_flag,
+    Decision, KeyChoice, ReleaseVerdict, StudySpec, TaskType, UnitView, human_answers, option_flag, seeded_sample,
 )
 from storage.errors import PrefvalError
 from storage.models import Item, Unit
@@ -114,12 +113,7 @@ class PersonaFilterTask(TaskType):
             if not pairs:
                 raise PrefvalError(f"dataset '{spec.datasets[0]}' has no persona_record items"
                                    + (f" of type {', '.join(types)}" if types else ""))
-        if spec.sample is not None:
-            if spec.sample <= 0:
-                raise PrefvalError("--sample must be positive")
-            if spec.sample < len(pairs):
-                picked = sorted(random.Random(spec.seed).sample(range(len(pairs)), spec.sample))
-                pairs = [pairs[i] for i in picked]
+        pairs = seeded_sample(pairs, spec)
         return [(it.id, None, {"parent_item": parent.id} if parent is not None else {}) for it, parent in pairs]
 
     # ---- the screen -------------------------------------------------------------------------------------
