@@ -12,10 +12,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "time with q and come back to resume where you stopped.")
     p.add_argument("study")
     p.add_argument("--annotator", required=True, help="your name (each annotator gets their own items)")
-    p.add_argument("--new-annotator", action="store_true",
-                   help="confirm that a name new to a study that already has annotators may claim items")
+    add_new_annotator_option(p)
     add_db_option(p)
     p.set_defaults(func=run)
+
+
+def add_new_annotator_option(p: argparse.ArgumentParser) -> None:
+    """--new-annotator, for every command that lets a name claim items of a study (annotate, bundle export); read
+    by confirm_newcomer."""
+    p.add_argument("--new-annotator", action="store_true",
+                   help="confirm that a name new to a study that already has annotators may claim items")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
 
 def confirm_newcomer(args: argparse.Namespace) -> bool:
     """Ask before a name new to a study that already has annotators claims items (a mistyped --annotator must
-    not lock the real annotator out). True to go on. Without a terminal to ask on, refuses with a one-line error
+    not lock the real annotator out), for `annotate` and `bundle export` alike (args: study, annotator,
+    new_annotator, db). True to go on. Without a terminal to ask on, refuses with a one-line error
     unless --new-annotator was given. On a bundle, any annotator but the bundle's own is refused (PrefvalError,
     even with --new-annotator). Nothing is written before the answer."""
     import sys

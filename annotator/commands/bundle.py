@@ -8,6 +8,7 @@ from annotator.safe_text import echo
 
 def register(sub: argparse._SubParsersAction) -> None:
     from annotator.cli import add_db_option
+    from annotator.commands.annotate import add_new_annotator_option
 
     p = sub.add_parser("bundle", help="offline bundles: one annotator's items in a file of their own, merged back",
                        description="Cut one annotator's share of a study into a bundle file they can annotate "
@@ -23,6 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--annotator", required=True)
     e.add_argument("--out", required=True, help="the bundle file to write (a new file)")
     e.add_argument("--force", action="store_true", help="replace an existing file")
+    add_new_annotator_option(e)  # a new name claims items when the bundle is cut: confirmed as on `annotate`
     add_db_option(e)
     e.set_defaults(func=run_export)
     m = bsub.add_parser("merge", help="merge bundles back into the database",
@@ -39,9 +41,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_export(args: argparse.Namespace) -> int:
     from annotator.bundles import export_bundle
     from annotator.cli import db_path
+    from annotator.commands.annotate import confirm_newcomer
     from storage.store import Store
 
     path = db_path(args, must_exist=True)
+    if not confirm_newcomer(args):
+        return 1
     with Store.open(path, mode="rw") as store:
         counts = export_bundle(store, args.study, args.annotator, args.out, force=args.force)
     echo(f"wrote {args.out}: {counts['study_items']} items of study '{args.study}' for {args.annotator} "
