@@ -95,15 +95,20 @@ def export_bundle(store: Store, study_name: str, annotator_name: str, out: str, 
             for suffix in ("-wal", "-shm"):
                 if os.path.exists(f"{tmp}{suffix}"):
                     os.unlink(f"{tmp}{suffix}")
+    # logged once the file is in place: until merged back, the bundle is "out" (see Store.bundles_out)
+    store.record_bundle_export(content.bundle_id, study, annotator.id, str(out), counts["study_items"])
     return counts
 
 
 def merge_bundles(store: Store, paths: list[str]) -> list[MergeSummary]:
-    """Merge bundles into `store`. Every bundle is checked before the first is merged, so a damaged or foreign
-    bundle anywhere in the list leaves the database unchanged. Returns one MergeSummary per bundle.
+    """Merge bundles into `store`. Every bundle is checked before the first is merged, and all are merged in one
+    transaction (each checked again against what the ones before it added: two bundles that together would put
+    an item over its quota are refused), so a damaged, foreign or refused bundle anywhere in the list leaves the
+    database unchanged. Returns one MergeSummary per bundle.
 
     Raises PrefvalError naming the bundle file.
     """
     for p in paths:
         store.merge_bundle(p, dry_run=True)
-    return [store.merge_bundle(p) for p in paths]
+    with store.transaction():
+        return [store.merge_bundle(p) for p in paths]

@@ -172,6 +172,23 @@ def newcomer_question(store: Store, study: Study, name: str) -> str | None:
             f"would claim items of it.{hint}")
 
 
+def bundle_out_warning(store: Store, study: Study, name: str) -> str | None:
+    """One line warning that `name` has a bundle of the study out (exported, not merged back since:
+    Store.bundles_out), printed by the commands that take items from an annotator (`study release|unassign|
+    rename-annotator`) once they did: answers in that bundle on items they no longer hold are refused at merge.
+    None when they have none. Nothing is written."""
+    a = store.find_annotator(name)
+    out = store.bundles_out(study.id, a.id) if a is not None else []
+    if not out:
+        return None
+    last = out[-1]
+    more = f", and {len(out) - 1} earlier bundle(s)" if len(out) > 1 else ""
+    return (f"warning: '{a.name}' has a bundle of study '{study.name}' out that was not merged back: "
+            f"{last['file_name']} (exported {last['exported_at'][:16].replace('T', ' ')} UTC, {last['n_items']} "
+            f"items{more}); its answers on items taken from them will be refused at merge unless the items are "
+            "assigned to them again")
+
+
 def release(store: Store, study: Study, name: str, keep_skipped: bool) -> tuple[int, int]:
     """Give an annotator's unanswered items of a study back to the pool (see Store.release_assignments).
     Returns (released, kept with an answer). Raises PrefvalError when the name holds no items of the study."""

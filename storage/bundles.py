@@ -10,16 +10,21 @@ id). Every row keeps the id it has in the main database (ids are derived or copi
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import sqlite3
+import tempfile
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from storage.db import now_iso, write_transaction
 from storage.errors import PrefvalError
-from storage.models import Item, Study, Unit
+from storage.models import Item, Study, Unit, new_id
+from storage.studies import unit_quota
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _BATCH = 500
@@ -34,6 +39,7 @@ class BundleContent:
     units: that annotator's units. items: item id -> Item to store (payload as it should appear in the bundle;
     items a screen needs besides the units' own, such as a persona record's parent, included).
     dataset_names: dataset id -> the name the bundle shows for it.
+    bundle_id: this bundle's own id (its meta record and the main database's bundle_exports row name it).
     """
 
     study: Study
@@ -42,6 +48,7 @@ class BundleContent:
     items: dict[str, Item]
     dataset_names: dict[str, str]
     extra_meta: dict[str, Any] = field(default_factory=dict)
+    bundle_id: str = field(default_factory=new_id)
 
 
 @dataclass
@@ -154,11 +161,37 @@ class BundlesMixin:
             counts["assignments"] = len(assignments)
             out.db["annotations"].insert_all(annotations, batch_size=_BATCH)
             counts["annotations"] = len(annotations)
-            info = {"database_id": self.database_id(), "study_id": study.id, "study": study.name,
+            info = {"database_id": self.database_id(), "bundle_id": content.bundle_id, "study_id": study.id,
+                    "study": study.name, "study_created_at": study.created_at,
                     "annotator_id": content.annotator_id, "annotator": ann[1], "created_at": now_iso(),
                     **content.extra_meta}
             out.db["meta"].insert({"key": "bundle", "value": json.dumps(info)})
         return counts
+
+    # ---- the log of bundles cut and merged back ---------------------------------------------------------------
+    def record_bundle_export(self, bundle_id: str, study: Study, annotator_id: str, file_name: str,
+                             n_items: int) -> None:
+        """Append the row saying that a bundle of `n_items` units of `study` for one annotator was written to
+        `file_name` (as the user named it) now. Append-only (bundle_exports)."""
+        with write_transaction(self.db):
+            self.db["bundle_exports"].insert({"id": bundle_id, "study_id": study.id, "study_name": study.name,
+                                              "annotator_id": annotator_id, "exported_at": now_iso(),
+                                              "file_name": file_name, "n_items": n_items})
+
+    def bundles_out(self, study_id: str, annotator_id: str | None = None) -> list[dict[str, Any]]:
+        """The bundles of a study (of one annotator, when given) that were exported and not merged back since:
+        bundle_exports rows with no bundle_merges row of the same bundle id. Oldest first, each
+        {"bundle_id", "annotator", "annotator_id", "file_name", "exported_at" (ISO, UTC), "n_items"}."""
+        where, params = "e.study_id = ?", [study_id]
+        if annotator_id is not None:
+            where, params = where + " AND e.annotator_id = ?", params + [annotator_id]
+        return [{"bundle_id": r[0], "annotator_id": r[1], "annotator": r[2] or r[1], "file_name": r[3],
+                 "exported_at": r[4], "n_items": r[5]}
+                for r in self.db.execute(
+                    "SELECT e.id, e.annotator_id, n.name, e.file_name, e.exported_at, e.n_items FROM bundle_exports e "
+                    "LEFT JOIN annotators n ON n.id = e.annotator_id "
+                    f"WHERE {where} AND NOT EXISTS (SELECT 1 FROM bundle_merges m WHERE m.bundle_id = e.id) "
+                    "ORDER BY e.exported_at, e.id", params)]
 
     # ---- merging a bundle back ------------------------------------------------------------------------------
     def merge_bundle(self, bundle_path: str | Path, dry_run: bool = False) -> MergeSummary:
@@ -166,50 +199,59 @@ class BundlesMixin:
 
         Checks first, writing nothing when any check fails (PrefvalError, one line naming the file):
         the file is a readable, intact SQLite database (quick_check); it is a prefval bundle (meta 'bundle');
-        it was cut from THIS database (database id) and its study still exists here with the same id; its
-        annotator is assigned in that study here; every row to add names a unit, item and assignment of that
-        study that exist here, belongs to the bundle's annotator, and is a row of the study.
-        Rows already present (same id) are counted, not changed. Returns a MergeSummary. dry_run: check and
-        count only, write nothing.
+        it was cut from THIS database (database id) and from this instance of its study (study id: a study deleted
+        and created again under the same name is another instance); its annotator is assigned in that study here;
+        every row to add names a unit, item and assignment of that study that exist here and belongs to the
+        bundle's annotator; the annotator still holds every unit a row to add is on (an assignment released by
+        `study release|unassign|rename-annotator` since the bundle was cut refuses the whole bundle, naming the
+        first such item); and no answer to add makes an item's human annotators (those who answered it or hold
+        it, LLM judges not counted) more than its quota (storage.studies.unit_quota).
+        Rows already present (same id) are counted, not changed, and not checked again. The bundle is read
+        without creating any file beside it (bundle_connection). Unless dry_run, the merge is logged
+        (bundle_merges) when it adds rows or is the bundle's first (so that it no longer counts as out, even
+        with nothing new): merging the same bundle again changes nothing.
+        Returns a MergeSummary. dry_run: check and count only, write nothing.
         """
         path = str(bundle_path)
-        bundle = open_bundle_readonly(path)
-        try:
-            info_row = _safe_fetch(bundle, path, "SELECT value FROM meta WHERE key = 'bundle'")
-            if info_row is None:
-                raise PrefvalError(f"{path}: not a prefval bundle (no bundle record; make one with "
-                                   "`prefval bundle export`)")
-            info = json.loads(info_row[0])
-            if info.get("database_id") != self.database_id():
-                raise PrefvalError(f"{path}: this bundle was made from another database, not {self.path}")
-            study_row = self.db.execute("SELECT id, name FROM studies WHERE id = ?", [info["study_id"]]).fetchone()
-            if study_row is None:
-                raise PrefvalError(f"{path}: its study '{info.get('study')}' does not exist in {self.path}")
-            study_id, annotator_id = info["study_id"], info["annotator_id"]
-            if not self.db.execute("SELECT 1 FROM assignments WHERE study_id = ? AND annotator_id = ? LIMIT 1",
-                                   [study_id, annotator_id]).fetchone():
-                raise PrefvalError(f"{path}: annotator '{info.get('annotator')}' is not assigned in study "
-                                   f"'{study_row[1]}' of {self.path}")
-            cols = [r[1] for r in bundle.execute("PRAGMA table_info(annotations)")]
-            rows = [dict(zip(cols, r)) for r in _safe_all(bundle, path, "SELECT * FROM annotations "
-                                                                        "ORDER BY submitted_at, id")]
-        finally:
-            bundle.close()
+        info, rows = _read_bundle(path)
+        if info.get("database_id") != self.database_id():
+            raise PrefvalError(f"{path}: this bundle was made from another database, not {self.path}")
+        study_row = self.db.execute("SELECT id, name, settings FROM studies WHERE id = ?",
+                                    [info["study_id"]]).fetchone()
+        if study_row is None:
+            same_name = self.db.execute("SELECT created_at FROM studies WHERE name = ?",
+                                        [info.get("study")]).fetchone()
+            if same_name is not None:
+                made = info.get("study_created_at")
+                raise PrefvalError(
+                    f"{path}: belongs to another instance of study '{info.get('study')}' (that study was deleted "
+                    f"and a new one of the same name created {same_name[0][:16].replace('T', ' ')} UTC"
+                    f"{'; the bundle is of the one created ' + made[:16].replace('T', ' ') + ' UTC' if made else ''})"
+                    f"; nothing merged into {self.path}")
+            raise PrefvalError(f"{path}: its study '{info.get('study')}' does not exist in {self.path}")
+        study_id, annotator_id = info["study_id"], info["annotator_id"]
+        study_name, settings = study_row[1], json.loads(study_row[2] or "{}")
+        who = info.get("annotator", annotator_id)
+        held = {r[0]: r[1] for r in self.db.execute(
+            "SELECT unit_id, released_at FROM assignments WHERE study_id = ? AND annotator_id = ?",
+            [study_id, annotator_id])}
+        if not held:
+            raise PrefvalError(f"{path}: annotator '{who}' is not assigned in study '{study_name}' of {self.path}")
         main_cols = [r[1] for r in self.db.execute("PRAGMA table_info(annotations)")]
         assignments = {r[0]: (r[1], r[2]) for r in self.db.execute(
             "SELECT id, unit_id, annotator_id FROM assignments WHERE study_id = ?", [study_id])}
-        units = {r[0]: (r[1], r[2]) for r in self.db.execute(
-            "SELECT id, item_id, item_b_id FROM study_items WHERE study_id = ?", [study_id])}
+        units = {r[0]: (r[1], r[2], r[3]) for r in self.db.execute(
+            "SELECT id, item_id, item_b_id, extra FROM study_items WHERE study_id = ?", [study_id])}
         present = {r[0] for r in self.db.execute(
             "SELECT id FROM annotations WHERE study_id = ? AND annotator_id = ?", [study_id, annotator_id])}
         new_rows, already = [], 0
-        for i, row in enumerate(rows, 1):
+        for row in rows:
             where = f"{path}: annotation {row.get('id')}"
             if row.get("study_id") != study_id or row.get("annotator_id") != annotator_id:
                 raise PrefvalError(f"{where}: field 'annotator_id': not the bundle's annotator and study")
             if row["unit_id"] not in units:
-                raise PrefvalError(f"{where}: field 'unit_id': no such unit in study '{study_row[1]}'")
-            if row.get("item_id") and row["item_id"] not in units[row["unit_id"]]:
+                raise PrefvalError(f"{where}: field 'unit_id': no such unit in study '{study_name}'")
+            if row.get("item_id") and row["item_id"] not in units[row["unit_id"]][:2]:
                 raise PrefvalError(f"{where}: field 'item_id': not an item of its unit")
             if row.get("assignment_id") and assignments.get(row["assignment_id"]) != (row["unit_id"],
                                                                                       annotator_id):
@@ -220,41 +262,91 @@ class BundlesMixin:
                 continue
             present.add(row["id"])
             new_rows.append({k: row.get(k) for k in main_cols})
+        self._check_still_held(path, who, study_id, study_name, annotator_id, settings, units, held, new_rows)
         added: dict[str, int] = {}
         for r in new_rows:
             added[r["status"]] = added.get(r["status"], 0) + 1
-        if new_rows and not dry_run:
+        bundle_id = info.get("bundle_id")
+        first_merge = bundle_id is not None and self.db.execute(
+            "SELECT 1 FROM bundle_merges WHERE bundle_id = ?", [bundle_id]).fetchone() is None
+        if not dry_run and (new_rows or first_merge):
             try:
                 with write_transaction(self.db):
                     self.db["annotations"].insert_all(new_rows, batch_size=_BATCH)
-                    self._insert_event("bundle_merged", study_id, annotator_id,
-                                       {"path": os.path.basename(path), "added": len(new_rows),
-                                        "already_present": already})
+                    self.db["bundle_merges"].insert({"id": new_id(), "bundle_id": bundle_id,
+                                                     "study_id": study_id, "annotator_id": annotator_id,
+                                                     "merged_at": now_iso(), "file_name": path,
+                                                     "added": len(new_rows)})
+                    if new_rows:
+                        self._insert_event("bundle_merged", study_id, annotator_id,
+                                           {"path": os.path.basename(path), "added": len(new_rows),
+                                            "already_present": already})
             except sqlite3.IntegrityError as exc:
                 raise PrefvalError(f"{path}: could not merge ({exc}); {self.path} is unchanged") from None
-        return MergeSummary(path=path, study=study_row[1], annotator=info.get("annotator", annotator_id),
-                            added=added, already_present=already)
+        return MergeSummary(path=path, study=study_name, annotator=who, added=added, already_present=already)
+
+    def _check_still_held(self, path: str, who: str, study_id: str, study_name: str, annotator_id: str,
+                          settings: dict[str, Any], units: dict[str, tuple], held: dict[str, str | None],
+                          new_rows: list[dict]) -> None:
+        """Refuse (PrefvalError naming the file, the annotator and the first item) new rows on a unit the annotator
+        no longer holds here, and new answers that would put a unit over its quota of human annotators."""
+        def item_name(unit_id: str) -> str:
+            ids = [i for i in units[unit_id][:2] if i]
+            ext = dict(self.db.execute(f"SELECT id, external_id FROM items WHERE id IN ({','.join('?' * len(ids))})",
+                                       ids).fetchall())
+            return " / ".join(str(ext.get(i, i)) for i in ids)
+
+        for r in new_rows:
+            if held.get(r["unit_id"], "never") is not None:
+                how = "was never assigned" if r["unit_id"] not in held else \
+                    f"no longer holds (released {held[r['unit_id']][:16].replace('T', ' ')} UTC)"
+                raise PrefvalError(f"{path}: annotator '{who}' {how} item '{item_name(r['unit_id'])}' of study "
+                                   f"'{study_name}' in {self.path}, and the bundle has a {r['status']} row on it; "
+                                   "nothing merged (assign it to them again to merge)")
+        answering = sorted({r["unit_id"] for r in new_rows if r["status"] == "answered"})
+        if not answering:
+            return
+        answered_before = {r[0] for r in self.db.execute(
+            "SELECT DISTINCT unit_id FROM annotations WHERE study_id = ? AND annotator_id = ? AND status = 'answered'",
+            [study_id, annotator_id])}
+        for unit_id in answering:
+            if unit_id in answered_before:  # already counted as one of the item's annotators
+                continue
+            others = self.db.execute(
+                "SELECT COUNT(*) FROM annotators n WHERE n.id != ?1 AND COALESCE(n.kind, 'human') != 'llm' AND ("
+                "EXISTS (SELECT 1 FROM annotations a WHERE a.study_id = ?2 AND a.unit_id = ?3 "
+                "AND a.annotator_id = n.id AND a.status = 'answered') OR "
+                "EXISTS (SELECT 1 FROM assignments s WHERE s.study_id = ?2 AND s.unit_id = ?3 "
+                "AND s.annotator_id = n.id AND s.released_at IS NULL))",
+                [annotator_id, study_id, unit_id]).fetchone()[0]
+            extra = units[unit_id][2]
+            quota = unit_quota(settings, json.loads(extra) if extra else {})
+            if others + 1 > quota:
+                raise PrefvalError(f"{path}: item '{item_name(unit_id)}' of study '{study_name}' already has {others} "
+                                   f"other annotator(s) and a quota of {quota}; the answer of '{who}' would exceed "
+                                   f"it; nothing merged into {self.path}")
 
 
 def is_bundle_file(path: str | Path) -> bool:
-    """Whether path is an intact prefval bundle (its meta table names what it is a bundle of). Never raises."""
+    """Whether path is an intact prefval bundle (its meta table names what it is a bundle of). Never raises;
+    creates no file."""
     try:
-        conn = open_bundle_readonly(str(path))
-    except PrefvalError:
+        with bundle_connection(str(path)) as conn:
+            return conn.execute("SELECT 1 FROM meta WHERE key = 'bundle'").fetchone() is not None
+    except (PrefvalError, sqlite3.DatabaseError):
         return False
-    try:
-        return conn.execute("SELECT 1 FROM meta WHERE key = 'bundle'").fetchone() is not None
-    except sqlite3.DatabaseError:
-        return False
-    finally:
-        conn.close()
 
 
-def open_bundle_readonly(path: str) -> sqlite3.Connection:
-    """A read-only connection to a bundle file after checking it is an intact SQLite file.
+@contextlib.contextmanager
+def bundle_connection(path: str) -> Iterator[sqlite3.Connection]:
+    """A read-only view of a bundle file, checked to be an intact SQLite file, that creates no file beside it.
 
-    Raises PrefvalError (one line) for a missing file, a file that is not SQLite, or one that is truncated or
-    corrupt (PRAGMA quick_check).
+    A bundle is read where it lies with SQLite's immutable=1 (no -wal or -shm is created, no lock taken) when
+    nothing beside it holds changes. A bundle whose last changes are still in its -wal (a session killed, or
+    still open) or that has a hot -journal is copied with that file into a private temporary folder, and the copy
+    is opened normally, so the changes count and nothing beside the bundle is created or altered; the copy is
+    removed on leaving. Raises PrefvalError (one line) for a missing file, a file that is not SQLite, or one
+    that is truncated or corrupt (PRAGMA quick_check).
     """
     p = Path(path)
     if not p.is_file():
@@ -263,28 +355,45 @@ def open_bundle_readonly(path: str) -> sqlite3.Connection:
         head = fh.read(len(SQLITE_MAGIC))
     if head != SQLITE_MAGIC:
         raise PrefvalError(f"{path}: not a prefval bundle (not an SQLite file)")
+    sides = [side for side in ("-wal", "-journal")
+             if os.path.isfile(f"{p}{side}") and os.path.getsize(f"{p}{side}") > 0]
+    private = tempfile.mkdtemp(prefix="prefval-bundle-") if sides else None
+    conn = None
     try:
-        conn = sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True)
-        result = conn.execute("PRAGMA quick_check").fetchall()
-    except sqlite3.DatabaseError as exc:
-        raise PrefvalError(f"{path}: damaged or truncated bundle ({exc})") from None
-    if result != [("ok",)]:
-        conn.close()
-        raise PrefvalError(f"{path}: damaged or truncated bundle (integrity check: {result[0][0]})")
-    return conn
+        if private:
+            copy = Path(private) / "bundle.db"
+            shutil.copyfile(p, copy)
+            for side in sides:
+                shutil.copyfile(f"{p}{side}", f"{copy}{side}")
+            uri = f"file:{urllib.parse.quote(str(copy))}?mode=rw"
+        else:
+            uri = f"file:{urllib.parse.quote(str(p.resolve()))}?mode=ro&immutable=1"
+        try:
+            conn = sqlite3.connect(uri, uri=True)
+            result = conn.execute("PRAGMA quick_check").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise PrefvalError(f"{path}: damaged or truncated bundle ({exc})") from None
+        if result != [("ok",)]:
+            raise PrefvalError(f"{path}: damaged or truncated bundle (integrity check: {result[0][0]})")
+        yield conn
+    finally:
+        if conn is not None:
+            conn.close()
+        if private:
+            shutil.rmtree(private, ignore_errors=True)
 
 
-def _safe_fetch(conn: sqlite3.Connection, path: str, sql: str):
-    try:
-        return conn.execute(sql).fetchone()
-    except sqlite3.DatabaseError as exc:
-        raise PrefvalError(f"{path}: not a prefval bundle ({exc})") from None
-
-
-def _safe_all(conn: sqlite3.Connection, path: str, sql: str):
-    try:
-        return conn.execute(sql).fetchall()
-    except sqlite3.DatabaseError as exc:
-        raise PrefvalError(f"{path}: not a prefval bundle ({exc})") from None
-
-
+def _read_bundle(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The bundle record (meta 'bundle') and every annotation row of a bundle file, oldest first, read through
+    bundle_connection. Raises PrefvalError (one line naming the file) when it is not an intact prefval bundle."""
+    with bundle_connection(path) as bundle:
+        try:
+            info_row = bundle.execute("SELECT value FROM meta WHERE key = 'bundle'").fetchone()
+            if info_row is None:
+                raise PrefvalError(f"{path}: not a prefval bundle (no bundle record; make one with "
+                                   "`prefval bundle export`)")
+            cols = [r[1] for r in bundle.execute("PRAGMA table_info(annotations)")]
+            rows = [dict(zip(cols, r)) for r in bundle.execute("SELECT * FROM annotations ORDER BY submitted_at, id")]
+        except sqlite3.DatabaseError as exc:
+            raise PrefvalError(f"{path}: not a prefval bundle ({exc})") from None
+    return json.loads(info_row[0]), rows

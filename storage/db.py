@@ -511,6 +511,28 @@ def _m14_llm_claims_and_budget_shares(db: sqlite_utils.Database) -> None:
     )
 
 
+
+def _m15_bundle_log(db: sqlite_utils.Database) -> None:
+    # Every bundle cut from this database (`prefval bundle export`) and every merge of one back, append-only, so
+    # that taking an annotator off a study, or deleting it, can see a bundle still out. No foreign keys: the log
+    # outlives a deleted study (a bundle of it is then named as belonging to another instance of the study).
+    db["bundle_exports"].create(
+        {"id": str, "study_id": str, "study_name": str, "annotator_id": str, "exported_at": str, "file_name": str,
+         "n_items": int},
+        pk="id", not_null={"study_id", "annotator_id", "exported_at", "file_name", "n_items"},
+    )
+    db["bundle_exports"].create_index(["study_id", "annotator_id"])
+    db["bundle_merges"].create(
+        {"id": str, "bundle_id": str, "study_id": str, "annotator_id": str, "merged_at": str, "file_name": str,
+         "added": int},
+        pk="id", not_null={"study_id", "annotator_id", "merged_at", "file_name", "added"},
+    )
+    db["bundle_merges"].create_index(["bundle_id"])
+    for table in ("bundle_exports", "bundle_merges"):
+        for op in ("UPDATE", "DELETE"):
+            db.execute(f"CREATE TRIGGER {table}_no_{op.lower()} BEFORE {op} ON {table} "
+                       f"BEGIN SELECT RAISE(ABORT, '{table} is append-only'); END")
+
 # Append new migrations at the end; never edit one that has shipped.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "initial schema", _m1_initial),
@@ -528,6 +550,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (13, "llm_calls.key_version (api_base in the cache key)", _m13_llm_call_key_version),
     (14, "llm_claims and llm_budget_shares (one request per key across processes)",
      _m14_llm_claims_and_budget_shares),
+    (15, "bundle_exports and bundle_merges (bundles out)", _m15_bundle_log),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -193,12 +193,21 @@ class StudiesMixin:
     def delete_study(self, name: str) -> int:
         """Delete a study that has no annotation rows at all (no answer, skip, note or flag), with its units and
         assignments. Returns the number of units removed. Raises PrefvalError when the study has annotations
-        (they are append-only: a study with answers can only be archived)."""
+        (they are append-only: a study with answers can only be archived) or a bundle out (exported and not
+        merged back: Store.bundles_out), whose answers could then never be merged."""
         study = self.get_study(name)
         n_rows = self.db.execute("SELECT COUNT(*) FROM annotations WHERE study_id = ?", [study.id]).fetchone()[0]
         if n_rows:
             raise PrefvalError(f"study '{name}' has {n_rows} annotation row(s), which are never deleted; "
                                f"use `prefval study archive {name}` to hide it instead")
+        out = self.bundles_out(study.id)
+        if out:
+            b = out[-1]
+            raise PrefvalError(f"study '{name}' has {len(out)} bundle(s) out that were not merged back, the latest "
+                               f"{b['file_name']} of '{b['annotator']}' (exported "
+                               f"{b['exported_at'][:16].replace('T', ' ')} UTC); its answers could never be merged: "
+                               f"merge it first (`prefval bundle merge`), or `prefval study archive {name}` to hide "
+                               "the study instead")
         with write_transaction(self.db):
             n_units = self.db.execute("SELECT COUNT(*) FROM study_items WHERE study_id = ?", [study.id]).fetchone()[0]
             self.db.execute("DELETE FROM assignments WHERE study_id = ?", [study.id])

@@ -27,7 +27,8 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
     Progress comes from SQL counts (Store.study_progress, Store.annotator_progress): time and memory do not grow
     with the number of answers. Without names, "annotators" holds counts only (median_seconds None; empty when
     with_annotators=False, as the one-line-per-study text needs no per-annotator rows). With names, only those
-    studies, each with the annotators' median seconds, "figures", "tables" and "notes": the study's answers and
+    studies, each with the annotators' median seconds, "figures", "tables", "notes" and "bundles_out" (bundles
+    exported and not merged back since: [{annotator, file_name, exported_at, n_items}]): the study's answers and
     its log are read once (reports.study_data.load_study_data) for all four.
     """
     from annotator.tasks import get_task
@@ -71,6 +72,8 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
             from reports.notes import study_notes
 
             row["notes"] = study_notes(data)  # every note, oldest first
+            row["bundles_out"] = [{k: b[k] for k in ("annotator", "file_name", "exported_at", "n_items")}
+                                  for b in store.bundles_out(s.id)]  # exported, not merged back since
         out["studies"].append(row)
     return out
 
@@ -136,6 +139,9 @@ def render_text(status: dict) -> str:
             lines.append("      " + "  ".join(str(c).ljust(w) for c, w in zip(t["columns"], widths)))
             for r in t["rows"]:
                 lines.append("      " + "  ".join(_cell(v).ljust(w) for v, w in zip(r, widths)))
+        for b in s.get("bundles_out") or []:
+            lines.append(f"    bundle out (not merged back): {b['file_name']} of {b['annotator']}, {b['n_items']} items, "
+                         f"exported {b['exported_at'][:16].replace('T', ' ')} UTC")
         notes = s.get("notes") or []
         if notes:
             shown = notes[-NOTES_SHOWN:]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from annotator.safe_text import echo, visible
@@ -199,6 +200,15 @@ def _say(text: str) -> None:
     print(visible(text, layout=False))
 
 
+def _warn_bundle_out(store, study, name: str) -> None:
+    """Print on stderr that `name` has a bundle of the study out (study_setup.bundle_out_warning), if so."""
+    from annotator.study_setup import bundle_out_warning
+
+    warning = bundle_out_warning(store, study, name)
+    if warning:
+        print(visible(warning, layout=False), file=sys.stderr)
+
+
 def run_release(args: argparse.Namespace) -> int:
     from annotator.study_setup import release, study_annotator_names
 
@@ -208,6 +218,7 @@ def run_release(args: argparse.Namespace) -> int:
         for name in names:
             n, kept = release(store, study, name, keep_skipped=True)
             _say(f"{name}: {n} untouched item(s) back to the pool; keeps {kept} answered or skipped")
+            _warn_bundle_out(store, study, name)
     return 0
 
 
@@ -215,9 +226,11 @@ def run_unassign(args: argparse.Namespace) -> int:
     from annotator.study_setup import release
 
     with _open(args) as store:
-        n, kept = release(store, store.get_study(args.name), args.annotator, keep_skipped=False)
-    tail = f"; {kept} answered item(s) stay theirs (answers are never deleted)" if kept else ""
-    _say(f"{args.annotator}: {n} unanswered item(s) back to the pool{tail}")
+        study = store.get_study(args.name)
+        n, kept = release(store, study, args.annotator, keep_skipped=False)
+        tail = f"; {kept} answered item(s) stay theirs (answers are never deleted)" if kept else ""
+        _say(f"{args.annotator}: {n} unanswered item(s) back to the pool{tail}")
+        _warn_bundle_out(store, study, args.annotator)
     return 0
 
 
@@ -225,12 +238,16 @@ def run_rename_annotator(args: argparse.Namespace) -> int:
     from annotator.study_setup import move_annotator
 
     with _open(args) as store:
-        how, moved, kept = move_annotator(store, store.get_study(args.name), args.old, args.new)
-    if how == "renamed":
-        _say(f"annotator '{args.old}' is now '{args.new}' ({moved} item(s) in study {args.name}, answers included)")
-    else:
-        _say(f"{moved} unanswered item(s) of '{args.old}' moved to '{args.new}'"
-              + (f"; '{args.old}' keeps {kept} answered item(s) (answers are never moved or deleted)" if kept else ""))
+        study = store.get_study(args.name)
+        how, moved, kept = move_annotator(store, study, args.old, args.new)
+        if how == "renamed":
+            _say(f"annotator '{args.old}' is now '{args.new}' ({moved} item(s) in study {args.name}, answers "
+                 "included)")
+        else:
+            _say(f"{moved} unanswered item(s) of '{args.old}' moved to '{args.new}'"
+                 + (f"; '{args.old}' keeps {kept} answered item(s) (answers are never moved or deleted)" if kept
+                    else ""))
+            _warn_bundle_out(store, study, args.old)  # renamed: same id, its bundle merges as before
     return 0
 
 
