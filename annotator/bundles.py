@@ -30,11 +30,27 @@ def _redact_settings(value, aliases: dict[str, str], key: str = ""):
     return value
 
 
-def _unmarked(unit):
-    """A unit as a bundle stores it: an attention check is not marked as one (nor by its every-annotator quota)."""
-    if not unit.extra.get("check"):
-        return unit
-    return unit.model_copy(update={"extra": {k: v for k, v in unit.extra.items() if k not in ("check", "annotators")}})
+def _unmarked(unit, position: int):
+    """A unit as a bundle stores it: at its place in the annotator's queue (the seeded order that mixes the
+    attention checks in; a study appends its checks after its items), and an attention check not marked as one
+    (nor by its every-annotator quota)."""
+    extra = unit.extra
+    if extra.get("check"):
+        extra = {k: v for k, v in extra.items() if k not in ("check", "annotators")}
+    return unit.model_copy(update={"extra": extra, "position": position})
+
+
+def _unmarked_settings(settings: dict) -> dict:
+    """Study settings as a bundle stores them: without the attention-check settings (any key naming checks, e.g.
+    "checks" with their source and number, "min_check_accuracy") and the unit counts (which count the checks;
+    the bundle counts its own)."""
+    def keep(key: str) -> bool:
+        return "check" not in key.lower() and key != "counts"
+
+    out = {k: v for k, v in settings.items() if keep(k)}
+    if isinstance(out.get("options"), dict):
+        out["options"] = {k: v for k, v in out["options"].items() if keep(k)}
+    return out
 
 
 def export_bundle(store: Store, study_name: str, annotator_name: str, out: str, force: bool = False
@@ -65,6 +81,15 @@ def export_bundle(store: Store, study_name: str, annotator_name: str, out: str, 
             if iid:
                 needed.setdefault(iid, u.id)
     items = store.get_items(list(needed))
+    # an attention check sits among the study's items: in the dataset of the first of them (not its own), and in
+    # a bundle every item is named by its id only (a check dataset's external ids would tell its items apart)
+    check_items = {u.item_id for u in units if u.extra.get("check")}
+    home = next((items[u.item_id].dataset_id for u in sorted(by_id.values(), key=lambda u: u.position)
+                 if not u.extra.get("check") and u.item_id in items), None)
+    parents = {u.extra.get("parent_item") for u in units} - {None}  # a screen may look these up by external id
+    items = {iid: items[iid].model_copy(update={  # in queue order (rows of a bundle in their insertion order)
+        "dataset_id": home if iid in check_items and home else items[iid].dataset_id,
+        "external_id": items[iid].external_id if iid in parents else iid}) for iid in needed if iid in items}
     datasets = {d.id: d.name for d in store.datasets()}
     used = sorted({it.dataset_id for it in items.values()}, key=lambda d: datasets.get(d, d))
     if task.blind:
@@ -76,14 +101,15 @@ def export_bundle(store: Store, study_name: str, annotator_name: str, out: str, 
         "payload": task.bundle_payload(by_id[needed[iid]], it),
         "context_id": it.context_id if keep_context else None,
         "context_end": it.context_end if keep_context else None}) for iid, it in items.items()}
-    settings = dict(study.settings)
+    settings = _unmarked_settings(study.settings)
     if task.blind:
         aliases = {datasets[ds]: alias for ds, alias in names.items() if ds in datasets}
         settings = _redact_settings(settings, aliases)
     from storage.bundles import BundleContent
 
     content = BundleContent(study=study.model_copy(update={"settings": settings}), annotator_id=annotator.id,
-                            units=[_unmarked(u) for u in units], items=redacted, dataset_names=names)
+                            units=[_unmarked(u, a.position) for u, a in zip(units, queue)], items=redacted,
+                            dataset_names=names)
     with output_path(out, [store.path], force, sqlite_output=True) as tmp:
         tmp.unlink()  # Store.open creates the file fresh
         try:

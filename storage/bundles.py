@@ -23,7 +23,7 @@ from typing import Any, Iterator
 
 from storage.db import now_iso, write_transaction
 from storage.errors import PrefvalError
-from storage.models import Item, Study, Unit, new_id
+from storage.models import Item, Study, Unit, content_hash, new_id
 from storage.studies import unit_quota
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -142,10 +142,14 @@ class BundlesMixin:
                 out.db["context_messages"].insert_all(batch)
                 n_msg += len(batch)
             counts["contexts"], counts["context_messages"] = n_ctx, n_msg
+            # content_hash of the payload as the bundle stores it: the main file's hash covers the fields left
+            # out, so from it and the fields shown a hidden answer key could be found by trying each option
+            stamp = now_iso()
             out.db["items"].insert_all(
                 [{"id": it.id, "dataset_id": it.dataset_id, "external_id": it.external_id, "kind": it.kind,
-                  "payload": json.dumps(it.payload, ensure_ascii=False), "content_hash": it.content_hash,
-                  "context_id": it.context_id, "context_end": it.context_end, "created_at": now_iso()}
+                  "payload": json.dumps(it.payload, ensure_ascii=False),
+                  "content_hash": content_hash([it.kind, it.payload, it.context_id, it.context_end]),
+                  "context_id": it.context_id, "context_end": it.context_end, "created_at": stamp}
                  for it in content.items.values()], batch_size=_BATCH)
             counts["items"] = len(content.items)
             out.db["studies"].insert({"id": study.id, "name": study.name, "task_type": study.task_type,

@@ -6,14 +6,19 @@ instance and never leaves side files beside the bundle it reads."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import sqlite3
 
+import pytest
+
+from annotator.bundles import export_bundle
 from annotator.cli import main
 from annotator.study_setup import claim_assignments, create_study
 from annotator.tasks.base import StudySpec
-from storage.models import AnnotationIn
+from storage.models import AnnotationIn, ItemIn
+from storage.payloads import McqPayload
 from storage.store import Store
 from tests.test_bundles import _counts, _rows, blind_main  # noqa: F401  (fixtures)
 from tests.test_task_blind_test import blind_db  # noqa: F401
@@ -236,3 +241,71 @@ def test_merge_reads_answers_left_in_the_bundles_wal_and_creates_no_side_file(bl
         assert rc == 0 and added in said, said
         assert _sides(path) == {} and _sha(path) == digest
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+# ---- 3. attention checks cannot be told apart inside a bundle ----------------------------------------------------
+def _keyed(prefix: str, n: int) -> list[ItemIn]:
+    """n four-option items of one shape, each with its key (any of them can be an attention check)."""
+    return [ItemIn(external_id=f"{prefix}{i}", kind="mcq",
+                   payload=McqPayload(question=f"{prefix} question {i}?", options=[f"{prefix} {i} option {j}"
+                                                                                   for j in range(4)],
+                                      correct_index=i % 4).model_dump(exclude_none=True)) for i in range(n)]
+
+
+@pytest.mark.parametrize("checks", ["chk", "2"])
+def test_attention_checks_are_indistinguishable_in_every_table_and_column(db_file, tmp_path, checks):
+    out = str(tmp_path / "ana.bundle")
+    with Store.open(db_file, mode="create") as s:
+        s.import_items("ds", "jsonl", _keyed("q", 8))
+        s.import_items("chk", "jsonl", _keyed("c", 3))
+        study = create_study(s, StudySpec(name="st", task="mcq", datasets=["ds"], seed=3, annotators=["ana"],
+                                          annotators_per_item=1, sample=6, checks=checks,
+                                          options={"min_check_accuracy": 0.8}))
+        assert "checks" in study.settings  # the main file knows them
+        units = s.units(study.id)
+        check_units = {u.id for u in units if u.extra.get("check")}
+        check_items = {u.item_id for u in units if u.extra.get("check")}
+        # the study appends its checks after its items: positions 6 and up in the main file
+        assert sorted(u.position for u in units if u.id in check_units) == list(range(6, 6 + len(check_units)))
+        main_hashes = {it.content_hash for it in s.get_items([u.item_id for u in units]).values()}
+        export_bundle(s, "st", "ana", out)
+    n_checks = len(check_units)
+    assert n_checks == (3 if checks == "chk" else 2)
+    marked = check_units | check_items
+    conn = sqlite3.connect(out)
+    conn.row_factory = sqlite3.Row
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    n_check_rows = 0
+    for table in tables:
+        rows = [dict(r) for r in conn.execute(f"SELECT * FROM {table}")]
+        is_check = [any(v in marked for v in r.values()) for r in rows]
+        n_check_rows += sum(is_check)
+        if not any(is_check):
+            continue
+        chk = [r for r, c in zip(rows, is_check) if c]
+        other = [r for r, c in zip(rows, is_check) if not c]
+        assert other, table
+        for col in rows[0]:
+            theirs, ours = [r[col] for r in chk], [r[col] for r in other]
+            # the same kinds of value (None where the others have None, text where they have text)
+            assert {type(v) for v in theirs} <= {type(v) for v in ours}, (table, col)
+            if len(set(ours)) < len(ours):  # a value the ordinary rows share (a dataset, a kind, a time, an extra)
+                assert set(theirs) <= set(ours), (table, col, theirs, ours)
+            if col in ("payload", "extra", "answer"):
+                shape = [sorted(json.loads(v)) if v else v for v in theirs]
+                assert all(k in [sorted(json.loads(v)) if v else v for v in ours] for k in shape), (table, col)
+    assert n_check_rows >= 3 * n_checks  # items, study_items and assignments rows of each check were compared
+    # positions: the annotator's queue order on the main file (checks mixed in), not the study's (checks last)
+    queue = {r["unit_id"]: r["position"] for r in conn.execute("SELECT unit_id, position FROM assignments")}
+    positions = {r["id"]: r["position"] for r in conn.execute("SELECT id, position FROM study_items")}
+    assert positions == queue and sorted(positions.values()) == list(range(6 + n_checks))
+    assert sorted(positions[u] for u in check_units) != list(range(6, 6 + n_checks))
+    # no setting, meta record or other text names checks; no item carries its key, nor the main file's hash
+    settings = conn.execute("SELECT settings FROM studies").fetchone()[0]
+    assert "check" not in settings.lower() and "counts" not in json.loads(settings)
+    assert "check" not in " ".join(r[0] for r in conn.execute("SELECT value FROM meta")).lower()
+    payloads = [json.loads(r[0]) for r in conn.execute("SELECT payload FROM items")]
+    assert len(payloads) == 6 + n_checks and all("correct_index" not in p for p in payloads)
+    assert not main_hashes & {r[0] for r in conn.execute("SELECT content_hash FROM items")}
+    assert {r[0] for r in conn.execute("SELECT name FROM datasets")} == {"dataset-1"}
+    conn.close()
