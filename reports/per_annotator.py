@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import json
 import statistics
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from reports.figures import Table
 from reports.stats import cohen_kappa, majority_vote
 from reports.study_data import StudyData
+
+if TYPE_CHECKING:
+    from reports.study_table import StudyTable
 
 DISPLAY_KEYS = frozenset({"shown", "shown_left", "pressed", "shown_order", "display_order", "order", "position"})
 DEFAULT_MIN_SECONDS = 2.0
@@ -74,6 +77,17 @@ def quality_thresholds(settings: dict[str, Any]) -> dict[str, float]:
     return out
 
 
+def _mixed_scale(pairs: list[tuple]) -> list | None:
+    """The labels of (own, reference) pairs as a declared scale (first-seen order) when they mix numbers and text,
+    e.g. MCQ's option indexes and "cant_tell" (reports.stats refuses to order such labels by itself; Cohen's kappa
+    without weights does not depend on the order); None otherwise, so that the labels are read as before."""
+    from reports.stats._prep import is_missing
+
+    labels = list(dict.fromkeys(x for pair in pairs for x in pair if not is_missing(x)))
+    nums = [isinstance(x, (int, float)) for x in labels]
+    return labels if any(nums) and not all(nums) else None
+
+
 def per_annotator_table(data: StudyData, min_seconds: float = DEFAULT_MIN_SECONDS,
                         label_fn: Callable[[dict], Any] | None = None,
                         check_fn: Callable[[Any, dict], bool | None] | None = None) -> Table:
@@ -89,9 +103,6 @@ def per_annotator_table(data: StudyData, min_seconds: float = DEFAULT_MIN_SECOND
     """
     label = label_fn or default_label
     per_item = seconds_per_item(data)
-    human_ids = {i for i, a in data.annotators.items() if a.kind == "human"}
-    human_secs = [s for aid, secs in per_item.items() if aid in human_ids for s in secs]
-    threshold = too_fast_threshold(human_secs, min_seconds)
     labels: dict[str, dict[str, Any]] = {}  # unit -> annotator id -> label
     mine_of: dict[str, list] = {}  # annotator id -> their current answers
     skips: dict[str, int] = {}
@@ -100,7 +111,6 @@ def per_annotator_table(data: StudyData, min_seconds: float = DEFAULT_MIN_SECOND
         mine_of.setdefault(a.annotator_id, []).append(a)
     for a in data.skipped:
         skips[a.annotator_id] = skips.get(a.annotator_id, 0) + 1
-    thresholds = quality_thresholds(data.study.settings)
     items_by_unit = {u.id: data.items[u.item_id] for u in data.check_units}
     check_rows: dict[str, list[bool]] = {}
     if check_fn is not None:
@@ -108,14 +118,9 @@ def per_annotator_table(data: StudyData, min_seconds: float = DEFAULT_MIN_SECOND
             ok = check_fn(items_by_unit[a.unit_id], a.answer or {})
             if ok is not None:
                 check_rows.setdefault(a.annotator_id, []).append(ok)
-    excluded_ids = {i for i, a in data.annotators.items() if a.name in data.excluded}
-    ids = sorted(set(mine_of) | set(skips) | set(check_rows) | (excluded_ids & data.decided),
-                 key=lambda i: data.annotators[i].name)
-    rows = []
-    for aid in ids:
-        mine = mine_of.get(aid, [])
-        secs = per_item.get(aid, [])
-        pairs = []
+    pairs_of: dict[str, list[tuple]] = {}
+    for aid, mine in mine_of.items():
+        pairs = pairs_of[aid] = []
         for a in mine:
             adj = data.adjudications.get(a.unit_id)
             if adj is not None and adj.kind == "exclude":
@@ -127,13 +132,31 @@ def per_annotator_table(data: StudyData, min_seconds: float = DEFAULT_MIN_SECOND
                 maj = majority_vote(others) if others else None
             if maj is not None:
                 pairs.append((labels[a.unit_id][aid], maj))
+    return _table(data.study, data.annotators, data.excluded, data.decided, min_seconds, per_item,
+                  {aid: len(m) for aid, m in mine_of.items()}, skips, check_rows, pairs_of)
+
+
+def _table(study, annotators, excluded, decided, min_seconds, per_item, n_mine, skips, check_rows, pairs_of):
+    """The table from each annotator's seconds per item, answer count, skips, check results and (own label,
+    reference label) pairs: shared by per_annotator_table and per_annotator_table_columns."""
+    human_ids = {i for i, a in annotators.items() if a.kind == "human"}
+    human_secs = [s for aid, secs in per_item.items() if aid in human_ids for s in secs]
+    threshold = too_fast_threshold(human_secs, min_seconds)
+    thresholds = quality_thresholds(study.settings)
+    excluded_ids = {i for i, a in annotators.items() if a.name in excluded}
+    ids = sorted(set(n_mine) | set(skips) | set(check_rows) | (excluded_ids & decided),
+                 key=lambda i: annotators[i].name)
+    rows = []
+    for aid in ids:
+        secs = per_item.get(aid, [])
+        pairs = pairs_of.get(aid, [])
         agree = sum(x == y for x, y in pairs) / len(pairs) if pairs else None
         if pairs:
-            k = cohen_kappa(pairs)
+            k = cohen_kappa(pairs, categories=_mixed_scale(pairs))
             kappa = k.value if k.value is not None else k.note
         else:
             kappa = None
-        ann = data.annotators[aid]
+        ann = annotators[aid]
         fast = sum(1 for s in secs if s < threshold)
         fast_share = fast / len(secs) if secs else None
         checks = check_rows.get(aid, [])
@@ -145,9 +168,9 @@ def per_annotator_table(data: StudyData, min_seconds: float = DEFAULT_MIN_SECOND
             flags.append(f"too fast {fast_share:.2f} > {thresholds['max_too_fast_share']:g}")
         if agree is not None and "min_agreement" in thresholds and agree < thresholds["min_agreement"]:
             flags.append(f"agreement {agree:.2f} < {thresholds['min_agreement']:g}")
-        if ann.name in data.excluded:
-            flags.append(f"excluded: {data.excluded[ann.name]}")
-        rows.append([ann.name, ann.kind, len(mine), skips.get(aid, 0),
+        if ann.name in excluded:
+            flags.append(f"excluded: {excluded[ann.name]}")
+        rows.append([ann.name, ann.kind, n_mine.get(aid, 0), skips.get(aid, 0),
                      median_seconds(secs), fast,
                      agree, len(pairs), kappa, round(min(secs), 1) if secs else None, fast_share, check_acc,
                      len(checks), "; ".join(flags) or None])
@@ -162,3 +185,104 @@ def per_annotator_table(data: StudyData, min_seconds: float = DEFAULT_MIN_SECOND
                           "agreement with others", "items compared", "kappa vs others", "fastest s/item",
                           "share too fast", "attention checks", "checks answered", "flags"],
                  rows=rows, note=note)
+
+
+def seconds_per_item_columns(t: "StudyTable", excluded_too: bool = False) -> dict[str, list[float]]:
+    """seconds_per_item for a reports.study_table.StudyTable: annotator id -> the first_seconds of each current
+    answer that has one (attention checks left out; excluded_too adds the excluded annotators' answers)."""
+    import numpy as np
+
+    out: dict[str, list[float]] = {}
+    groups = [(t.annotator, t.first_seconds)] + ([(t.excluded_annotator, t.excluded_first_seconds)]
+                                                  if excluded_too else [])
+    for ann, secs in groups:
+        timed = ~np.isnan(secs)
+        ann, secs = ann[timed], secs[timed]
+        for k in np.unique(ann).tolist():
+            out.setdefault(t.annotator_ids[k], []).extend(secs[ann == k].tolist())
+    return out
+
+
+MAX_VECTOR_LABELS = 16  # up to this many distinct answer labels, majorities are counted in a units x labels matrix
+_CHUNK = 65_536  # answers per block when finding the majority of the others (bounds the temporary arrays)
+
+
+def _majority_of_others(unit, own, n_units: int, n_labels: int):
+    """Per answer: the label id (into 0..n_labels-1) of the plurality of the OTHER answers on its unit, -1 for no
+    majority (a tie, or no other labelled answer): reports.stats.majority_vote over the others' labels. unit, own:
+    int arrays per answer (own -1 for a missing label)."""
+    import numpy as np
+
+    ok = own >= 0
+    counts = np.bincount(unit[ok] * n_labels + own[ok], minlength=n_units * n_labels).reshape(n_units, n_labels)
+    out = np.full(len(unit), -1, dtype=np.int64)
+    for start in range(0, len(unit), _CHUNK):
+        u, o = unit[start:start + _CHUNK], own[start:start + _CHUNK]
+        c = counts[u].copy()
+        mine = o >= 0
+        c[np.flatnonzero(mine), o[mine]] -= 1
+        top = c.max(axis=1)
+        unique = (c == top[:, None]).sum(axis=1) == 1
+        out[start:start + _CHUNK] = np.where((top > 0) & unique, c.argmax(axis=1), -1)
+    return out
+
+
+def per_annotator_table_columns(t: "StudyTable", min_seconds: float = DEFAULT_MIN_SECONDS,
+                                label_fn: Callable[[dict], Any] | None = None,
+                                check_fn: Callable[[Any, dict], bool | None] | None = None) -> Table:
+    """per_annotator_table from a reports.study_table.StudyTable (the same table, the same rules; see there), in
+    memory that is a few words per answer: labels are taken once per distinct answer, and the majority of the
+    others on each unit comes from a units x labels count matrix (MAX_VECTOR_LABELS labels at most; more distinct
+    labels, e.g. free-text answers, are counted unit by unit)."""
+    import numpy as np
+
+    from reports.stats._prep import is_missing
+
+    label = label_fn or default_label
+    code_label = [label(a or {}) for a in t.answers]
+    lab_id: dict[Any, int] = {}
+    lab_values: list[Any] = []
+    code_lab = np.full(len(code_label), -1, dtype=np.int64)
+    for c, v in enumerate(code_label):
+        if not is_missing(v):
+            if v not in lab_id:
+                lab_id[v] = len(lab_values)
+                lab_values.append(v)
+            code_lab[c] = lab_id[v]
+    own = code_lab[t.code] if len(t.code) else np.zeros(0, dtype=np.int64)
+    if len(lab_values) <= MAX_VECTOR_LABELS:
+        maj = _majority_of_others(t.unit, own, t.n_units, max(len(lab_values), 1))
+    else:  # answers are sorted by unit: one unit's answers at a time
+        maj = np.full(len(own), -1, dtype=np.int64)
+        bounds = np.flatnonzero(np.diff(t.unit)) + 1
+        for lo, hi in zip(np.r_[0, bounds].tolist(), np.r_[bounds, len(own)].tolist()):
+            labs = own[lo:hi].tolist()
+            for j in range(hi - lo):
+                others = [lab_values[x] if x >= 0 else None for i, x in enumerate(labs) if i != j]
+                m = majority_vote(others) if others else None
+                maj[lo + j] = -1 if m is None else lab_id[m]
+    ids = t.annotator_ids
+    n_mine = {ids[k]: n for k, n in enumerate(np.bincount(t.annotator, minlength=len(ids)).tolist()) if n}
+    skips = {ids[k]: n for k, n in enumerate(np.bincount(t.skip_annotator, minlength=len(ids)).tolist()) if n}
+    pairs_of: dict[str, list[tuple]] = {}
+    for k in np.unique(t.annotator).tolist():
+        sel = t.annotator == k
+        pairs = pairs_of[ids[k]] = []
+        for u, c, m in zip(t.unit[sel].tolist(), t.code[sel].tolist(), maj[sel].tolist()):
+            adj = t.adjudications.get(u)
+            if adj is not None and adj.kind == "exclude":
+                continue
+            if adj is not None and adj.kind == "final":
+                ref = label(adj.answer or {})
+                if ref is not None:
+                    pairs.append((code_label[c], ref))
+            elif m >= 0:
+                pairs.append((code_label[c], lab_values[m]))
+    check_rows: dict[str, list[bool]] = {}
+    if check_fn is not None:
+        for item, aid, answer in t.check_answers:
+            ok = check_fn(item, answer or {})
+            if ok is not None:
+                check_rows.setdefault(aid, []).append(ok)
+    return _table(t.study, t.annotators, t.excluded, t.decided, min_seconds, seconds_per_item_columns(t),
+                  n_mine, skips, check_rows, pairs_of)

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from array import array
 from typing import Iterable
 
 from storage.db import BATCH_ROWS, now_iso, write_transaction
 from storage.errors import DatabaseBusy, PrefvalError, is_busy
-from storage.models import Annotation, AnnotationIn, AnswerRow, StudyLog, Unit, new_id
+from storage.models import Annotation, AnnotationIn, AnswerRow, AnswerTable, StudyLog, Unit, new_id
 
 _COLS = ("id", "study_id", "unit_id", "item_id", "annotator_id", "assignment_id", "status", "answer", "note",
          "source", "started_at", "submitted_at", "seconds", "supersedes")
@@ -253,3 +254,65 @@ class AnnotationsMixin:
             out_notes.append((AnswerRow(unit, same(item, item), ann, "note", answer_of(text), secs, at, source, note),
                               state if isinstance(state, str) else state.status))
         return StudyLog(answers, skipped, out_notes, decided)
+
+    def study_answer_table(self, study_id: str) -> AnswerTable:
+        """The current answers, skips, notes and deciding annotators of a study as columns (see AnswerTable): the
+        same current answers and skips as study_log (latest "answered" row per unit and annotator, a later partial
+        row not retracting it; a skip when the latest decision row is one), read in ONE pass over the log sorted
+        by unit position, annotator and time, keeping one pair's rows at a time: memory is the output columns
+        (about 30 bytes per answer) plus one string per distinct answer text, never an object per row."""
+        notes: list[list] = []
+        noted: dict[tuple[int, str], list[list]] = {}
+        for unit, ann, note, at, pos in self.db.execute(
+                "SELECT a.unit_id, a.annotator_id, a.note, a.submitted_at, si.position FROM annotations a "
+                "JOIN study_items si ON si.id = a.unit_id AND si.study_id = a.study_id "
+                "WHERE a.study_id = ? AND a.status = 'note' ORDER BY a.submitted_at, a.id", [study_id]):
+            if note:
+                row = [unit, ann, note, at, "open"]
+                notes.append(row)
+                noted.setdefault((pos, ann), []).append(row)
+        ann_index: dict[str, int] = {}
+        codes: dict[str | None, int] = {}
+        a_pos, a_ann, a_code, a_first = array("q"), array("l"), array("l"), array("d")
+        s_pos, s_ann = array("q"), array("l")
+        decided: set[str] = set()
+        nan = float("nan")
+        key = None
+        text = first = last = None
+        answered = False
+
+        def flush() -> None:
+            pos, ann = key
+            idx = ann_index.setdefault(ann, len(ann_index))
+            if answered:
+                code = codes.setdefault(text, len(codes))
+                a_pos.append(pos), a_ann.append(idx), a_code.append(code)
+                a_first.append(nan if first is None else first)
+            if last == "skipped":
+                s_pos.append(pos), s_ann.append(idx)
+            for row in noted.get(key, ()):
+                row[4] = last
+
+        rows = self.db.execute(
+            "SELECT si.position, a.annotator_id, a.status, a.answer, a.seconds FROM annotations a "
+            "JOIN study_items si ON si.id = a.unit_id AND si.study_id = a.study_id "
+            "WHERE a.study_id = ? AND a.status IN ('answered', 'skipped', 'partial') "
+            "ORDER BY si.position, a.annotator_id, a.submitted_at, a.id", [study_id])
+        for pos, ann, status, answer, secs in rows:
+            if key is None or pos != key[0] or ann != key[1]:
+                if key is not None:
+                    flush()
+                key, text, first, last, answered = (pos, ann), None, None, None, False
+            last = status
+            if status == "answered":
+                answered, text = True, answer
+                if first is None:
+                    first = secs
+                decided.add(ann)
+            elif status == "skipped":
+                decided.add(ann)
+        if key is not None:
+            flush()
+        return AnswerTable(annotator_ids=list(ann_index), texts=list(codes), ans_pos=a_pos, ans_annotator=a_ann,
+                           ans_code=a_code, ans_first_seconds=a_first, skip_pos=s_pos, skip_annotator=s_ann,
+                           notes=[tuple(r) for r in notes], decided=decided)

@@ -230,3 +230,44 @@ class StudyLog:
     skipped: list[AnswerRow] = field(default_factory=list)
     notes: list[tuple[AnswerRow, str]] = field(default_factory=list)
     decided: set[str] = field(default_factory=set)
+
+
+@dataclass
+class AnswerTable:
+    """A study's current answers and skips as columns (Store.study_answer_table): what `prefval status STUDY`
+    computes its figures from, in memory that is a few machine words per answer (no object per answer).
+
+    Units are named by their study position (study_items.position). Answers: one entry per (unit, annotator) pair
+    with an "answered" row, sorted by position then annotator id (the order of StudyLog.answers): ans_pos (array
+    'q'), ans_annotator (array 'l', index into annotator_ids), ans_code (array 'l', index into texts, the distinct
+    answer JSON texts; None for a row without answer) and ans_first_seconds (array 'd', seconds of the FIRST
+    "answered" row with seconds, NaN for none: AnswerRow.first_seconds). Skips: the pairs whose latest decision row
+    is a skip, in the same order (skip_pos, skip_annotator). notes: every "note" row with a note of the study's
+    units, oldest first, as (unit_id, annotator_id, note, submitted_at, state), state the annotator's latest
+    decision on the unit ("answered", "skipped", "partial" or "open"). decided: ids of annotators with an answered
+    or skipped row.
+    """
+
+    annotator_ids: list[str]
+    texts: list[str | None]
+    ans_pos: Any
+    ans_annotator: Any
+    ans_code: Any
+    ans_first_seconds: Any
+    skip_pos: Any
+    skip_annotator: Any
+    notes: list[tuple[str, str, str | None, str, str]] = field(default_factory=list)
+    decided: set[str] = field(default_factory=set)
+
+
+@dataclass
+class UnitColumns:
+    """A study's units as columns (Store.unit_columns), in study order: positions (array 'q'), checks: position -> unit id
+    of the attention-check units (extra["check"] true; they stay in positions), and item payload fields per unit: values
+    name -> list of json_extract(payload, path) (JSON scalars as Python values; arrays and objects as JSON text),
+    lengths name -> list of json_array_length(payload, path) (None when the path is not an array)."""
+
+    positions: Any
+    checks: dict[int, str] = field(default_factory=dict)
+    values: dict[str, list] = field(default_factory=dict)
+    lengths: dict[str, list] = field(default_factory=dict)

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import json
 import os
+from array import array
 import socket
 from typing import Any, Callable, Iterable
 
 from storage.db import BATCH_ROWS, now_iso, write_transaction
 from storage.errors import DatabaseBusy, PrefvalError, is_busy
-from storage.models import Annotator, Assignment, Study, Unit, derived_id, new_id
+from storage.models import Annotator, Assignment, Study, Unit, UnitColumns, derived_id, new_id
 
 
 def _study(row: dict) -> Study:
@@ -224,6 +225,36 @@ class StudiesMixin:
                                      position=r[3], extra=json.loads(r[4]) if r[4] and r[4] != "{}" else {})
                 for r in self.db.execute("SELECT id, item_id, item_b_id, position, extra FROM study_items "
                                          "WHERE study_id = ? ORDER BY position", [study_id])]
+
+    def unit_columns(self, study_id: str, values: dict[str, str] | None = None,
+                     lengths: dict[str, str] | None = None) -> UnitColumns:
+        """The study's units as columns in study order (see UnitColumns), with only the item payload fields asked
+        for: values name -> JSON path (json_extract), lengths name -> JSON path of an array (json_array_length).
+        No Unit or Item object is built and no payload is parsed in Python: a few bytes per unit."""
+        values, lengths = dict(values or {}), dict(lengths or {})
+        cols = [f"json_extract(i.payload, ?)" for _ in values] + [f"json_array_length(i.payload, ?)" for _ in lengths]
+        sql = ("SELECT si.position, si.id, CASE WHEN si.extra IS NULL OR si.extra IN ('', '{}') THEN NULL ELSE si.extra END"
+               + "".join(", " + c for c in cols) + " FROM study_items si "
+               + ("JOIN items i ON i.id = si.item_id " if cols else "")
+               + "WHERE si.study_id = ? ORDER BY si.position")
+        out = UnitColumns(positions=array("q"), values={k: [] for k in values}, lengths={k: [] for k in lengths})
+        lists = list(out.values.values()) + list(out.lengths.values())
+        for r in self.db.execute(sql, [*values.values(), *lengths.values(), study_id]):
+            if r[2] is not None and json.loads(r[2]).get("check"):
+                out.checks[r[0]] = r[1]
+            out.positions.append(r[0])
+            for col, v in zip(lists, r[3:]):
+                col.append(v)
+        return out
+
+    def unit_positions(self, unit_ids: list[str]) -> dict[str, int]:
+        """unit id -> its study position (study_items.position), for the given ids (unknown ids are absent)."""
+        out: dict[str, int] = {}
+        for start in range(0, len(unit_ids), 500):
+            chunk = unit_ids[start:start + 500]
+            out.update(self.db.execute(f"SELECT id, position FROM study_items WHERE id IN ({','.join('?' * len(chunk))})",
+                                       chunk).fetchall())
+        return out
 
     def units_by_id(self, unit_ids: list[str]) -> dict[str, Unit]:
         """Units by id (missing ids are absent from the result); reads only those rows."""

@@ -29,7 +29,9 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
     with_annotators=False, as the one-line-per-study text needs no per-annotator rows). With names, only those
     studies, each with the annotators' median seconds, "figures", "tables", "notes" and "bundles_out" (bundles
     exported and not merged back since: [{annotator, file_name, exported_at, n_items}]): the study's answers and
-    its log are read once (reports.study_data.load_study_data) for all four.
+    its log are read once for all four, as columns (reports.study_table.load_study_table: memory that does not
+    grow with the number of answers) for task types that compute their figures from them (TaskType.reads_columns),
+    else as reports.study_data.load_study_data.
     """
     from annotator.tasks import get_task
 
@@ -41,16 +43,25 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
     for s in studies:
         p = store.study_progress(s.id)
         per = store.annotator_progress(s.id, median=False) if (names or with_annotators) else []
-        data = None
+        data = table = task = None
         if names:  # the study's answers and log, read once for the medians, figures, quality table and notes
             import statistics
 
-            from reports.per_annotator import seconds_per_item
-            from reports.study_data import load_study_data
+            from reports.per_annotator import seconds_per_item, seconds_per_item_columns
 
-            data = load_study_data(store, s.name)
-            ids = {a.name: i for i, a in data.annotators.items()}
-            secs = seconds_per_item(data, excluded_too=True)
+            task = get_task(s.task_type)
+            if task.reads_columns():  # answers as columns: memory that does not grow with the answers
+                from reports.study_table import load_study_table
+
+                table = load_study_table(store, s.name, task.table_values, task.table_lengths)
+                ids = {table.annotators[i].name: i for i in table.annotators}
+                secs = seconds_per_item_columns(table, excluded_too=True)
+            else:
+                from reports.study_data import load_study_data
+
+                data = load_study_data(store, s.name)
+                ids = {a.name: i for i, a in data.annotators.items()}
+                secs = seconds_per_item(data, excluded_too=True)
             for a in per:
                 times = secs.get(ids.get(a["annotator"]))
                 a["median_seconds"] = statistics.median(times) if times else None
@@ -62,8 +73,13 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
                "answered": p["answered"], "progress": round(p["answered"] / p["needed"], 4) if p["needed"] else None,
                "assignments": p["assignments"], "annotations": p["answered"], "n_annotators": p["annotators"],
                "llm_judges": p["llm_judges"], "last_activity": p["last_activity"], "annotators": per}
-        if names:
-            task = get_task(s.task_type)
+        if table is not None:
+            figs = task.figures_from_table(table)
+            row["figures"] = [f.model_dump() for f in figs.figures]
+            row["tables"] = [t.model_dump() for t in figs.tables]
+            row["tables"].append(task.quality_table_from_table(table).model_dump())
+            row["notes"] = table.notes  # every note, oldest first
+        elif names:
             figs = task.figures(data)
             row["figures"] = [f.model_dump() for f in figs.figures]
             row["tables"] = [t.model_dump() for t in figs.tables]
@@ -72,6 +88,7 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
             from reports.notes import study_notes
 
             row["notes"] = study_notes(data)  # every note, oldest first
+        if names:
             row["bundles_out"] = [{k: b[k] for k in ("annotator", "file_name", "exported_at", "n_items")}
                                   for b in store.bundles_out(s.id)]  # exported, not merged back since
         out["studies"].append(row)

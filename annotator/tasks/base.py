@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from reports.figures import FigureSet
     from reports.study_data import StudyData
+    from reports.study_table import StudyTable
     from storage.store import Store
 
 RESERVED_KEYS = frozenset({"s", "u", "n", "question_mark", "q", "escape", "tab", "enter", "plus", "minus",
@@ -234,6 +235,33 @@ class TaskType:
         """Whether an answer on an attention-check item is right (None: the item has no key to check)."""
         key = self.check_key(item)
         return None if key is None else self.answer_key(answer) == key
+
+    # ---- figures from columns (`prefval status STUDY` at scale, issue 11) ------------------------------------
+    #: item payload fields figures_from_table reads per unit: name -> JSON path (values) / path of an array whose
+    #: length it reads (lengths); see reports.study_table.load_study_table
+    table_values: ClassVar[dict[str, str]] = {}
+    table_lengths: ClassVar[dict[str, str]] = {}
+
+    def figures_from_table(self, table: "StudyTable") -> "FigureSet":
+        """Override (with table_values / table_lengths) to compute figures(data) from a StudyTable: the same
+        figures in memory that does not grow with the number of answers."""
+        raise NotImplementedError
+
+    def reads_columns(self) -> bool:
+        """Whether `prefval status STUDY` may compute this task's figures and quality table from a StudyTable: the
+        class whose figures() is in force also defines figures_from_table (a subclass that changes the figures
+        without it falls back to StudyData), and quality_table is the default one."""
+        cls = type(self)
+        owner = next(k for k in cls.__mro__ if "figures" in k.__dict__)
+        quality = next(k for k in cls.__mro__ if "quality_table" in k.__dict__)
+        return "figures_from_table" in owner.__dict__ and quality is TaskType
+
+    def quality_table_from_table(self, table: "StudyTable", min_seconds: float = 2.0):
+        """quality_table from a StudyTable (reports.per_annotator.per_annotator_table_columns): the same table."""
+        from reports.per_annotator import per_annotator_table_columns
+
+        return per_annotator_table_columns(table, min_seconds=min_seconds, label_fn=self.answer_key,
+                                           check_fn=self.check_correct)
 
     def quality_table(self, store: "Store", data: "StudyData", min_seconds: float = 2.0):
         """The per-annotator table of `prefval report` and `prefval status STUDY` (reports.per_annotator): speed,

@@ -79,6 +79,36 @@ class Prepared:
             self._counts = np.bincount(flat, minlength=n * q).reshape(n, q).astype(np.float64)
         return self._counts
 
+    @classmethod
+    def from_codes(cls, codes, categories) -> "Prepared":
+        """A table already coded: ``codes`` items x raters of integers, -1 for a missing rating, k >= 0 for
+        ``categories[k]`` (the declared scale, in order). What callers with answers in columns (e.g. `prefval
+        status` on 100k items) pass instead of an items x raters table of labels: every statistic gives the same
+        result as from the labels ``[[categories[k] if k >= 0 else None for k in row] for row in codes]`` with
+        ``categories`` declared. Raises ValueError for a code outside -1..len(categories)-1, a table that is not
+        2-D, or duplicate or blank categories."""
+        codes = np.asarray(codes)
+        if codes.ndim != 2:
+            raise ValueError(f"codes must be 2-D (items x raters), got shape {codes.shape}")
+        if codes.size and not np.issubdtype(codes.dtype, np.integer):
+            raise ValueError(f"codes must be integers, got {codes.dtype}")
+        cats = [_plain(c) for c in categories]
+        seen = set()
+        for c in cats:
+            if is_missing(c):
+                raise ValueError(f"declared categories contain a blank/missing entry: {c!r}")
+            if c in seen:
+                raise ValueError(f"declared categories contain {c!r} twice")
+            seen.add(c)
+        codes = codes.astype(np.int64)
+        if codes.size and (codes.min() < -1 or codes.max() >= len(cats)):
+            bad = int(codes[(codes < -1) | (codes >= len(cats))][0])
+            raise ValueError(f"code {bad} is outside -1..{len(cats) - 1} ({len(cats)} categories)")
+        values = None
+        if cats and all(_is_number(c) for c in cats):
+            values = np.array([float(c) for c in cats], dtype=np.float64)
+        return cls(codes=codes, categories=cats, values=values, declared=True)
+
     def require_order(self, what: str) -> None:
         """Raise ValueError when ``what`` needs an ordered scale but the labels are undeclared text."""
         if self.values is None and not self.declared:

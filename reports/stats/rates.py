@@ -60,10 +60,12 @@ def _bool(x, where: str) -> bool:
 def at_least_one_correct(correct, *, ci: bool = False, n_boot: int = 1000, seed: int = 0) -> StatResult:
     """Share of items on which at least one rater answered correctly (HorizonBench, section 5.3).
 
-    correct: items x raters of True/False (1/0), None/NaN for missing. Items without any rating
-    are ignored. No rated item -> None with the reason. Raises ValueError for non-boolean cells.
+    correct: items x raters of True/False (1/0), None/NaN for missing (or a 2-D float numpy array of 1.0/0.0 and
+    NaN, read without a Python object per cell). Items without any rating are ignored. No rated item -> None with the reason. Raises ValueError for non-boolean cells.
     ``ci=True``: 95% percentile bootstrap over items.
     """
+    if isinstance(correct, np.ndarray) and correct.ndim == 2 and correct.dtype.kind == "f":
+        return _at_least_one_correct_array(correct, ci, n_boot, seed)
     hits, n_r = [], 0
     for i, row in enumerate(correct):
         row = list(row)
@@ -75,6 +77,25 @@ def at_least_one_correct(correct, *, ci: bool = False, n_boot: int = 1000, seed:
     if n == 0:
         return StatResult("at_least_one_correct", None, None, None, 0, n_r, "undefined: no rated item")
     h = np.array(hits)
+    return finish("at_least_one_correct", float(h.mean()),
+                  "share of rated items with at least one correct rating", n_items=n, n_raters=n_r,
+                  ci=ci, n_boot=n_boot, seed=seed, features=np.column_stack([np.ones(n), h]),
+                  stat_fn=lambda s: safe_ratio(s[:, 1], s[:, 0]), extra={"n_any_correct": int(h.sum())})
+
+
+def _at_least_one_correct_array(correct: np.ndarray, ci: bool, n_boot: int, seed: int) -> StatResult:
+    """at_least_one_correct of an items x raters float array: 1.0 / 0.0, NaN for missing (the same result as the
+    rows as lists, without a Python object per cell)."""
+    present = ~np.isnan(correct)
+    bad = present & (correct != 0) & (correct != 1)
+    if bad.any():
+        i = int(np.flatnonzero(bad.any(axis=1))[0])
+        raise ValueError(f"item {i}: expected True/False (or 1/0), got {correct[i][bad[i]][0]!r}")
+    rated = present.any(axis=1)
+    h = ((correct == 1) & present).any(axis=1)[rated].astype(np.float64)
+    n, n_r = len(h), correct.shape[1] if len(correct) else 0
+    if n == 0:
+        return StatResult("at_least_one_correct", None, None, None, 0, n_r, "undefined: no rated item")
     return finish("at_least_one_correct", float(h.mean()),
                   "share of rated items with at least one correct rating", n_items=n, n_raters=n_r,
                   ci=ci, n_boot=n_boot, seed=seed, features=np.column_stack([np.ones(n), h]),

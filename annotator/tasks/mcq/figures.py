@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from annotator.tasks.mcq.stats import (CANT_TELL_LABEL, ItemAnswers, accuracy_pairs, answer_label, collect,
-                                        features_stat, pooled_ratio, share)
+                                        features_stat, pooled_ratio, pooled_ratio_features, share)
 from reports.figures import Figure, FigureSet, Table
 from reports.stats import at_least_one_correct, fleiss_kappa, majority_vote
 from reports.stats.bootstrap import shared_resamples
@@ -129,3 +129,153 @@ def mcq_figures(data: StudyData) -> FigureSet:
     if table:
         fs.tables.append(table)
     return fs
+
+
+def _by_pair(codes: np.ndarray, ids: np.ndarray, fn) -> np.ndarray:
+    """fn(code, id) for each (code, id) pair of two int arrays, evaluated once per distinct pair."""
+    if not len(codes):
+        return np.zeros(0, dtype=bool)
+    pairs, inv = np.unique(np.column_stack([codes, ids]), axis=0, return_inverse=True)
+    return np.array([fn(int(c), int(k)) for c, k in pairs], dtype=bool)[inv.reshape(-1)]
+
+
+def _factor(values: list) -> tuple[np.ndarray, list]:
+    """(id per value, distinct values in first-seen order); -1 for None."""
+    index: dict = {}
+    ids = np.fromiter((-1 if v is None else index.setdefault(v, len(index)) for v in values), dtype=np.int64,
+                      count=len(values))
+    return ids, list(index)
+
+
+def mcq_figures_table(t) -> FigureSet:
+    """mcq_figures from a reports.study_table.StudyTable read with McqTask.table_values / table_lengths: the same figures
+    (same values, intervals from the same seeded resamples), computed from answer columns and per-unit counts
+    instead of one object per answer: every figure is a sum over answers of a function of (distinct answer, the
+    unit's key), evaluated once per distinct pair."""
+    from reports.stats._prep import Prepared
+
+    fs = FigureSet(study=t.study.name, task=t.study.task_type)
+    seed = t.study.seed
+    n = t.n_units
+    key_id, keys = _factor(t.values["key"])
+    answers = t.answers
+    # ItemAnswers keeps only non-empty answers
+    nonempty = np.array([bool(a) for a in answers], dtype=bool)
+    sel = nonempty[t.code] if len(t.code) else np.zeros(0, dtype=bool)
+    unit, code, ann = t.unit[sel], t.code[sel], t.annotator[sel]
+    kid = key_id[unit]
+    keyed = kid >= 0
+    correct = np.zeros(len(unit), dtype=bool)
+    correct[keyed] = _by_pair(code[keyed], kid[keyed], lambda c, k: answers[c].get("choice") == keys[k])
+    n_per_unit = np.bincount(unit, minlength=n)
+    keyed_unit = key_id >= 0
+
+    acc_units = keyed_unit & (n_per_unit > 0)
+    f = np.column_stack([n_per_unit[acc_units], np.bincount(unit[correct], minlength=n)[acc_units]]).astype(
+        np.float64)
+    acc = pooled_ratio_features("accuracy", f, "correct answers / answers over keyed items (can't tell counts as "
+                                "wrong)", seed)
+    fs.figures.append(Figure.from_stat("accuracy", "accuracy (all answers)", acc))
+    cant = np.array([bool(a.get("cant_tell")) for a in answers], dtype=bool)
+    n_ans, n_ct = len(unit), int(cant[code].sum()) if len(code) else 0
+    fs.figures.append(Figure(key="cant_tell_rate", label="can't tell answers", value=n_ct / n_ans if n_ans else None,
+                             n=n_ans, n_of="answers",
+                             note=f"{n_ans} answers over {int((n_per_unit > 0).sum())} items"
+                             if n_ans else "no answer yet"))
+
+    # several annotators per item: keyed units with >= MIN_VOTES answers
+    multi_unit = keyed_unit & (n_per_unit >= MIN_VOTES)
+    row_of = np.cumsum(multi_unit) - 1
+    in_multi = multi_unit[unit]
+    labels = [answer_label(a) for a in answers]
+    lab_id, lab_values = _factor(labels)
+    n_multi = int(multi_unit.sum())
+    why = f"over {n_multi} keyed items with at least {MIN_VOTES} answers"
+    m_row, m_code, m_ann = row_of[unit[in_multi]], code[in_multi], ann[in_multi]
+    m_lab = lab_id[m_code]
+    q = max(len(lab_values), 1)
+    ok = m_lab >= 0
+    counts = np.bincount(m_row[ok] * q + m_lab[ok], minlength=n_multi * q).reshape(n_multi, q)
+    top = counts.max(axis=1) if n_multi else np.zeros(0, dtype=np.int64)
+    plural = np.where((top > 0) & ((counts == top[:, None]).sum(axis=1) == 1), counts.argmax(axis=1), -1) \
+        if n_multi else np.zeros(0, dtype=np.int64)
+    multi_kid = key_id[multi_unit]
+    key_lab = np.full(len(keys), -2, dtype=np.int64)
+    for k in np.unique(multi_kid).tolist():  # the letter of each key that a multi-annotator item has
+        if letter(keys[k]) in lab_values:
+            key_lab[k] = lab_values.index(letter(keys[k]))
+    votes = (plural >= 0) & (plural == key_lab[multi_kid]) if n_multi else np.zeros(0, dtype=bool)
+    ties = int((plural < 0).sum())
+    names = t.names()
+    rater_idx = sorted(set(m_ann.tolist()), key=lambda k: names[k])
+    col = np.full(len(names), -1, dtype=np.int64)
+    col[rater_idx] = np.arange(len(rater_idx))
+    k_max = max(t.lengths["n_options"][u] for u in np.flatnonzero(multi_unit).tolist()) if n_multi else 0
+    cats = [letter(i) for i in range(k_max)] + [CANT_TELL_LABEL]
+    cat_of = np.array([cats.index(v) if v in cats else -2 for v in lab_values], dtype=np.int64)
+    codes = np.full((n_multi, len(rater_idx)), -1, dtype=np.int64)
+    codes[m_row, col[m_ann]] = np.where(m_lab >= 0, cat_of[np.maximum(m_lab, 0)] if len(cat_of) else -1, -1)
+    if (codes == -2).any():  # a letter beyond the items' options: the labels path names it in its error
+        r, c = np.argwhere(codes == -2)[0]
+        ratings = [[None] * len(rater_idx) for _ in range(n_multi)]
+        ratings[r][c] = lab_values[m_lab[(m_row == r) & (col[m_ann] == c)][0]]
+        fleiss_kappa(ratings, categories=cats)
+    correct_m = np.full((n_multi, len(rater_idx)), np.nan)
+    correct_m[m_row, col[m_ann]] = correct[in_multi]
+    with shared_resamples() as batch:
+        mv = pooled_ratio_features(
+            "majority_vote_accuracy", np.column_stack([np.ones(n_multi), votes.astype(np.float64)]),
+            f"share of items whose plurality answer is the key, {why}; a tie gives no label and counts as "
+            f"not correct ({ties} tied items)", seed, extra={"ties": ties})
+        if n_multi:
+            fk = fleiss_kappa(Prepared.from_codes(codes, cats), categories=cats, ci=True, seed=seed)
+            alo = at_least_one_correct(correct_m, ci=True, seed=seed)
+        else:
+            fk = pooled_ratio("fleiss_kappa", [], why, seed)
+            alo = pooled_ratio("at_least_one_correct", [], why, seed)
+    mv, fk, alo = batch.result(mv), batch.result(fk), batch.result(alo)
+    fs.figures.extend([Figure.from_stat("majority_vote_accuracy", "majority-vote accuracy", mv),
+                       Figure.from_stat("fleiss_kappa", "Fleiss' kappa (letters + can't tell)", fk),
+                       Figure.from_stat("at_least_one_correct", "items with at least one annotator correct", alo)])
+
+    d_id, ds = _factor(t.values["distractor"])
+    if (d_id >= 0).any():
+        fs.figures.extend(_distractor_figures_table(t, unit, code, kid, d_id, ds, seed))
+    if keyed.any():
+        per = np.column_stack([np.bincount(ann[keyed], minlength=len(names)),
+                               np.bincount(ann[keyed & correct], minlength=len(names)),
+                               np.bincount(ann[keyed & cant[code]], minlength=len(names))])
+        rows = sorted([names[k], n_, c, ct, c / n_] for k, (n_, c, ct) in enumerate(per.tolist()) if n_)
+        fs.tables.append(Table(key="accuracy_by_annotator", title="accuracy by annotator",
+                               columns=["annotator", "answered", "correct", "can't tell", "accuracy"], rows=rows,
+                               note="can't tell counts as not correct"))
+    return fs
+
+
+def _distractor_figures_table(t, unit, code, kid, d_id, ds, seed) -> list[Figure]:
+    """distractor_figures from answer columns (non-empty answers: unit, code, key id per answer)."""
+    answers = t.answers
+    n = t.n_units
+    u_d = d_id[unit]
+    on = (u_d >= 0) & (kid >= 0)
+    chosen = np.array([not a.get("cant_tell") and a.get("choice") is not None for a in answers], dtype=bool)
+    on &= chosen[code]
+    keys = _factor(t.values["key"])[1]
+    wrong = np.zeros(len(unit), dtype=bool)
+    wrong[on] = _by_pair(code[on], kid[on], lambda c, k: answers[c]["choice"] != keys[k])
+    on_d = np.zeros(len(unit), dtype=bool)
+    on_d[wrong] = _by_pair(code[wrong], u_d[wrong], lambda c, k: answers[c]["choice"] == ds[k])
+    n_wrong = np.bincount(unit[wrong], minlength=n)
+    rows = np.flatnonzero(n_wrong > 0)
+    n_opt = np.array([t.lengths["n_options"][u] for u in rows.tolist()], dtype=np.float64)
+    feats = np.column_stack([n_wrong[rows], np.bincount(unit[on_d], minlength=n)[rows],
+                             n_wrong[rows] / (n_opt - 1)]).astype(np.float64) if len(rows) else []
+    what = "among wrong answers (options other than the key; can't tell left out) on items with a distractor"
+    sh = features_stat("distractor_share", feats, _distractor_fn, f"share choosing the distractor {what}", seed)
+    base = features_stat("distractor_baseline", feats, lambda s: _div(s[:, 2], s[:, 0]),
+                         f"uniform chance 1/(k-1) of picking it {what}", seed)
+    ratio = features_stat("distractor_ratio", feats, lambda s: _div(s[:, 1], s[:, 2]),
+                          "distractor share / uniform baseline (HorizonBench: 1.5x for models)", seed)
+    return [Figure.from_stat("distractor_share", "wrong answers on the pre-evolution distractor", sh),
+            Figure.from_stat("distractor_baseline", "uniform baseline 1/(k-1)", base),
+            Figure.from_stat("distractor_ratio", "distractor share / baseline", ratio)]

@@ -92,12 +92,18 @@ def pooled_ratio(metric: str, pairs: list[tuple[float, float]], what: str, seed:
     left -> value None with the reason. what: the definition, written into the note.
     """
     rows = [(float(a), float(b)) for a, b in pairs if b > 0]
-    if not rows:
+    f = np.array([[b, a] for a, b in rows]) if rows else np.zeros((0, 2))
+    return pooled_ratio_features(metric, f, what, seed, n_boot, extra)
+
+
+def pooled_ratio_features(metric: str, f: np.ndarray, what: str, seed: int, n_boot: int = N_BOOT,
+                          extra: dict | None = None) -> StatResult:
+    """pooled_ratio from its features: f is items x 2 float64, [den, num] per item, every den > 0."""
+    if not len(f):
         return StatResult(metric, None, None, None, 0, 0, f"no item yet to compute it ({what})", extra=dict(extra or {}))
-    f = np.array([[b, a] for a, b in rows])
     tot = f.sum(axis=0)
     ex = {"numerator": float(tot[1]), "denominator": float(tot[0]), **(extra or {})}
-    return finish(metric, float(tot[1] / tot[0]), what, n_items=len(rows), n_raters=0, ci=True, n_boot=n_boot,
+    return finish(metric, float(tot[1] / tot[0]), what, n_items=len(f), n_raters=0, ci=True, n_boot=n_boot,
                   seed=seed, features=f, stat_fn=_ratio, extra=ex)
 
 
@@ -113,7 +119,7 @@ def features_stat(metric: str, features: list[list[float]], fn: Callable[[np.nda
 
     fn takes replicates x features sums and returns one value per replicate (NaN when undefined).
     """
-    if not features:
+    if not len(features):
         return StatResult(metric, None, None, None, 0, 0, f"no item yet to compute it ({what})", extra=dict(extra or {}))
     f = np.array(features, dtype=np.float64)
     value = float(fn(f.sum(axis=0)[None])[0])

@@ -168,3 +168,11 @@ class McqTask(TaskType):
         from annotator.tasks.mcq.figures import mcq_figures
 
         return mcq_figures(data)
+
+    table_values = {"key": "$.correct_index", "distractor": "$.distractor_index"}
+    table_lengths = {"n_options": "$.options"}
+
+    def figures_from_table(self, table):
+        from annotator.tasks.mcq.figures import mcq_figures_table
+
+        return mcq_figures_table(table)

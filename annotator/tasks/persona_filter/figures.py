@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+import numpy as np
+
 from annotator.tasks.persona_filter.chain import verdict
 from reports.figures import Figure, FigureSet, Table
 from reports.study_data import StudyData
@@ -39,37 +41,12 @@ def persona_figures(data: StudyData) -> FigureSet:
     """Figures: records / decided / kept, keep rate (record level, Wilson 95% CI), the funnel table (earlier rounds
     as recorded when this study was created, this round live), drop reasons, keep rate per annotator, and with two
     or more annotators percent agreement, Fleiss' kappa and Gwet's AC1 on keep/drop (bootstrap 95% CI)."""
-    from reports.stats import fleiss_kappa, gwet_ac1, percent_agreement
-
-    s = data.study.settings
-    rule = s.get("keep_rule", "majority")
-    fs = FigureSet(study=data.study.name, task=data.study.task_type)
+    rule = data.study.settings.get("keep_rule", "majority")
     by_unit = data.by_unit()
     verdicts = {uid: verdict([a.get("decision") for a in answers.values()], rule)
                 for uid, answers in by_unit.items()}
     decided = [v for v in verdicts.values() if v is not None]
     kept = sum(1 for v in decided if v == "keep")
-    n_units = len(data.units)
-
-    fs.figures.append(Figure(key="records", label="records in this round", value=n_units, n=n_units))
-    fs.figures.append(Figure(key="kept", label=f"records kept ({rule} of the answers)", value=kept,
-                             n=len(decided), note="" if decided else "no record answered yet"))
-    lo, hi = wilson_interval(kept, len(decided))
-    fs.figures.append(Figure(key="keep_rate", label="keep rate (records, Wilson 95% CI)",
-                             value=kept / len(decided) if decided else None, ci_low=lo, ci_high=hi,
-                             n=len(decided), note="" if decided else "no record answered yet"))
-
-    stages = [dict(st) for st in s.get("chain", [])]
-    current = {"study": data.study.name, "records": n_units, "decided": len(decided), "kept": kept, "rule": rule,
-               "mode": s.get("chain_mode")}
-    stages.append(current)
-    rows = [[i + 1, st["study"], st["records"], st["decided"], st["kept"], st["records"] - st["kept"],
-             st["kept"] / st["decided"] if st["decided"] else None] for i, st in enumerate(stages)]
-    fs.tables.append(Table(key="funnel", title=f"funnel: {funnel_text(stages)}",
-                           columns=["stage", "study", "records", "decided", "kept", "not kept", "keep rate"],
-                           rows=rows, note="earlier rounds as they stood when this round was created"))
-
-    reasons = list(s.get("reasons", []))
     cited: Counter = Counter()
     records_citing: dict[str, set] = {}
     no_reason = 0
@@ -82,26 +59,62 @@ def persona_figures(data: StudyData) -> FigureSet:
         for r in ans.get("reasons") or []:
             cited[r] += 1
             records_citing.setdefault(r, set()).add(a.unit_id)
+    per: dict[str, list[bool]] = {}
+    for a in data.answers:
+        per.setdefault(data.annotators[a.annotator_id].name, []).append((a.answer or {}).get("decision") == "keep")
+    raters = data.rater_names(kind=None)
+    ratings = [[by_unit[u.id].get(r, {}).get("decision") for r in raters] for u in data.units] \
+        if len(raters) >= 2 else None
+    return _figure_set(data.study, len(data.units), len(decided), kept, cited,
+                       {r: len(units) for r, units in records_citing.items()}, no_reason,
+                       {name: (len(v), sum(v)) for name, v in per.items()}, reason_agreement(data), ratings)
+
+
+def _figure_set(study, n_units: int, n_decided: int, kept: int, cited: dict[str, int], records_citing: dict[str, int],
+                no_reason: int, per: dict[str, tuple[int, int]], reason_fig: Figure, ratings) -> FigureSet:
+    """The FigureSet of persona_figures from its counts: records decided and kept, answers and records citing
+    each drop reason (cited in first-cited order), answers without a reason, (answered, kept) per annotator
+    name, the drop-reason figure, and the units x raters keep/drop ratings (None with fewer than 2 raters; a
+    reports.stats Prepared table or lists of labels)."""
+    from reports.stats import fleiss_kappa, gwet_ac1, percent_agreement
+
+    s = study.settings
+    rule = s.get("keep_rule", "majority")
+    fs = FigureSet(study=study.name, task=study.task_type)
+    fs.figures.append(Figure(key="records", label="records in this round", value=n_units, n=n_units))
+    fs.figures.append(Figure(key="kept", label=f"records kept ({rule} of the answers)", value=kept,
+                             n=n_decided, note="" if n_decided else "no record answered yet"))
+    lo, hi = wilson_interval(kept, n_decided)
+    fs.figures.append(Figure(key="keep_rate", label="keep rate (records, Wilson 95% CI)",
+                             value=kept / n_decided if n_decided else None, ci_low=lo, ci_high=hi,
+                             n=n_decided, note="" if n_decided else "no record answered yet"))
+
+    stages = [dict(st) for st in s.get("chain", [])]
+    current = {"study": study.name, "records": n_units, "decided": n_decided, "kept": kept, "rule": rule,
+               "mode": s.get("chain_mode")}
+    stages.append(current)
+    rows = [[i + 1, st["study"], st["records"], st["decided"], st["kept"], st["records"] - st["kept"],
+             st["kept"] / st["decided"] if st["decided"] else None] for i, st in enumerate(stages)]
+    fs.tables.append(Table(key="funnel", title=f"funnel: {funnel_text(stages)}",
+                           columns=["stage", "study", "records", "decided", "kept", "not kept", "keep rate"],
+                           rows=rows, note="earlier rounds as they stood when this round was created"))
+
+    reasons = list(s.get("reasons", []))
     extra = [r for r in cited if r not in reasons]
-    reason_rows = [[str(i + 1) if i < len(reasons) else "-", r, cited[r], len(records_citing.get(r, ()))]
+    reason_rows = [[str(i + 1) if i < len(reasons) else "-", r, cited.get(r, 0), records_citing.get(r, 0)]
                    for i, r in enumerate(reasons + extra)]
     reason_rows.append(["d", "(no reason given)", no_reason, None])
     fs.tables.append(Table(key="drop_reasons", title="drop reasons (answers citing each; records)",
                            columns=["key", "reason", "answers", "records"], rows=reason_rows))
 
-    per: dict[str, list[bool]] = {}
-    for a in data.answers:
-        per.setdefault(data.annotators[a.annotator_id].name, []).append((a.answer or {}).get("decision") == "keep")
     if per:
         fs.tables.append(Table(key="keep_by_annotator", title="keep rate by annotator",
                                columns=["annotator", "answered", "kept", "keep rate"],
-                               rows=[[n, len(v), sum(v), sum(v) / len(v)] for n, v in sorted(per.items())]))
+                               rows=[[n, k, c, c / k] for n, (k, c) in sorted(per.items())]))
 
-    fs.figures.append(reason_agreement(data))
+    fs.figures.append(reason_fig)
 
-    raters = data.rater_names(kind=None)
-    if len(raters) >= 2:
-        ratings = [[by_unit[u.id].get(r, {}).get("decision") for r in raters] for u in data.units]
+    if ratings is not None:
         cats = ["keep", "drop"]
         fs.figures.append(Figure.from_stat("percent_agreement", "percent agreement (keep/drop)",
                                            percent_agreement(ratings, ci=True)))
@@ -123,7 +136,11 @@ def reason_agreement(data: StudyData) -> Figure:
         if ans.get("decision") == "drop":
             drops.setdefault(a.unit_id, []).append(frozenset(ans.get("reasons") or []))
     pairs = [x == y for sets in drops.values() for x, y in combinations(sets, 2)]
-    records = sum(1 for sets in drops.values() if len(sets) >= 2)
+    return _reason_figure(pairs, sum(1 for sets in drops.values() if len(sets) >= 2))
+
+
+def _reason_figure(pairs: list[bool], records: int) -> Figure:
+    """The drop-reason figure from its pairs (True when both cite the same set) over `records` records."""
     if not pairs:
         return Figure(key="drop_reason_agreement", label="same drop reasons (pairs who both dropped a record)",
                       value=None, n=0, n_of="pairs", note="no record dropped by two annotators")
@@ -131,3 +148,81 @@ def reason_agreement(data: StudyData) -> Figure:
                   value=sum(pairs) / len(pairs), n=len(pairs), n_of="pairs",
                   note=f"{len(pairs)} pairs of annotators over {records} records both dropped; a pair agrees when "
                        "both cite the same set of reasons (none counts as a set)")
+
+def persona_figures_table(t) -> FigureSet:
+    """persona_figures from a reports.study_table.StudyTable: the same figures, from answer columns and per-unit
+    counts (verdicts from each unit's number of answers and of "keep" answers; drop reasons once per distinct
+    answer; keep/drop ratings as a coded units x raters table)."""
+    from reports.stats._prep import Prepared, is_missing
+
+    rule = t.study.settings.get("keep_rule", "majority")
+    n = t.n_units
+    answers = t.answers
+    unit, code, ann = t.unit, t.code, t.annotator
+    decision = [a.get("decision") for a in answers]
+    keep = np.array([d == "keep" for d in decision], dtype=bool)
+    n_ans = np.bincount(unit, minlength=n)
+    n_keep = np.bincount(unit[keep[code]], minlength=n) if len(code) else np.zeros(n, dtype=np.int64)
+    answered = n_ans > 0
+    if n:
+        verdict([], rule)  # an unknown rule raises here, as persona_figures does
+    pairs, inv = np.unique(np.column_stack([n_ans[answered], n_keep[answered]]), axis=0, return_inverse=True)
+    kept_pair = np.array([verdict(["keep"] * int(k) + ["drop"] * int(m - k), rule) == "keep" for m, k in pairs],
+                         dtype=bool)
+    n_decided = int(answered.sum())
+    kept = int(kept_pair[inv.reshape(-1)].sum()) if n_decided else 0
+
+    # drop reasons, in the order they are first cited (answers in unit order, then annotator id)
+    drop = np.array([d == "drop" for d in decision], dtype=bool)
+    drop_at = np.flatnonzero(drop[code]) if len(code) else np.zeros(0, dtype=np.int64)
+    first: dict = {}
+    cited: dict = {}
+    citing_units: dict = {}
+    no_reason = 0
+    drop_codes = code[drop_at]
+    for c in np.unique(drop_codes).tolist():
+        at = drop_at[drop_codes == c]
+        reasons = answers[c].get("reasons")
+        if not reasons:
+            no_reason += len(at)
+        for j, r in enumerate(reasons or []):
+            cited[r] = cited.get(r, 0) + len(at)
+            first[r] = min(first.get(r, (len(code), 0)), (int(at[0]), j))
+            citing_units.setdefault(r, []).append(unit[at])
+    cited = {r: cited[r] for r in sorted(cited, key=first.__getitem__)}
+    records_citing = {r: len(np.unique(np.concatenate(u))) for r, u in citing_units.items()}
+
+    names = t.names()
+    per_k = np.bincount(ann, minlength=len(names))
+    per_c = np.bincount(ann[keep[code]], minlength=len(names)) if len(code) else per_k * 0
+    per = {names[k]: (m, c) for k, (m, c) in enumerate(zip(per_k.tolist(), per_c.tolist())) if m}
+
+    # the drop-reason figure: pairs of annotators who both dropped the same record
+    sets = {c: frozenset(answers[c].get("reasons") or []) for c in np.unique(drop_codes).tolist()}
+    drop_units = unit[drop_at]
+    multi = np.flatnonzero(np.bincount(drop_units, minlength=n) >= 2)
+    same = []
+    from itertools import combinations
+    for u in multi.tolist():
+        cs = drop_codes[drop_units == u].tolist()
+        same.extend(sets[x] == sets[y] for x, y in combinations(cs, 2))
+    reason_fig = _reason_figure(same, len(multi))
+
+    ratings = None
+    if len(per) >= 2:
+        raters = sorted(per)
+        col = {k: raters.index(names[k]) for k in range(len(names)) if names[k] in per}
+        col_of = np.array([col.get(k, -1) for k in range(len(names))], dtype=np.int64)
+        cat = []
+        for d in decision:
+            cat.append(0 if d == "keep" else 1 if d == "drop" else -1 if is_missing(d) else -2)
+        cat = np.array(cat, dtype=np.int64)
+        codes = np.full((n, len(raters)), -1, dtype=np.int64)
+        codes[unit, col_of[ann]] = cat[code]
+        if (codes == -2).any():  # a decision other than keep/drop: the labels (and their errors) as before
+            ratings = [[None] * len(raters) for _ in range(n)]
+            for u, k, c in zip(unit.tolist(), ann.tolist(), code.tolist()):
+                ratings[u][col[k]] = decision[c]
+        else:
+            ratings = Prepared.from_codes(codes, ["keep", "drop"])
+    return _figure_set(t.study, n, n_decided, kept, cited, records_citing, no_reason, per, reason_fig, ratings)

@@ -211,3 +211,8 @@ class PersonaFilterTask(TaskType):
         from annotator.tasks.persona_filter.figures import persona_figures
 
         return persona_figures(data)
+
+    def figures_from_table(self, table):
+        from annotator.tasks.persona_filter.figures import persona_figures_table
+
+        return persona_figures_table(table)
