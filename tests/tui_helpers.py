@@ -17,7 +17,8 @@ def _pane_of(widget):
 
 async def see_all(pilot, limit: int = 300) -> int:
     """Press PgDn in the pane of the first part not seen yet (End in a stored conversation, which counts as seen once
-    its end was on screen) until every part has been on screen.
+    its end was on screen; `+` on a long field whose page on screen was seen whole and has pages left) until every
+    part has been on screen.
     Returns the number of key presses it took; fails when a part cannot be reached by scrolling."""
     for _ in range(50):  # the item is tracked once it has been drawn
         screen = pilot.app.screen
@@ -30,7 +31,13 @@ async def see_all(pilot, limit: int = 300) -> int:
         unseen = screen.seen.unseen()
         if not unseen:
             return presses
-        pane = _pane_of(unseen[0])
+        part = unseen[0]
+        if screen.seen.pages_left(part) and screen.seen.page_seen(part, part.page):
+            await pilot.press("plus")
+            await pilot.pause()
+            presses += 1
+            continue
+        pane = _pane_of(part)
         assert pane is not None, f"{screen.seen.unseen_labels()} cannot be scrolled into view"
         if screen.focused is not pane:
             pane.focus()

@@ -136,12 +136,16 @@ class AdjudicateScreen(Screen[None]):
         if not self.is_attached or self.seen.unit != self.session.unit.id:
             return  # the unit on screen is being replaced: _track_new_unit observes it once it is drawn
         self.seen.observe()
-        self.query_one("#hint", Static).update(Text(unseen_hint(self.seen.unseen())), layout=False)
+        self.query_one("#hint", Static).update(Text(unseen_hint(self.seen)), layout=False)
         # remembered for this session: going back to a unit needs no scrolling again for what was seen
         self._seen_labels.setdefault(self.seen.unit, set()).update(self.seen.seen_labels())
         self._seen_keys.update(self.seen.seen_keys())
 
     def on_resize(self, event: events.Resize) -> None:
+        self.call_after_refresh(self._observe)
+
+    def on_paged_text_page_shown(self, _event) -> None:
+        """A page of a long field was drawn: record it (a field counts once every page was seen whole)."""
         self.call_after_refresh(self._observe)
 
     # ---- keys ------------------------------------------------------------------------------------------
@@ -173,9 +177,8 @@ class AdjudicateScreen(Screen[None]):
             self.notify("Not saved: the item is still being drawn.", severity="warning", timeout=3)
             return
         self._observe()
-        unseen = self.seen.unseen_labels()
-        if unseen:  # never judge what you cannot see
-            self.notify(refusal(unseen), severity="warning", timeout=6, markup=False)
+        if self.seen.unseen():  # never judge what you cannot see
+            self.notify(refusal(self.seen), severity="warning", timeout=6, markup=False)
             reveal_first_unseen(self, self.seen.unseen())
             return
         try:

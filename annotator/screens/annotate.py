@@ -215,8 +215,12 @@ class AnnotateScreen(Screen[None]):
         self._seen_labels.setdefault(self.seen.unit, set()).update(self.seen.seen_labels())
         self._seen_keys.update(self.seen.seen_keys())
 
+    def on_paged_text_page_shown(self, _event) -> None:
+        """A page of a long field was drawn: record it (a field counts once every page was seen whole)."""
+        self.call_after_refresh(self._observe)
+
     def _unseen_hint(self) -> str:
-        return escape(unseen_hint(self.seen.unseen()))
+        return escape(unseen_hint(self.seen))
 
     def _reveal_first_unseen(self) -> None:
         """Focus the pane holding the first unseen part, so that ↓ / PgDn scroll it."""
@@ -327,9 +331,8 @@ class AnnotateScreen(Screen[None]):
                 self.notify("Not saved: the item is still being drawn.", severity="warning", timeout=3)
                 return
         self._observe()
-        unseen = self.seen.unseen_labels()
-        if unseen:  # never judge what you cannot see
-            self.notify(refusal(unseen), severity="warning", timeout=6, markup=False)
+        if self.seen.unseen():  # never judge what you cannot see
+            self.notify(refusal(self.seen), severity="warning", timeout=6, markup=False)
             self._reveal_first_unseen()
             return
         await self._save(s.prepare("answered" if decision.complete else "partial", decision.answer,

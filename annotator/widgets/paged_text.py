@@ -4,12 +4,19 @@ A field of any length draws in the time of one page: a 5 MB single-line question
 characters and a line saying which page this is; `+` shows the next page and `-` the previous one (keys of the
 annotation and adjudication screens, through turn_page: forward, the item's first field with a page left). The text goes through annotator.safe_text:
 control characters become visible escapes and nothing in it is parsed as markup.
+
+A field that is a part a decision is about (annotator/widgets/seen.py) counts as seen once every one of its pages
+has been seen whole: the field says which page it last drew on screen (`painted_page`, with a PageShown message),
+so that the rows seen are counted for the page that was really on screen.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from textual.content import Content
+from textual.geometry import Region
+from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import Static
 
 from annotator.safe_text import markup, visible
@@ -22,6 +29,14 @@ class PagedText(Static):
     ``"[b]$key[/b]  $text"``), with the other ``$names`` given in values; layout=False also escapes newlines
     and tabs (one-line places). page_chars: characters per page."""
 
+    class PageShown(Message):
+        """A page of the field was drawn on screen for the first time since it was turned to (bubbles up to
+        the screen, which then records what is visible)."""
+
+        def __init__(self, field: "PagedText") -> None:
+            super().__init__()
+            self.field = field
+
     def __init__(self, text: Any, template: str = "$text", page_chars: int = PAGE_CHARS, layout: bool = True,
                  values: dict[str, Any] | None = None, **kw: Any) -> None:
         self.template = template
@@ -30,6 +45,7 @@ class PagedText(Static):
         self.keep_layout = layout
         self.full = ""
         self.page = 0
+        self.painted_page: int | None = None  # the page last drawn on screen (None: not drawn yet)
         super().__init__(**kw)
         self._set_text(text, values)
         super().update(self._page_content())
@@ -65,13 +81,23 @@ class PagedText(Static):
             self.update(self._page_content())
 
     def turn(self, step: int) -> bool:
-        """Show the page step pages further (negative: back). Returns False when there is no such page."""
+        """Show the page step pages further (negative: back), its first line in view (the panes holding the
+        field scroll to its top). Returns False when there is no such page."""
         page = self.page + step
         if not 0 <= page < self.pages:
             return False
         self.page = page
         self.update(self._page_content())
+        if self.is_mounted:
+            self.scroll_visible(top=True, animate=False)
         return True
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Draw (Textual calls this to paint what is on screen, after the layout) and note the page drawn."""
+        if self.painted_page != self.page:
+            self.painted_page = self.page
+            self.post_message(self.PageShown(self))
+        return super().render_lines(crop)
 
 
 def turn_page(root: Any, step: int) -> bool | None:

@@ -9,12 +9,20 @@ container and the screen, not cut off at the side). A part counts as seen once e
 A part may be a scrollable pane: then its rows are the pane's virtual content, and it counts as seen when its
 content has been scrolled through to the end. A conversation pane (annotator/widgets/context.py) draws only what
 is in its viewport and keeps count of the lines it drew: it is seen when it has drawn every line (`fully_seen`).
+
+A long field shown a page at a time (annotator/widgets/paged_text.py) counts as seen only once EVERY page has been
+seen whole, in any order: the rows are kept per page, and a page counts once each of its rows was visible while
+that page was the one drawn (a page that was turned to but never painted, or painted cut off, does not count).
+Jumping over pages is not possible (`+`/`-` turn one page), so "paged through to the end" and "every page seen"
+are the same rule here; the hint and the refusal say how many pages of which field are left.
 """
 from __future__ import annotations
 
 from textual.containers import ScrollableContainer
 from textual.scroll_view import ScrollView
 from textual.widget import Widget
+
+from annotator.widgets.paged_text import PagedText
 
 MUST_SEE = "must-see"
 
@@ -33,7 +41,8 @@ class SeenTracker:
 
     def __init__(self) -> None:
         self.parts: list[Widget] = []
-        self.rows: dict[int, set[int]] = {}
+        self.rows: dict[tuple[int, int], set[int]] = {}  # (id of the part, page) -> rows seen of that page
+        self.pages_done: dict[int, set[int]] = {}  # id of a paged part -> its pages seen whole
         self.known: set[str] = set()
         self.known_keys: set = set()
         self.unit: str | None = None  # the unit the parts belong to; None while a new item is being drawn
@@ -41,6 +50,7 @@ class SeenTracker:
     def forget(self) -> None:
         """A new item is about to be drawn: nothing is tracked (and nothing counts as seen) until reset()."""
         self.parts, self.rows, self.unit, self.known, self.known_keys = [], {}, None, set(), set()
+        self.pages_done = {}
 
     def reset(self, root: Widget, unit: str, known: set[str] | None = None, known_keys: set | None = None) -> None:
         """Collect the marked parts under root for a newly drawn unit. known: labels of parts of this unit the
@@ -49,7 +59,8 @@ class SeenTracker:
         message, shared by the items of its context). Both need no scrolling again. Every other part starts
         unseen."""
         self.parts = [w for w in root.query(f".{MUST_SEE}")]
-        self.rows = {id(w): set() for w in self.parts}
+        self.rows = {}
+        self.pages_done = {id(w): set() for w in self.parts}
         self.unit = unit
         self.known = set(known or ())
         self.known_keys = set(known_keys or ())
@@ -77,10 +88,13 @@ class SeenTracker:
         return list(out.values())
 
     def observe(self) -> None:
-        """Record the rows of every part that are visible now."""
+        """Record the rows of every part that are visible now (for a paged field: of the page drawn now)."""
         for part in self.parts:
             if not part.is_attached or not part.display:
                 continue
+            page = _page(part)
+            if _pages(part) > 1 and getattr(part, "painted_page", None) != page:
+                continue  # a page turned to but not drawn yet: where the field is now is the last page's place
             try:
                 geo = part.screen.find_widget(part)
             except Exception:  # not laid out (yet)
@@ -89,7 +103,7 @@ class SeenTracker:
             visible = region.intersection(clip)
             if visible.height <= 0 or visible.width < region.width:  # cut off at a side: not seen
                 continue
-            seen = self.rows[id(part)]
+            seen = self.rows.setdefault((id(part), page), set())
             if _is_pane(part):
                 inner = part.scrollable_content_region.intersection(clip)
                 if inner.height <= 0 or inner.width < part.scrollable_content_region.width:
@@ -99,6 +113,24 @@ class SeenTracker:
             else:
                 first = visible.y - region.y
                 seen.update(range(first, first + visible.height))
+            if self.page_seen(part, page):
+                self.pages_done.setdefault(id(part), set()).add(page)
+
+    def page_seen(self, part: Widget, page: int) -> bool:
+        """Whether every row of `page` of part has been visible while that page was drawn (measured against the
+        part's height now: ask for the page drawn now)."""
+        height = part.virtual_size.height if _is_pane(part) else part.size.height
+        return height > 0 and len(self.rows.get((id(part), page), set()).intersection(range(height))) >= height
+
+    def pages_left(self, part: Widget) -> int:
+        """How many pages of a paged field have not been seen whole yet (0 for a field of one page: its rows
+        decide, as for any part)."""
+        pages = _pages(part)
+        if pages <= 1:
+            return 0
+        done = self.pages_done.get(id(part), set())
+        return pages - len(done | ({_page(part)} if self.page_seen(part, _page(part)) and
+                                    getattr(part, "painted_page", None) == _page(part) else set()))
 
     def unseen(self) -> list[Widget]:
         """The parts not yet seen whole, in screen order."""
@@ -108,46 +140,64 @@ class SeenTracker:
                 continue
             if getattr(part, "seen_key", None) is not None and part.seen_key in self.known_keys:
                 continue
-            seen = self.rows.get(id(part), set())
             if hasattr(part, "fully_seen"):
                 if not part.fully_seen():
                     out.append(part)
                 continue
-            if _is_pane(part):
-                height = part.virtual_size.height
-            else:
-                height = part.size.height
-            if height <= 0 or not part.display:
-                if not part.display:
+            if not part.display:
+                out.append(part)
+                continue
+            if _pages(part) > 1:
+                if self.pages_left(part):
                     out.append(part)
                 continue
-            if len(seen.intersection(range(height))) < height:
+            height = part.virtual_size.height if _is_pane(part) else part.size.height
+            if height > 0 and not self.page_seen(part, 0):
                 out.append(part)
         return out
 
     def unseen_labels(self) -> list[str]:
         return [getattr(w, "seen_label", "the item") for w in self.unseen()]
 
+    def unseen_descriptions(self) -> list[str]:
+        """The labels of the unseen parts in screen order, once each; a label with paged fields left says how
+        many of their pages are left: "the question (1,249 of 1,250 pages left)"."""
+        left: dict[str, list[int]] = {}
+        for part in self.unseen():
+            counts = left.setdefault(getattr(part, "seen_label", "the item"), [0, 0])
+            if _pages(part) > 1:
+                counts[0] += self.pages_left(part)
+                counts[1] += _pages(part)
+        return [f"{label} ({n:,} of {total:,} pages left)" if total else label for label, (n, total) in left.items()]
 
-def unseen_hint(unseen: list[Widget]) -> str:
+
+def unseen_hint(tracker: SeenTracker) -> str:
     """The state line's "▼ scroll to see option C, option D (↓ PgDn scroll, tab: next pane)" for the parts not
-    seen yet (SeenTracker.unseen()), "" when every part was seen. Plain text: labels come from the data, so a
+    seen yet, "" when every part was seen; a paged field left names its pages: "▼ scroll to see the question
+    (3 of 5 pages left) (+ next page, ↓ PgDn scroll, tab: next pane)". Plain text: labels come from the data, so a
     caller that shows it as markup escapes it."""
     from annotator.safe_text import visible
 
-    labels = list(dict.fromkeys(getattr(w, "seen_label", "the item") for w in unseen))
-    if not labels:
+    unseen = tracker.unseen()
+    if not unseen:
         return ""
-    keys = "End: the end, ↓ PgDn scroll" if any(getattr(w, "seen_rule", "") == "end" for w in unseen) else \
-        "↓ PgDn scroll"
-    return f"▼ scroll to see {visible(', '.join(labels), layout=False)} ({keys}, tab: next pane)"
+    keys = ["↓ PgDn scroll", "tab: next pane"]
+    if any(getattr(w, "seen_rule", "") == "end" for w in unseen):
+        keys.insert(0, "End: the end")
+    if any(tracker.pages_left(w) for w in unseen):
+        keys.insert(0, "+ next page")
+    return f"▼ scroll to see {visible(', '.join(tracker.unseen_descriptions()), layout=False)} ({', '.join(keys)})"
 
 
-def refusal(unseen_labels: list[str]) -> str:
-    """The notice for a decision key pressed while parts are unseen: "Not saved: first scroll to see option C."."""
+def refusal(tracker: SeenTracker) -> str:
+    """The notice for a decision key pressed while parts are unseen: "Not saved: first scroll to see option C.",
+    "Not saved: first scroll to see the question (3 of 5 pages left); + shows the next page."."""
     from annotator.safe_text import visible
 
-    return f"Not saved: first scroll to see {visible(', '.join(dict.fromkeys(unseen_labels)), layout=False)}."
+    text = visible(", ".join(tracker.unseen_descriptions()), layout=False)
+    if any(tracker.pages_left(w) for w in tracker.unseen()):
+        return f"Not saved: first scroll to see {text}; + shows the next page."
+    return f"Not saved: first scroll to see {text}."
 
 
 def reveal_first_unseen(screen, unseen: list[Widget]) -> None:
@@ -161,6 +211,16 @@ def reveal_first_unseen(screen, unseen: list[Widget]) -> None:
         node = node.parent if node.parent is not screen else None
     if node is not None:
         screen.set_focus(node)
+
+
+def _page(widget: Widget) -> int:
+    """The page of a paged field drawn now (0 for any other part)."""
+    return widget.page if isinstance(widget, PagedText) else 0
+
+
+def _pages(widget: Widget) -> int:
+    """How many pages a paged field has (1 for any other part)."""
+    return widget.pages if isinstance(widget, PagedText) else 1
 
 
 def _is_pane(widget: Widget) -> bool:
