@@ -83,7 +83,9 @@ def _mixed_scale(pairs: list[tuple]) -> list | None:
     without weights does not depend on the order); None otherwise, so that the labels are read as before."""
     from reports.stats._prep import is_missing
 
-    labels = list(dict.fromkeys(x for pair in pairs for x in pair if not is_missing(x)))
+    from itertools import chain
+
+    labels = [x for x in dict.fromkeys(chain.from_iterable(pairs)) if not is_missing(x)]
     nums = [isinstance(x, (int, float)) for x in labels]
     return labels if any(nums) and not all(nums) else None
 
