@@ -98,7 +98,8 @@ def test_mcq_status_from_columns_equals_the_study_data_path(db_file, monkeypatch
             for i in range(3)])
         create_study(s, StudySpec(name="st", task="mcq", datasets=["ds"], seed=seed, annotators_per_item=4,
                                   annotators=["ana", "bo", "cy", "dee", "eli"], checks="chk"))
-        _random_log(s, "st", rng, _mcq_answer, ["ana", "bo", "cy", "dee", "eli"])
+        s.ensure_annotator("judge", kind="llm")  # an LLM judge: out of the human times, in the figures
+        _random_log(s, "st", rng, _mcq_answer, ["ana", "bo", "cy", "dee", "eli", "judge"])
         study = s.get_study("st")
         units = [u for u in s.units(study.id) if not u.extra.get("check")]
         boss = s.ensure_annotator("boss")
@@ -256,3 +257,28 @@ def test_unit_columns_read_payload_fields_and_checks(store):
     assert got.values["key"] == [payloads[x.item_id].payload.get("correct_index") for x in units]
     assert got.values["d"] == [payloads[x.item_id].payload.get("distractor_index") for x in units]
     assert got.lengths["n"] == [len(payloads[x.item_id].payload["options"]) for x in units]
+
+
+@pytest.mark.parametrize("task", ["mcq", "persona_filter"])
+def test_study_without_answers_or_with_one_answer(db_file, monkeypatch, task):
+    with Store.open(db_file, mode="create") as s:
+        if task == "mcq":
+            s.import_items("ds", "jsonl", _mcq_items(5))
+        else:
+            s.import_items("ds", "jsonl", [ItemIn(external_id=f"p{i}", kind="persona_record",
+                                                  payload={"text": f"person {i}", "record_type": "persona"})
+                                           for i in range(5)])
+        create_study(s, StudySpec(name="st", task=task, datasets=["ds"], annotators_per_item=2))
+        fast, slow = _both(s, "st", monkeypatch)
+        _same(fast, slow)
+        st = fast["studies"][0]
+        assert st["answered"] == 0 and all(f["value"] is None for f in st["figures"] if f["key"] in (
+            "accuracy", "majority_vote_accuracy", "fleiss_kappa", "keep_rate"))
+        study = s.get_study("st")
+        u = s.units(study.id)[0]
+        _add(s, study, u, "ana", "answered", {"choice": 0, "cant_tell": False} if task == "mcq" else
+             {"decision": "drop", "reasons": []}, seconds=3.0)
+        fast, slow = _both(s, "st", monkeypatch)
+    _same(fast, slow)
+    per = next(t for t in fast["studies"][0]["tables"] if t["key"] == "per_annotator")
+    assert [r[:5] for r in per["rows"]] == [["ana", "human", 1, 0, 3.0]]  # items done 1, median 3 s
