@@ -187,11 +187,11 @@ def mcq_figures_table(t) -> FigureSet:
     multi_unit = keyed_unit & (n_per_unit >= MIN_VOTES)
     row_of = np.cumsum(multi_unit) - 1
     in_multi = multi_unit[unit]
-    labels = [answer_label(a) for a in answers]
-    lab_id, lab_values = _factor(labels)
     n_multi = int(multi_unit.sum())
     why = f"over {n_multi} keyed items with at least {MIN_VOTES} answers"
     m_row, m_code, m_ann = row_of[unit[in_multi]], code[in_multi], ann[in_multi]
+    used = set(np.unique(m_code).tolist())  # answer_label of the answers these figures read, as mcq_figures
+    lab_id, lab_values = _factor([answer_label(a) if c in used else None for c, a in enumerate(answers)])
     m_lab = lab_id[m_code]
     q = max(len(lab_values), 1)
     ok = m_lab >= 0
