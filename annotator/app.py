@@ -10,6 +10,7 @@ from typing import Callable
 
 from textual.app import App
 
+from annotator import collector
 from annotator.crash import OneLineCrash
 from annotator.screens.annotate import AnnotateScreen
 from annotator.session import Session
@@ -35,7 +36,9 @@ class AnnotateApp(OneLineCrash, App[None]):
         self.show_timer = show_timer
 
     def on_mount(self) -> None:
+        collector.freeze_startup_objects()  # before the screen: item views stay collectable (annotator/collector.py)
         self.push_screen(AnnotateScreen(self.session, show_timer=self.show_timer))
 
     def on_unmount(self) -> None:
+        collector.resume()
         self.session.close()

@@ -14,7 +14,9 @@ The same questions are imported once without any conversation (the baseline) and
 Figures:
 1. start-up: seconds from process start to the first item on screen (a child process per run, headless), for a
    minimal Textual app, for the questions without conversations and for the questions with the largest scale;
-   ratios: prefval over Textual, and with a conversation over without (target <= 1.5);
+   ratios: prefval over Textual, and with a conversation over without (target <= 1.5); wall-clock and CPU seconds
+   (CPU: of the child process, less disturbed by other programs on a shared machine), runs of the three
+   interleaved; compiled modules kept between runs in a folder of the bench, as an install keeps them;
 2. decision key -> next item on screen with the answer committed (ms, p50/p95/max), without conversations and
    with each scale; ratio of each p95 to the baseline's (target <= 1.5, and flat across scales);
 3. flat in the study's size: studies of --sizes MCQ items (synthetic questions of PersonaMem's length, no
@@ -64,6 +66,7 @@ if mode == "minimal":
             self.call_after_refresh(self.done)
         def done(self):
             print(f"FIRST {time.time() - t0:.4f}")
+            print(f"CPU {time.process_time():.4f}")
             self.exit()
     Minimal().run(headless=True)
 elif mode == "first":
@@ -75,6 +78,7 @@ elif mode == "first":
             self.call_after_refresh(self.first)
         def first(self):
             print(f"FIRST {time.time() - t0:.4f}")
+            print(f"CPU {time.process_time():.4f}")
             self.exit()
     Timed(db, study, who, show_timer=False).run(headless=True)
 else:  # scroll: PageDown from top to bottom, then End on a fresh item view
@@ -227,10 +231,22 @@ def _with_items(store, study_id: str, annotator_id: str):
         yield a, units[a.unit_id]
 
 
+PYCACHE: str | None = None  # where the child processes keep their compiled modules (set by main)
+
+
 def child(repo: Path, mode: str, *args: str) -> dict[str, float]:
+    """Run CHILD in a fresh interpreter. Its compiled modules (.pyc) are kept under PYCACHE, as an installed
+    prefval keeps them in __pycache__: the warm-up runs compile, the timed ones load. (With PYTHONDONTWRITEBYTECODE
+    set, as on some machines, every start-up compiled prefval's ~30 modules from source again, ~40 ms that a user
+    never pays, while Textual's own modules, installed with their .pyc, loaded compiled: the start-up ratio
+    compared compiling with loading.)"""
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    if PYCACHE:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = PYCACHE
     t0 = time.time()
     out = subprocess.run([sys.executable, "-c", CHILD, repr(t0), mode, *args], capture_output=True, text=True,
-                         cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)}, timeout=900)
+                         cwd=repo, env=env, timeout=900)
     vals = {}
     for line in out.stdout.splitlines():
         parts = line.split()
@@ -294,7 +310,9 @@ def main() -> None:
     args = ap.parse_args()
     sys.path.insert(0, str(args.repo))
     scales = [int(x) for x in args.scales.split(",") if x]
+    global PYCACHE
     with tempfile.TemporaryDirectory() as tmp:
+        PYCACHE = os.path.join(tmp, "pycache")
         db = os.path.join(tmp, "bench.db")
         t = time.perf_counter()
         studies = build_db(db, args.items, scales)
@@ -303,14 +321,17 @@ def main() -> None:
         child(args.repo, "first", db, "bench-bare", "warmup")  # warm the OS file cache once for all
         child(args.repo, "first", db, big, "warmup")
         child(args.repo, "minimal")
-        base = [child(args.repo, "minimal")["FIRST"] for _ in range(args.runs)]
-        bare = [child(args.repo, "first", db, "bench-bare", f"s{i}")["FIRST"] for i in range(args.runs)]
-        ctx = [child(args.repo, "first", db, big, f"s{i}")["FIRST"] for i in range(args.runs)]
-        m_base, m_bare, m_ctx = (statistics.median(x) for x in (base, bare, ctx))
-        print(f"start-up to first item (median of {args.runs}): minimal Textual app {m_base:.3f} s; questions without "
-              f"conversations {m_bare:.3f} s ({m_bare / m_base:.2f}x Textual; target <= 2x)" + (
-                  f"; with {max(scales):,}-character conversations {m_ctx:.3f} s ({m_ctx / m_bare:.2f}x without; "
-                  "target <= 1.5x)" if scales else ""))
+        base, bare, ctx = [], [], []
+        for i in range(args.runs):  # interleaved, so that a change in the machine's load hits all three alike
+            base.append(child(args.repo, "minimal"))
+            bare.append(child(args.repo, "first", db, "bench-bare", f"s{i}"))
+            ctx.append(child(args.repo, "first", db, big, f"s{i}"))
+        for key, what in (("FIRST", "wall"), ("CPU", "CPU")):
+            m_base, m_bare, m_ctx = (statistics.median(r[key] for r in x) for x in (base, bare, ctx))
+            print(f"start-up to first item, {what} seconds (median of {args.runs}): minimal Textual app {m_base:.3f} s; "
+                  f"questions without conversations {m_bare:.3f} s ({m_bare / m_base:.2f}x Textual; target <= 2x)" + (
+                      f"; with {max(scales):,}-character conversations {m_ctx:.3f} s ({m_ctx / m_bare:.2f}x without; "
+                      "target <= 1.5x)" if scales else ""))
         print("decision key -> next item, answer committed (ms):")
         ref = None
         for label, study in studies.items():
@@ -327,17 +348,22 @@ def main() -> None:
             size_studies = build_size_db(size_db, sizes)
             print(f"(built in {time.perf_counter() - t:.1f} s)")
             child(args.repo, "first", size_db, size_studies[sizes[0]], "ana")  # warm the file cache
-            first = {n: statistics.median(child(args.repo, "first", size_db, st, "ana")["FIRST"]
-                                          for _ in range(args.runs)) for n, st in size_studies.items()}
+            runs = {n: [] for n in size_studies}
+            for _ in range(args.runs):  # interleaved
+                for n, st in size_studies.items():
+                    runs[n].append(child(args.repo, "first", size_db, st, "ana"))
+            first = {n: statistics.median(r["FIRST"] for r in rs) for n, rs in runs.items()}
+            first_cpu = {n: statistics.median(r["CPU"] for r in rs) for n, rs in runs.items()}
             print("study size: start-up to first item (median of {}) and decision key -> next item (ms):".format(
                 args.runs))
-            ref_first = first[sizes[0]]
+            ref_first, ref_cpu = first[sizes[0]], first_cpu[sizes[0]]
             ref95 = None
             for n, st in size_studies.items():
                 lat = asyncio.run(decision_latencies(size_db, st, min(args.decisions, n - 1), who="ana"))
                 p50, p95 = statistics.median(lat), pct(lat, 0.95)
                 ref95 = ref95 or p95
-                print(f"  {n:>9,} items: start-up {first[n]:.3f} s ({first[n] / ref_first:.2f}x)  decisions p50 "
+                print(f"  {n:>9,} items: start-up {first[n]:.3f} s ({first[n] / ref_first:.2f}x; CPU "
+                      f"{first_cpu[n]:.3f} s, {first_cpu[n] / ref_cpu:.2f}x)  decisions p50 "
                       f"{p50:6.1f}  p95 {p95:6.1f}  over {len(lat)}  p95 ratio {p95 / ref95:.2f}x "
                       f"{'(baseline)' if n == sizes[0] else '(flat = 1.0x)'}")
         sc = child(args.repo, "scroll", db, "long", "reader")

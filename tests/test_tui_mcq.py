@@ -233,3 +233,33 @@ async def test_no_answer_is_recorded_in_a_terminal_too_small_to_show_the_item(mc
         assert app.session.index == 0
     _, _, rows = _answers(mcq_study)
     assert rows == []
+
+
+async def test_no_full_collection_between_a_decision_key_and_the_next_item(mcq_study, monkeypatch):
+    """The cyclic garbage collector is paused while a decision is committed and the next item drawn (a full
+    collection there made the p95 of key -> next item), and given back once the next item is on screen; the
+    start-up objects are frozen out of its reach once the app is up (annotator/collector.py)."""
+    import gc
+
+    app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
+    during_write = []
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert gc.get_freeze_count() > 0 and gc.isenabled()
+        real_add = app.session.store.add_annotation
+
+        def add_annotation(row, **kw):
+            during_write.append(gc.isenabled())
+            return real_add(row, **kw)
+
+        monkeypatch.setattr(app.session.store, "add_annotation", add_annotation)
+        await decide(pilot, "a")
+        assert app.session.index == 1 and during_write == [False]
+        await pilot.pause()  # the next item has been drawn and the screen refreshed
+        assert gc.isenabled()
+        await decide(pilot, "b", "c", "d", "a", "b")  # the last decision leads to the summary screen
+        assert isinstance(app.screen, SummaryScreen) and during_write == [False] * 6
+        await pilot.pause()
+        assert gc.isenabled()
+    assert gc.isenabled()
+    study, queue, rows = _answers(mcq_study)
+    assert [r.status for r in rows] == ["answered"] * 6

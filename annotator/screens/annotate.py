@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from annotator import collector
 from annotator.safe_text import markup, plain, visible
 from annotator.screens.summary import SummaryScreen
 from annotator.session import PendingDecision, Session
@@ -343,7 +344,12 @@ class AnnotateScreen(Screen[None]):
         """Commit a prepared decision, then draw what follows. The write is tried at once without waiting for the
         lock; when another program holds it, the decision is kept and retried by a background thread with its
         own connection, the screen says "saving… database busy" and keeps answering keys (guidelines, scrolling),
-        and the next item shows only once the decision is committed."""
+        and the next item shows only once the decision is committed. No full garbage collection runs until the
+        next item is on screen (annotator/collector.py)."""
+        with collector.collect_after_paint(self):
+            await self._save_now(pending)
+
+    async def _save_now(self, pending: PendingDecision) -> None:
         s = self.session
         try:
             with s.store.busy_timeout(0):
@@ -550,5 +556,6 @@ class AnnotateScreen(Screen[None]):
         self.app.exit()
 
     def on_unmount(self) -> None:
+        collector.resume()
         if self._writer is not None:
             self._writer.close()
