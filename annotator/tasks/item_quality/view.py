@@ -47,9 +47,14 @@ class ItemQualityView(Horizontal):
 
     COMPACT_BELOW = (100, 20)  # a panel narrower or lower than this: the conversation on top, the rest below it
 
+    @classmethod
+    def compact_at(cls, width: int, height: int) -> bool:
+        """Whether a panel of width x height cells uses the compact layout (narrower or lower than COMPACT_BELOW)."""
+        min_width, min_height = cls.COMPACT_BELOW
+        return width < min_width or height < min_height
+
     def on_resize(self, event) -> None:
-        width, height = self.COMPACT_BELOW
-        self.set_class(self.size.width < width or self.size.height < height, "compact")
+        self.set_class(self.compact_at(self.size.width, self.size.height), "compact")
 
     def compose(self) -> ComposeResult:
         if self.context is not None:

@@ -74,6 +74,13 @@ class McqView(Vertical):
         """How "scroll to see ..." names option i: "option C", or "True" / "False" on a T/F item."""
         return self.options[i] if self.tf else f"option {letter(i)}"
 
+    def same_layout(self, new: "McqView") -> bool:
+        """Whether `new` has the same panes and rows as this view (so update_from can show it in place): both with
+        a stored conversation, both with a snippet or both with none; as many options, the same keys and label."""
+        return ((new.context is None) == (self.context is None) and (new.snippet is None) == (self.snippet is None)
+                and len(new.options) == len(self.options) and new.question_label == self.question_label
+                and new.keys == self.keys)
+
     def update_from(self, new: "McqView") -> bool:
         """Show `new`'s item in this mounted view without remounting (a decision redraws in a few ms).
 
@@ -81,9 +88,7 @@ class McqView(Vertical):
         snippet) from the top. Returns False when that is not possible (a pane to add or remove, another number
         of options, another label) and the caller must mount `new` instead.
         """
-        if ((new.context is None) != (self.context is None) or (new.snippet is None) != (self.snippet is None)
-                or len(new.options) != len(self.options) or new.question_label != self.question_label
-                or new.keys != self.keys or not self.is_mounted):
+        if not self.is_mounted or not self.same_layout(new):
             return False
         if new.context != self.context:  # the conversation pane is kept: only the new item's lines get laid out
             self.query_one("#context", ContextView).show(*new.context)

@@ -15,6 +15,19 @@ from annotator.widgets.seen import must_see
 from storage.models import Message
 
 LABELS = ("Left  [b]1[/b]", "Right  [b]2[/b]")
+STACK_BELOW = 100  # narrower than this, the sides are stacked (left on top) instead of cut to slivers
+
+
+def side_title(side: int, messages: int, stacked: bool = False) -> str:
+    """The border title (markup) of side 0 (left) or 1 (right) showing `messages` messages: its key, and where it
+    is when the sides are stacked ("Top = Left  1 · 3 messages")."""
+    label = f"{('Top', 'Bottom')[side]} = {LABELS[side]}" if stacked else LABELS[side]
+    return f"{label} · {messages} messages"
+
+
+def stacked_at(width: int) -> bool:
+    """Whether a panel `width` cells wide stacks its sides (narrower than STACK_BELOW)."""
+    return width < STACK_BELOW
 
 
 class PairView(Horizontal):
@@ -32,7 +45,6 @@ class PairView(Horizontal):
     PairView.stacked > .side { width: 1fr; height: 1fr; }
     PairView.stacked > .side .pref { max-height: 4; }
     """
-    STACK_BELOW = 100  # narrower than this, the sides are stacked (left on top) instead of cut to slivers
     BINDINGS = [
         Binding("left", "focus_side(0)", "left side", show=False),
         Binding("right", "focus_side(1)", "right side", show=False),
@@ -47,7 +59,7 @@ class PairView(Horizontal):
         for i, (preference, messages) in enumerate(self.sides):
             chosen = self.chosen == i or self.chosen == "tie"
             with Vertical(classes="side chosen" if chosen else "side", id=f"side-{i}") as box:
-                box.border_title = f"{LABELS[i]} · {len(messages)} messages"
+                box.border_title = side_title(i, len(messages))
                 if chosen:
                     box.border_subtitle = "tie" if self.chosen == "tie" else "your choice"
                 side = ("left", "right")[i]
@@ -59,12 +71,11 @@ class PairView(Horizontal):
         self.action_focus_side(0)
 
     def on_resize(self, event) -> None:
-        stacked = self.size.width < self.STACK_BELOW
+        stacked = stacked_at(self.size.width)
         if stacked != self.has_class("stacked"):
             self.set_class(stacked, "stacked")
             for i, box in enumerate(self.query(".side")):
-                box.border_title = (f"{('Top', 'Bottom')[i]} = {LABELS[i]}" if stacked else LABELS[i]) + \
-                    f" · {len(self.sides[i][1])} messages"
+                box.border_title = side_title(i, len(self.sides[i][1]), stacked)
 
     def action_focus_side(self, side: int) -> None:
         """Give the focus (and so the scroll keys) to the conversation on that side (0 left, 1 right).
