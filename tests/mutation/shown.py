@@ -63,7 +63,8 @@ def _line(w: Widget) -> str:
 
 
 def outline(widget: Widget) -> list[str]:
-    """The lines of everything widget.compose() builds (not widget itself), depth first."""
+    """The lines of everything under widget as it would be mounted (the children it was given, then what its
+    compose() builds; not widget itself), depth first."""
     out: list[str] = []
 
     def walk(ws, depth):
@@ -72,5 +73,5 @@ def outline(widget: Widget) -> list[str]:
             walk(list(w._pending_children), depth + 1)
 
     with app_context():
-        walk(compose(widget), 0)
+        walk([*widget._pending_children, *compose(widget)], 0)
     return out
