@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import sys
 
 from annotator.safe_text import visible
 from storage.errors import PrefvalError
@@ -61,7 +62,20 @@ def run(args: argparse.Namespace) -> int:
     extra = f", {result.n_contexts} contexts" if result.n_contexts else ""
     print(visible(f"dataset {result.dataset}: {result.n_added} items added, {result.n_unchanged} already "
                   f"present{extra}", layout=False))
+    warn_duplicate_options(parsed)
     return 0
+
+
+def warn_duplicate_options(parsed) -> None:
+    """One line on stderr when MCQ items have two options of the same text (the item is imported as it is)."""
+    from storage.importers.base import duplicate_options
+
+    dups = duplicate_options(parsed.items)
+    if dups:
+        ext, i, j = dups[0]
+        print(visible(f"warning: {parsed.source_path}: {len(dups)} MCQ item(s) have two options of the same text "
+                      f"(first: record {ext}, options {chr(65 + i)} and {chr(65 + j)}); an answer picking the copy "
+                      "of the key is scored wrong", layout=False), file=sys.stderr)
 
 
 def run_judgments(args: argparse.Namespace) -> int:

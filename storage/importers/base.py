@@ -105,3 +105,25 @@ def load_yaml_or_json(path: str | Path, what: str = "file") -> Any:
     except Exception as exc:  # yaml.YAMLError / json.JSONDecodeError
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise PrefvalError(f"{p}: not valid {'JSON' if is_json else 'YAML'}: {first}") from None
+
+
+def duplicate_options(items: list[ItemIn]) -> list[tuple[str, int, int]]:
+    """MCQ items with two options of the same text (compared with whitespace runs collapsed, case ignored).
+
+    Returns one (external_id, i, j) per such item, i < j being the 0-based indexes of its first identical pair, in
+    the items' order. Such an item cannot be answered reliably: an annotator who picks the copy of the key is
+    scored wrong, and two annotators who mean the same text disagree. Raises nothing.
+    """
+    out = []
+    for item in items:
+        if item.kind != "mcq":
+            continue
+        options = item.payload.get("options") or []
+        first: dict[str, int] = {}
+        for j, text in enumerate(options):
+            key = " ".join(str(text).split()).casefold()
+            if key in first:
+                out.append((item.external_id, first[key], j))
+                break
+            first[key] = j
+    return out
