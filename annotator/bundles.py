@@ -3,7 +3,8 @@
 `export_bundle` chooses the rows (the annotator's units and the items their screens need) and redacts them
 through the study's task type (``TaskType.bundle_payload``: no answer keys, hidden candidate labels, reference
 scores or sources for blind tasks; dataset names replaced by neutral aliases), then storage writes them into a new
-file. `merge_bundles` checks every bundle before any is merged (storage.bundles has the checks).
+file. `merge_bundles` checks every bundle before any is merged (storage.bundles has the checks; the answers'
+format is checked here, by the study's task type, and handed to storage as its answer_check).
 """
 from __future__ import annotations
 
@@ -126,6 +127,28 @@ def export_bundle(store: Store, study_name: str, annotator_name: str, out: str, 
     return counts
 
 
+def answer_checker(store: Store):
+    """The answer_check of Store.merge_bundle for `store`: (study_id, unit_id, status, answer) -> None when the
+    study's task type could have written that answer on that unit (TaskType.answer_problem, against the item as
+    the main database holds it, answer keys included), else what is wrong. Studies, units and items are read once
+    each."""
+    studies: dict = {}
+    units: dict = {}
+
+    def check(study_id: str, unit_id: str, status: str, answer: dict) -> str | None:
+        if study_id not in studies:
+            study = store.get_study_by_id(study_id)
+            studies[study_id] = (study, get_task(study.task_type))
+            units.update({u.id: u for u in store.units(study_id)})
+        study, task = studies[study_id]
+        unit = units[unit_id]
+        items = store.get_items([i for i in (unit.item_id, unit.item_b_id) if i])
+        return task.answer_problem(status, answer, unit, items[unit.item_id],
+                                   items.get(unit.item_b_id) if unit.item_b_id else None, study.settings)
+
+    return check
+
+
 def merge_bundles(store: Store, paths: list[str]) -> list[MergeSummary]:
     """Merge bundles into `store`. Every bundle is checked before the first is merged, and all are merged in one
     transaction (each checked again against what the ones before it added: two bundles that together would put
@@ -134,7 +157,8 @@ def merge_bundles(store: Store, paths: list[str]) -> list[MergeSummary]:
 
     Raises PrefvalError naming the bundle file.
     """
+    check = answer_checker(store)
     for p in paths:
-        store.merge_bundle(p, dry_run=True)
+        store.merge_bundle(p, dry_run=True, answer_check=check)
     with store.transaction():
-        return [store.merge_bundle(p) for p in paths]
+        return [store.merge_bundle(p, answer_check=check) for p in paths]

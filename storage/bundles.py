@@ -11,7 +11,9 @@ id). Every row keeps the id it has in the main database (ids are derived or copi
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
 import json
+import math
 import os
 import shutil
 import sqlite3
@@ -19,15 +21,25 @@ import tempfile
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, get_args
 
 from storage.db import now_iso, write_transaction
 from storage.errors import PrefvalError
-from storage.models import Item, Study, Unit, content_hash, new_id
+from storage.models import Item, Status, Study, Unit, content_hash, new_id
 from storage.studies import unit_quota
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _BATCH = 500
+#: the statuses an annotator's own screen writes (models.Status); anything else in a bundle is refused
+ANNOTATOR_STATUSES = frozenset(get_args(Status))
+#: how far (seconds) a row's submitted_at may lie in the future of the merging machine's clock (clock skew
+#: between an annotator's laptop and the main machine)
+CLOCK_SKEW_SECONDS = 300.0
+
+#: answer_check(study_id, unit_id, status, answer) -> None when the answer is one the study's task can produce on
+#: that unit, else a phrase saying what is wrong (naming the answer's field). Given by the layer that knows the
+#: task types (annotator.bundles); storage checks everything else about a row.
+AnswerCheck = Callable[[str, str, str, dict[str, Any]], "str | None"]
 
 
 @dataclass
@@ -198,7 +210,8 @@ class BundlesMixin:
                     "ORDER BY e.exported_at, e.id", params)]
 
     # ---- merging a bundle back ------------------------------------------------------------------------------
-    def merge_bundle(self, bundle_path: str | Path, dry_run: bool = False) -> MergeSummary:
+    def merge_bundle(self, bundle_path: str | Path, dry_run: bool = False,
+                     answer_check: AnswerCheck | None = None) -> MergeSummary:
         """Append the annotations of a bundle that this database does not have yet, in one transaction.
 
         Checks first, writing nothing when any check fails (PrefvalError, one line naming the file):
@@ -210,7 +223,13 @@ class BundlesMixin:
         `study release|unassign|rename-annotator` since the bundle was cut refuses the whole bundle, naming the
         first such item); and no answer to add makes an item's human annotators (those who answered it or hold
         it, LLM judges not counted) more than its quota (storage.studies.unit_quota).
-        Rows already present (same id) are counted, not changed, and not checked again. The bundle is read
+        Every row to add is valid (_row_problem): a status an annotator's screen writes, an answer that is JSON
+        (an object on answered/partial rows, none on the others) and, through `answer_check` (the caller's, which
+        knows the task type), one the study's task can produce on that unit; submitted_at an ISO 8601 time not
+        before the bundle was exported nor more than CLOCK_SKEW_SECONDS ahead of this clock; seconds finite and
+        >= 0; supersedes empty or a row of the same annotator on the same unit, here or in the bundle.
+        Rows already present (same id) are counted, not added, and must be identical to the row here (a merged
+        row never changes: one edited in the bundle since is refused as a conflict). The bundle is read
         without creating any file beside it (bundle_connection). Unless dry_run, the merge is logged
         (bundle_merges) when it adds rows or is the bundle's first (so that it no longer counts as out, even
         with nothing new): merging the same bundle again changes nothing.
@@ -246,8 +265,12 @@ class BundlesMixin:
             "SELECT id, unit_id, annotator_id FROM assignments WHERE study_id = ?", [study_id])}
         units = {r[0]: (r[1], r[2], r[3]) for r in self.db.execute(
             "SELECT id, item_id, item_b_id, extra FROM study_items WHERE study_id = ?", [study_id])}
-        present = {r[0] for r in self.db.execute(
-            "SELECT id FROM annotations WHERE study_id = ? AND annotator_id = ?", [study_id, annotator_id])}
+        merged = {r["id"]: r for r in self.db.query(
+            "SELECT * FROM annotations WHERE study_id = ? AND annotator_id = ?", [study_id, annotator_id])}
+        present: set[str] = set(merged)
+        known = {i: r["unit_id"] for i, r in merged.items()}  # rows a new row may supersede: id -> unit
+        known.update({r.get("id"): r.get("unit_id") for r in rows})
+        exported_at, now = _parse_time(info.get("created_at")), _dt.datetime.now(_dt.timezone.utc)
         new_rows, already = [], 0
         for row in rows:
             where = f"{path}: annotation {row.get('id')}"
@@ -261,10 +284,23 @@ class BundlesMixin:
                                                                                       annotator_id):
                 raise PrefvalError(f"{where}: field 'assignment_id': the annotator is not assigned this unit "
                                    f"in {self.path}")
-            if row["id"] in present:
+            if row["id"] in merged:
+                changed = [k for k in main_cols if k in row and row[k] != merged[row["id"]][k]]
+                if changed:
+                    raise PrefvalError(f"{where}: field '{changed[0]}': conflict: this row was merged before and "
+                                       "has been changed in the bundle since (a merged row never changes); "
+                                       f"nothing merged into {self.path}")
                 already += 1
                 continue
+            if row["id"] in present:
+                continue
             present.add(row["id"])
+            problem = _row_problem(row, exported_at, now, known)
+            if problem is None and answer_check is not None and row["status"] in ("answered", "partial"):
+                got = answer_check(study_id, row["unit_id"], row["status"], json.loads(row["answer"]))
+                problem = ("answer", got) if got else None
+            if problem is not None:
+                raise PrefvalError(f"{where}: field '{problem[0]}': {problem[1]}; nothing merged into {self.path}")
             new_rows.append({k: row.get(k) for k in main_cols})
         self._check_still_held(path, who, study_id, study_name, annotator_id, settings, units, held, new_rows)
         added: dict[str, int] = {}
@@ -305,7 +341,7 @@ class BundlesMixin:
                 how = "was never assigned" if r["unit_id"] not in held else \
                     f"no longer holds (released {held[r['unit_id']][:16].replace('T', ' ')} UTC)"
                 raise PrefvalError(f"{path}: annotator '{who}' {how} item '{item_name(r['unit_id'])}' of study "
-                                   f"'{study_name}' in {self.path}, and the bundle has a {r['status']} row on it; "
+                                   f"'{study_name}' in {self.path}, and the bundle has {_a(r['status'])} row on it; "
                                    "nothing merged (assign it to them again to merge)")
         answering = sorted({r["unit_id"] for r in new_rows if r["status"] == "answered"})
         if not answering:
@@ -353,6 +389,8 @@ def bundle_connection(path: str) -> Iterator[sqlite3.Connection]:
     that is truncated or corrupt (PRAGMA quick_check).
     """
     p = Path(path)
+    if p.is_dir():
+        raise PrefvalError(f"{path}: is a folder, not a bundle file")
     if not p.is_file():
         raise PrefvalError(f"{path}: no such bundle file")
     with open(p, "rb") as fh:
@@ -401,3 +439,71 @@ def _read_bundle(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         except sqlite3.DatabaseError as exc:
             raise PrefvalError(f"{path}: not a prefval bundle ({exc})") from None
     return json.loads(info_row[0]), rows
+
+
+def _a(word: str) -> str:
+    """word with its indefinite article: "an answered", "a skipped"."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
+def _parse_time(value: Any) -> _dt.datetime | None:
+    """An ISO 8601 timestamp as an aware datetime (one without a zone read as UTC), or None when value is not one."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        t = _dt.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=_dt.timezone.utc)
+
+
+def _row_problem(row: dict[str, Any], exported_at: _dt.datetime | None, now: _dt.datetime,
+                 known: dict[str, str]) -> tuple[str, str] | None:
+    """(field, what is wrong) for the first field of a bundle's annotation row that no annotator's screen could
+    have written, else None. Checks everything but the answer's task-specific format (merge_bundle's
+    answer_check): status among ANNOTATOR_STATUSES; source "human"; answer JSON text of an object on answered and
+    partial rows and absent on the others; note text or absent; submitted_at an ISO 8601 time not before
+    exported_at (the bundle's export) and at most CLOCK_SKEW_SECONDS after `now`; started_at absent or such a time
+    (not checked against the export: a session may span it); seconds absent or a finite number >= 0; supersedes
+    absent or the id of another row (known: row id -> unit id, the annotator's rows here and in the bundle) on
+    the same unit."""
+    status = row.get("status")
+    if status not in ANNOTATOR_STATUSES:
+        return "status", f"{status!r} is not a status an annotator's screen writes " \
+                         f"({', '.join(sorted(ANNOTATOR_STATUSES))})"
+    if row.get("source") not in (None, "human"):
+        return "source", f"{row.get('source')!r}: a bundle holds a human annotator's rows only"
+    text, answer = row.get("answer"), None
+    if text is not None:
+        try:
+            answer = json.loads(text) if isinstance(text, str) else text
+        except ValueError:
+            return "answer", f"{text[:40]!r} is not JSON"
+    if status in ("answered", "partial"):
+        if not isinstance(answer, dict):
+            return "answer", f"{_a(status)} row needs an answer object, not {text!r:.40}"
+    elif answer is not None:
+        return "answer", f"{_a(status)} row carries no answer"
+    if row.get("note") is not None and not isinstance(row["note"], str):
+        return "note", "not text"
+    latest = now + _dt.timedelta(seconds=CLOCK_SKEW_SECONDS)
+    for col in ("submitted_at", "started_at"):
+        value = row.get(col)
+        if value is None and col == "started_at":
+            continue
+        t = _parse_time(value)
+        if t is None:
+            return col, f"{value!r:.40} is not an ISO 8601 timestamp"
+        if t > latest:
+            return col, f"{value} is in the future (this machine's clock says {now.isoformat(timespec='seconds')})"
+        if col == "submitted_at" and exported_at is not None and t < exported_at:
+            return col, f"{value} is before the bundle was exported ({exported_at.isoformat(timespec='seconds')})"
+    secs = row.get("seconds")
+    if secs is not None and (isinstance(secs, bool) or not isinstance(secs, (int, float)) or not math.isfinite(secs)
+                             or secs < 0):
+        return "seconds", f"{secs!r} is not a finite number of seconds >= 0"
+    sup = row.get("supersedes")
+    if sup not in (None, ""):
+        if sup == row.get("id") or known.get(sup) != row.get("unit_id"):
+            return "supersedes", f"{sup!r} is no other row of this annotator on this unit, here or in the bundle"
+    return None

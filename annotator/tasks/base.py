@@ -202,6 +202,14 @@ class TaskType:
         """A short text of an answer as the annotator saw it (shown when revisiting an item)."""
         return ", ".join(f"{k}={v}" for k, v in answer.items())
 
+    def answer_problem(self, status: str, answer: dict[str, Any], unit: Unit, item: Item, item_b: Item | None,
+                       settings: dict[str, Any]) -> str | None:
+        """Why `answer` (of an "answered" or "partial" row) is not one that `decide` can produce on this unit of a
+        study with these settings, as a phrase naming the answer's field (e.g. "choice 7 is not one of the
+        item's 4 options"); None when it is. Used to check rows that did not come from this screen (offline
+        bundles merged back). Override in every task type; the default accepts any object."""
+        return None
+
     # ---- offline bundles ----------------------------------------------------------------------------------
     #: payload fields that hold answer keys, hidden candidate labels, reference scores or sources: an offline
     #: bundle of a blind task leaves them out (the screen never reads them; figures are computed on the main file)
@@ -339,3 +347,28 @@ def seeded_sample(rows: list, spec: StudySpec) -> list:
     if spec.sample >= len(rows):
         return rows
     return [rows[i] for i in sorted(random.Random(spec.seed).sample(range(len(rows)), spec.sample))]
+
+
+def check_flag(answer: dict[str, Any], key: str) -> str | None:
+    """answer_problem's phrase when answer[key] is not a bool, else None."""
+    value = answer.get(key)
+    return None if isinstance(value, bool) else f"{key} {value!r} is not true or false"
+
+
+def check_labels(answer: dict[str, Any], key: str, dims: list[str], allowed, complete: bool,
+                 what: str) -> str | None:
+    """answer_problem's phrase for a multi-dimension answer {key: {dimension: value}}: an object whose
+    dimensions are among `dims`, every value passing allowed(value) (`what` says what it must be), and every
+    dimension present when complete (an answered row; a partial one may lack some)."""
+    got = answer.get(key)
+    if not isinstance(got, dict):
+        return f"{key} {got!r} is not an object of {', '.join(dims)}"
+    for dim, value in got.items():
+        if dim not in dims:
+            return f"{key}: {dim!r} is not a dimension of the study ({', '.join(dims)})"
+        if not allowed(value):
+            return f"{key}.{dim}: {value!r} is not {what}"
+    missing = [d for d in dims if d not in got]
+    if complete and missing:
+        return f"{key}: an answered row lacks {', '.join(missing)}"
+    return None

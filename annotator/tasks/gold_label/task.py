@@ -116,6 +116,12 @@ class GoldLabelTask(TaskType):
             return Decision({"label": int(key)})
         return None
 
+    def answer_problem(self, status: str, answer: dict[str, Any], unit: Unit, item: Item, item_b: Item | None,
+                       settings: dict[str, Any]) -> str | None:
+        """A gold-label answer: label 1 (apply) or 0 (suppress), an int."""
+        label = answer.get("label")
+        return None if type(label) is int and label in (0, 1) else f"label {label!r} is not 1 (apply) or 0 (suppress)"
+
     def describe_answer(self, view: UnitView, answer: dict[str, Any]) -> str:
         return LABEL_WORDS.get(answer.get("label"), "?")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView
+from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView, check_labels
 from storage.errors import PrefvalError
 from storage.models import Item, Unit
 
@@ -91,6 +91,13 @@ class ItemQualityTask(TaskType):
         labels[dim] = key in TRUE_KEYS
         return Decision({"labels": {d: labels[d] for d in dims if d in labels}},
                         complete=self._next_dim(view, labels) is None)
+
+    def answer_problem(self, status: str, answer: dict[str, Any], unit: Unit, item: Item, item_b: Item | None,
+                       settings: dict[str, Any]) -> str | None:
+        """An item-quality answer: labels {dimension: true/false} over the study's dimensions, all of them when
+        answered."""
+        return check_labels(answer, "labels", list(settings.get("dimensions") or []),
+                            lambda v: isinstance(v, bool), what="true or false", complete=status == "answered")
 
     def describe_answer(self, view: UnitView, answer: dict[str, Any]) -> str:
         labels = answer.get("labels") or {}

@@ -22,7 +22,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
-from annotator.tasks.base import Decision, KeyChoice, TaskType, UnitView
+from annotator.tasks.base import Decision, KeyChoice, TaskType, UnitView, check_flag
 from storage.models import Item, Unit
 
 N_BOOT = 1000
@@ -96,6 +96,11 @@ class JudgeValidationTask(TaskType):
         if key not in ("0", "1"):
             return None
         return Decision({"reflected": key == "1"})
+
+    def answer_problem(self, status: str, answer: dict[str, Any], unit: Unit, item: Item, item_b: Item | None,
+                       settings: dict[str, Any]) -> str | None:
+        """A judge-validation answer: reflected true or false."""
+        return check_flag(answer, "reflected")
 
     def describe_answer(self, view: UnitView, answer: dict[str, Any]) -> str:
         return "reflected" if answer.get("reflected") else "not reflected"

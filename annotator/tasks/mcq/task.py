@@ -93,6 +93,20 @@ class McqTask(TaskType):
         original = order[pos]
         return Decision({"choice": original, "letter": letter(original), "shown": letter(pos), "cant_tell": False})
 
+    def answer_problem(self, status: str, answer: dict[str, Any], unit: Unit, item: Item, item_b: Item | None,
+                       settings: dict[str, Any]) -> str | None:
+        """An MCQ or T/F answer: can't tell (cant_tell true, no choice), or the index of one of the item's options
+        in its original order (an int, 0 <= choice < number of options) with cant_tell false or absent."""
+        n = len(item.payload.get("options") or [])
+        if answer.get("cant_tell") is True:
+            return None if answer.get("choice") is None else f"choice {answer.get('choice')!r} with cant_tell"
+        if answer.get("cant_tell") not in (None, False):
+            return f"cant_tell {answer.get('cant_tell')!r} is not true or false"
+        choice = answer.get("choice")
+        if type(choice) is not int or not 0 <= choice < n:
+            return f"choice {choice!r} is not one of the item's {n} options (0..{n - 1}) nor can't tell"
+        return None
+
     def describe_answer(self, view: UnitView, answer: dict[str, Any]) -> str:
         if answer.get("cant_tell"):
             return "can't tell"

@@ -118,6 +118,18 @@ class PairwiseTask(TaskType):
             winner = SIDES[view.order[0 if pressed == "left" else 1]]
         return Decision({"winner": winner, "shown_left": shown_left, "pressed": pressed})
 
+    def answer_problem(self, status: str, answer: dict[str, Any], unit: Unit, item: Item, item_b: Item | None,
+                       settings: dict[str, Any]) -> str | None:
+        """A pairwise answer: winner "A", "B" or "tie" (the pair's own sides); shown_left and pressed, when
+        present, a side and one of left/right/tie."""
+        if answer.get("winner") not in (*SIDES, "tie"):
+            return f"winner {answer.get('winner')!r} is not one of A, B, tie"
+        if answer.get("shown_left", "A") not in SIDES:
+            return f"shown_left {answer.get('shown_left')!r} is not A or B"
+        if answer.get("pressed", "tie") not in KEYS.values():
+            return f"pressed {answer.get('pressed')!r} is not one of left, right, tie"
+        return None
+
     def describe_answer(self, view: UnitView, answer: dict[str, Any]) -> str:
         if answer.get("winner") == "tie":
             return "tie"

@@ -152,6 +152,20 @@ class PersonaFilterTask(TaskType):
             return Decision({"decision": "drop", "reasons": [r for r in reasons if r in marked]}, complete=False)
         return None
 
+    def answer_problem(self, status: str, answer: dict[str, Any], unit: Unit, item: Item, item_b: Item | None,
+                       settings: dict[str, Any]) -> str | None:
+        """A persona-filter answer: decision "keep" (no reasons) or "drop" with reasons, a list of the study's
+        drop reasons."""
+        decision, reasons = answer.get("decision"), answer.get("reasons", [])
+        if decision not in ("keep", "drop"):
+            return f"decision {decision!r} is not keep or drop"
+        allowed = list(settings.get("reasons", DEFAULT_REASONS))
+        if not isinstance(reasons, list) or any(r not in allowed for r in reasons):
+            return f"reasons {reasons!r} are not among the study's drop reasons ({', '.join(allowed)})"
+        if decision == "keep" and reasons:
+            return "reasons given with keep"
+        return None
+
     def describe_answer(self, view: UnitView, answer: dict[str, Any]) -> str:
         if answer.get("decision") == "keep":
             return "keep"

@@ -22,7 +22,7 @@ import random
 from typing import Any
 
 from annotator.tasks.rubric.schema import Rubric, load_rubric, rubric_from_dict
-from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView
+from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView, check_labels
 from storage.errors import PrefvalError
 from storage.models import Item, Unit
 
@@ -155,6 +155,14 @@ class RubricTask(TaskType):
         calibration = bool(view.unit.extra.get("calibration"))
         return Decision({"scores": {d: scores[d] for d in dims if d in scores}},
                         complete=last and not calibration)
+
+    def answer_problem(self, status: str, answer: dict[str, Any], unit: Unit, item: Item, item_b: Item | None,
+                       settings: dict[str, Any]) -> str | None:
+        """A rubric answer: scores {dimension: 1..5 (int)} over the study's dimensions, all of them when
+        answered."""
+        return check_labels(answer, "scores", list(settings.get("dimensions") or []),
+                            lambda v: type(v) is int and str(v) in SCORE_KEYS,
+                            what=f"a score {SCORE_KEYS[0]}..{SCORE_KEYS[-1]}", complete=status == "answered")
 
     def describe_answer(self, view: UnitView, answer: dict[str, Any]) -> str:
         scores = answer.get("scores") or {}
