@@ -135,15 +135,24 @@ class Session:
         """Re-read this annotator's queue (after a claim); its units are read when first needed (unit())."""
         self.queue = Queue(self.store.queue_rows(self.study.id, self.annotator.id), self.study.id,
                            self.annotator.id)
-        self._positions = {u: i for i, u in enumerate(self.queue.unit_ids)}
+        self._in_queue = set(self.queue.unit_ids)
+        self._positions: dict[str, int] | None = None  # unit id -> queue position, built when first needed
         self._recount()
 
-    def unit(self, unit_id: str):
-        """The Unit of a queue entry, read with the next UNIT_PAGE units of the queue when not read yet (a queue
-        of 100,000 units opens without reading them all)."""
+    def position_of(self, unit_id: str) -> int | None:
+        """The queue position of a unit (None when it is not in this annotator's queue)."""
+        if unit_id not in self._in_queue:
+            return None
+        if self._positions is None:
+            self._positions = {u: i for i, u in enumerate(self.queue.unit_ids)}
+        return self._positions[unit_id]
+
+    def unit(self, unit_id: str, index: int | None = None):
+        """The Unit of a queue entry (at queue position `index` when the caller knows it), read with the next
+        UNIT_PAGE units of the queue when not read yet (a queue of 100,000 units opens without reading them all)."""
         unit = self.units.get(unit_id)
         if unit is None:
-            i = self._positions.get(unit_id, 0)
+            i = index if index is not None else (self.position_of(unit_id) or 0)
             ids = [u for u in self.queue.unit_ids[i:i + UNIT_PAGE] if u not in self.units]
             self.units.update(self.store.units_by_id(ids if unit_id in ids else ids + [unit_id]))
             unit = self.units[unit_id]
@@ -154,9 +163,12 @@ class Session:
         return self.status_of(unit_id) in ("answered", "skipped")
 
     def _recount(self) -> None:
-        """Count answered and closed (answered or skipped) units of the queue from scratch."""
-        self._n_answered = sum(1 for u in self.queue.unit_ids if u in self._answered)
-        self._n_closed = sum(1 for u in self.queue.unit_ids if self._closed(u))
+        """Count answered and closed (answered or skipped) units of the queue from scratch: from the units this
+        annotator decided on, not from the whole queue (the same time in a queue of 100 or of 100,000)."""
+        answered = self._answered & self._in_queue
+        skipped = {u for u, a in self._current.items() if a.status == "skipped" and u not in answered}
+        self._n_answered = len(answered)
+        self._n_closed = len(answered) + len(skipped & self._in_queue)
 
     def _changing(self, unit_id: str):
         """Snapshot of one unit's counted state before a change; pass it to _changed after the change."""
@@ -164,7 +176,7 @@ class Session:
 
     def _changed(self, before) -> None:
         unit_id, answered, closed = before
-        if unit_id in self._positions:
+        if unit_id in self._in_queue:
             self._n_answered += (unit_id in self._answered) - answered
             self._n_closed += self._closed(unit_id) - closed
 
@@ -232,7 +244,7 @@ class Session:
     def view_at(self, index: int) -> UnitView:
         """The UnitView of queue position index (what the annotator sees there). Raises IndexError."""
         a = self.queue[index]
-        unit = self.unit(a.unit_id)
+        unit = self.unit(a.unit_id, index)
         need = [i for i in (unit.item_id, unit.item_b_id) if i and i not in self._items]
         if need:
             self._items.update(self.store.get_items(need))
@@ -340,7 +352,7 @@ class Session:
                 advance: bool = False) -> PendingDecision:
         """Capture a decision on the current item (time on item, the row shown) without writing anything."""
         a = self.queue[self.index]
-        unit = self.unit(a.unit_id)
+        unit = self.unit(a.unit_id, self.index)
         shown = self._current.get(a.unit_id)
         row = AnnotationIn(
             study_id=self.study.id, unit_id=unit.id, item_id=unit.item_id, annotator_id=self.annotator.id,
@@ -457,7 +469,7 @@ class Session:
         annotator saw it: "option B", "left is better", "skipped")."""
         out = []
         for r in self.recent:
-            i = self._positions.get(r.unit_id)
+            i = self.position_of(r.unit_id)
             if i is None:
                 continue
             if r.status == "skipped":

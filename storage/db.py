@@ -534,6 +534,16 @@ def _m15_bundle_log(db: sqlite_utils.Database) -> None:
                        f"BEGIN SELECT RAISE(ABORT, '{table} is append-only'); END")
 
 # Append new migrations at the end; never edit one that has shipped.
+def _m16_annotator_time_indexes(db: sqlite_utils.Database) -> None:
+    # One annotator's latest decisions in a study (the annotation screen's history, read at every start) and
+    # the study's "visit" events (time carried into an item's next answer, read at every start) through indexes
+    # of their own: with only annotations(study_id, submitted_at) and events(at) SQLite walked the study's whole
+    # log to find them (~90 ms in a study of 100,000 answers by other annotators).
+    db["annotations"].create_index(["study_id", "annotator_id", "submitted_at"],
+                                   index_name="idx_annotations_annotator_time")
+    db["events"].create_index(["study_id", "kind", "at"], index_name="idx_events_study_kind")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "initial schema", _m1_initial),
     (2, "current_answers view", _m2_current_answers),
@@ -551,6 +561,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (14, "llm_claims and llm_budget_shares (one request per key across processes)",
      _m14_llm_claims_and_budget_shares),
     (15, "bundle_exports and bundle_merges (bundles out)", _m15_bundle_log),
+    (16, "indexes of one annotator's rows in time order", _m16_annotator_time_indexes),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

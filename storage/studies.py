@@ -533,9 +533,9 @@ class StudiesMixin:
     def queue_rows(self, study_id: str, annotator_id: str) -> list[tuple[str, str, int, int]]:
         """One annotator's live assignments in queue order as plain (id, unit_id, position, shuffle_seed) tuples:
         what a queue of 100,000 items needs to open, without building 100,000 Assignment objects."""
-        return [tuple(r) for r in self.db.execute(
+        return self.db.execute(
             "SELECT id, unit_id, position, shuffle_seed FROM assignments WHERE study_id = ? AND annotator_id = ? "
-            "AND released_at IS NULL ORDER BY position", [study_id, annotator_id])]
+            "AND released_at IS NULL ORDER BY position", [study_id, annotator_id]).fetchall()
 
     def assignment_counts(self, study_id: str) -> dict[str, int]:
         """unit_id -> number of annotators assigned to it (released assignments do not count)."""

@@ -52,3 +52,38 @@ def test_skip_on_an_answered_item_only_moves_on(mcq_study):
     assert w.skip() is not None
     assert [r.status for r in s.annotations(w.study.id)] == ["answered", "skipped"]
     s.close()
+
+
+def test_progress_counts_and_history_on_reopening(mcq_study):
+    """Reopening counts from the rows of this annotator alone (not by walking the queue): 1 answered, 1 skipped,
+    1 partial (open) and 3 untouched of 6; resumes at the partial one; the history names queue positions 2 and 1
+    (1-based: the skip, then the answer), newest first."""
+    s = Store.open(mcq_study, mode="create")
+    w = Session(s, "st", "ana")
+    w.decide(_answer(0))
+    w.skip()
+    w.decide(Decision({"choice": 1, "letter": "B", "shown": "B", "cant_tell": False}, complete=False))
+    again = Session(s, "st", "ana")
+    assert again.progress() == (1, 6)
+    assert again.counts() == {"answered": 1, "skipped": 1, "open": 4}
+    assert again.index == 2
+    assert [i for i, _ in again.recent_lines()] == [1, 0]
+    assert again.position_of(again.queue[5].unit_id) == 5
+    assert again.position_of("not-a-unit") is None
+    s.close()
+
+
+def test_the_screen_reads_an_annotators_history_and_visits_through_their_own_indexes(mcq_study):
+    """The queries run at every start of the annotation screen find one annotator's latest decisions and the
+    study's visit events through an index of their own, not by walking the study's whole log."""
+    s = Store.open(mcq_study, mode="create")
+    con = s.db.conn
+
+    def plan(sql: str) -> str:
+        return " ".join(r[3] for r in con.execute("EXPLAIN QUERY PLAN " + sql, ["s", "a", 5][:sql.count("?")]))
+
+    assert "idx_annotations_annotator_time" in plan(
+        "SELECT * FROM annotations WHERE study_id = ? AND annotator_id = ? AND status IN ('answered', 'skipped') "
+        "ORDER BY submitted_at DESC, id DESC LIMIT ?")
+    assert "idx_events_study_kind" in plan("SELECT * FROM events WHERE kind = 'visit' AND study_id = ? ORDER BY at")
+    s.close()

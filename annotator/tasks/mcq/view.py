@@ -5,7 +5,6 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
-from annotator.widgets.context import ContextView
 from annotator.widgets.paged_text import PagedText
 from annotator.widgets.seen import must_see
 from storage.models import Message
@@ -52,6 +51,9 @@ class McqView(Vertical):
             self.add_class("no-context")
 
     def compose(self) -> ComposeResult:
+        if self.context is not None or self.snippet is not None:
+            # imported here: an item without a conversation (a blind test, bare questions) starts without it
+            from annotator.widgets.context import ContextView
         if self.context is not None:  # seen once its end has been on screen (annotator/widgets/seen.py)
             pane = must_see(ContextView(self.store, self.context[0], self.context[1], id="context"),
                             "the end of the conversation")
@@ -90,6 +92,8 @@ class McqView(Vertical):
         """
         if not self.is_mounted or not self.same_layout(new):
             return False
+        if new.context != self.context or new.snippet != self.snippet:
+            from annotator.widgets.context import ContextView
         if new.context != self.context:  # the conversation pane is kept: only the new item's lines get laid out
             self.query_one("#context", ContextView).show(*new.context)
         elif new.snippet != self.snippet:
