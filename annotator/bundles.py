@@ -41,12 +41,18 @@ def _unmarked(unit, position: int):
     return unit.model_copy(update={"extra": extra, "position": position})
 
 
+#: study settings that count units or items chosen when the study was made (--sample, the rubric's shared subset
+#: and calibration items, the unit counts of `prefval status`): set beside the number of items a bundle holds they
+#: would tell how many attention checks were mixed in; no screen reads them
+COUNT_SETTINGS = frozenset({"counts", "sample", "shared", "calibration"})
+
+
 def _unmarked_settings(settings: dict) -> dict:
     """Study settings as a bundle stores them: without the attention-check settings (any key naming checks, e.g.
-    "checks" with their source and number, "min_check_accuracy") and the unit counts (which count the checks;
-    the bundle counts its own)."""
+    "checks" with their source and number, "min_check_accuracy") and without COUNT_SETTINGS (counts of units
+    that, with the bundle's own number of items, would give the number of checks)."""
     def keep(key: str) -> bool:
-        return "check" not in key.lower() and key != "counts"
+        return "check" not in key.lower() and key not in COUNT_SETTINGS
 
     out = {k: v for k, v in settings.items() if keep(k)}
     if isinstance(out.get("options"), dict):
@@ -60,12 +66,22 @@ def export_bundle(store: Store, study_name: str, annotator_name: str, out: str, 
     counts by table. An annotator without a queue yet claims one first, as on opening the study.
 
     The file is built under a temporary name beside `out` and renamed into place, so a failure leaves no half
-    bundle. Raises PrefvalError when `out` exists (without force), is any SQLite file (even with force: an earlier
+    bundle; the annotator, their claim and the export's record are written in one transaction of the main
+    database, committed only once the file is in place, so a failed export leaves the main database unchanged. Raises PrefvalError when `out` exists (without force), is any SQLite file (even with force: an earlier
     bundle may hold answers not merged yet), has a -wal/-shm/-journal file beside it, is the database, or the
     annotator has no items.
     """
     check_output(out, [store.path], force, sqlite_output=True)  # before any work
     study = store.get_study(study_name)
+    # the claim, the bundle file and its record are one transaction of the main database: an export that fails
+    # anywhere (no items, a file that cannot be written) leaves the main database as it was
+    with store.transaction():
+        return _export(store, study, annotator_name, out, force)
+
+
+def _export(store: Store, study, annotator_name: str, out: str, force: bool) -> dict[str, int]:
+    """export_bundle's work, inside its transaction."""
+    study_name = study.name
     task = get_task(study.task_type)
     annotator = store.ensure_annotator(annotator_name)
     if annotator.kind != "human":
@@ -122,8 +138,9 @@ def export_bundle(store: Store, study_name: str, annotator_name: str, out: str, 
             for suffix in ("-wal", "-shm"):
                 if os.path.exists(f"{tmp}{suffix}"):
                     os.unlink(f"{tmp}{suffix}")
-    # logged once the file is in place: until merged back, the bundle is "out" (see Store.bundles_out)
-    store.record_bundle_export(content.bundle_id, study, annotator.id, str(out), counts["study_items"])
+        # until merged back, the bundle is "out" (see Store.bundles_out); committed with the claim once the file is
+        # in place (a failure to put it there rolls the record back)
+        store.record_bundle_export(content.bundle_id, study, annotator.id, str(out), counts["study_items"])
     return counts
 
 

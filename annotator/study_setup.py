@@ -181,12 +181,30 @@ def bundle_out_warning(store: Store, study: Study, name: str) -> str | None:
     out = store.bundles_out(study.id, a.id) if a is not None else []
     if not out:
         return None
+    return (f"warning: '{a.name}' has a bundle of study '{study.name}' out that was not merged back: "
+            f"{_bundles_named(out)}; its answers on items taken from them will be refused at merge unless the items "
+            "are assigned to them again")
+
+
+def earlier_bundle_warning(store: Store, study: Study, name: str) -> str | None:
+    """One line warning, before `name` gets a(nother) bundle of the study, that an earlier one of theirs is out
+    (exported, not merged back since: Store.bundles_out), naming it: two bundles of one annotator are two places to
+    answer the same items (merged, their rows on one item are chained by time). None when none is out. Nothing is
+    written."""
+    a = store.find_annotator(name)
+    out = store.bundles_out(study.id, a.id) if a is not None else []
+    if not out:
+        return None
+    return (f"warning: an earlier bundle of '{a.name}' for study '{study.name}' is out, not merged back: "
+            f"{_bundles_named(out)}; merge it too (answers given in both are chained by time)")
+
+
+def _bundles_named(out: list[dict]) -> str:
+    """The latest of the bundles `out` (Store.bundles_out, oldest first) by file, time and size, and how many more."""
     last = out[-1]
     more = f", and {len(out) - 1} earlier bundle(s)" if len(out) > 1 else ""
-    return (f"warning: '{a.name}' has a bundle of study '{study.name}' out that was not merged back: "
-            f"{last['file_name']} (exported {last['exported_at'][:16].replace('T', ' ')} UTC, {last['n_items']} "
-            f"items{more}); its answers on items taken from them will be refused at merge unless the items are "
-            "assigned to them again")
+    return (f"{last['file_name']} (exported {last['exported_at'][:16].replace('T', ' ')} UTC, {last['n_items']} "
+            f"items{more})")
 
 
 def release(store: Store, study: Study, name: str, keep_skipped: bool) -> tuple[int, int]:

@@ -72,6 +72,7 @@ class MergeSummary:
     annotator: str
     added: dict[str, int]
     already_present: int
+    chained: int = 0  # new decision rows whose supersedes was set to an answer given elsewhere (_chain)
 
     @property
     def n_added(self) -> int:
@@ -81,7 +82,8 @@ class MergeSummary:
         """One line for the terminal, e.g. ``b.db: ana on study s: 5 rows added (4 answered, 1 note), 3 present``."""
         detail = ", ".join(f"{n} {k}" for k, n in sorted(self.added.items()))
         return (f"{self.path}: {self.annotator} on study '{self.study}': {self.n_added} rows added"
-                f"{f' ({detail})' if detail else ''}, {self.already_present} already present")
+                f"{f' ({detail})' if detail else ''}, {self.already_present} already present"
+                f"{f'; {self.chained} chained after answers given elsewhere' if self.chained else ''}")
 
 
 class BundlesMixin:
@@ -229,7 +231,12 @@ class BundlesMixin:
         before the bundle was exported nor more than CLOCK_SKEW_SECONDS ahead of this clock; seconds finite and
         >= 0; supersedes empty or a row of the same annotator on the same unit, here or in the bundle.
         Rows already present (same id) are counted, not added, and must be identical to the row here (a merged
-        row never changes: one edited in the bundle since is refused as a conflict). The bundle is read
+        row never changes: one edited in the bundle since is refused as a conflict; only a supersedes that the
+        merge set, see below, may differ). New decision rows are chained by time with the annotator's decision rows
+        on the same unit here (_chain: two bundles of one annotator, or a bundle and a session on the main file):
+        each one's supersedes is set to the decision row just before it, as Store.add_annotation's
+        supersede_latest sets it for two windows; the links the merge changed are kept in its bundle_merged event
+        ("relinked": row id -> the bundle's value). The bundle is read
         without creating any file beside it (bundle_connection). Unless dry_run, the merge is logged
         (bundle_merges) when it adds rows or is the bundle's first (so that it no longer counts as out, even
         with nothing new): merging the same bundle again changes nothing.
@@ -267,6 +274,10 @@ class BundlesMixin:
             "SELECT id, item_id, item_b_id, extra FROM study_items WHERE study_id = ?", [study_id])}
         merged = {r["id"]: r for r in self.db.query(
             "SELECT * FROM annotations WHERE study_id = ? AND annotator_id = ?", [study_id, annotator_id])}
+        relinked_before: dict[str, str | None] = {}  # rows whose supersedes an earlier merge set: id -> the bundle's
+        for (payload,) in self.db.execute("SELECT payload FROM events WHERE kind = 'bundle_merged' AND study_id = ? "
+                                          "AND annotator_id = ?", [study_id, annotator_id]):
+            relinked_before.update(json.loads(payload or "{}").get("relinked") or {})
         present: set[str] = set(merged)
         known = {i: r["unit_id"] for i, r in merged.items()}  # rows a new row may supersede: id -> unit
         known.update({r.get("id"): r.get("unit_id") for r in rows})
@@ -285,7 +296,8 @@ class BundlesMixin:
                 raise PrefvalError(f"{where}: field 'assignment_id': the annotator is not assigned this unit "
                                    f"in {self.path}")
             if row["id"] in merged:
-                changed = [k for k in main_cols if k in row and row[k] != merged[row["id"]][k]]
+                changed = [k for k in main_cols if k in row and row[k] != merged[row["id"]][k]
+                           and not (k == "supersedes" and relinked_before.get(row["id"], "-") == row[k])]
                 if changed:
                     raise PrefvalError(f"{where}: field '{changed[0]}': conflict: this row was merged before and "
                                        "has been changed in the bundle since (a merged row never changes); "
@@ -303,6 +315,7 @@ class BundlesMixin:
                 raise PrefvalError(f"{where}: field '{problem[0]}': {problem[1]}; nothing merged into {self.path}")
             new_rows.append({k: row.get(k) for k in main_cols})
         self._check_still_held(path, who, study_id, study_name, annotator_id, settings, units, held, new_rows)
+        relinked = _chain(merged, new_rows)
         added: dict[str, int] = {}
         for r in new_rows:
             added[r["status"]] = added.get(r["status"], 0) + 1
@@ -320,10 +333,12 @@ class BundlesMixin:
                     if new_rows:
                         self._insert_event("bundle_merged", study_id, annotator_id,
                                            {"path": os.path.basename(path), "added": len(new_rows),
-                                            "already_present": already})
+                                            "already_present": already,
+                                            **({"relinked": relinked} if relinked else {})})
             except sqlite3.IntegrityError as exc:
                 raise PrefvalError(f"{path}: could not merge ({exc}); {self.path} is unchanged") from None
-        return MergeSummary(path=path, study=study_name, annotator=who, added=added, already_present=already)
+        return MergeSummary(path=path, study=study_name, annotator=who, added=added, already_present=already,
+                            chained=len(relinked))
 
     def _check_still_held(self, path: str, who: str, study_id: str, study_name: str, annotator_id: str,
                           settings: dict[str, Any], units: dict[str, tuple], held: dict[str, str | None],
@@ -507,3 +522,32 @@ def _row_problem(row: dict[str, Any], exported_at: _dt.datetime | None, now: _dt
         if sup == row.get("id") or known.get(sup) != row.get("unit_id"):
             return "supersedes", f"{sup!r} is no other row of this annotator on this unit, here or in the bundle"
     return None
+
+
+_DECISIONS = ("answered", "skipped", "partial")
+_EARLIEST = _dt.datetime.min.replace(tzinfo=_dt.timezone.utc)
+
+
+def _chain(merged: dict[str, dict], new_rows: list[dict]) -> dict[str, str | None]:
+    """Chain the new decision rows (answered, skipped, partial) with the annotator's decision rows already here,
+    in time order (submitted_at, then id), per unit: a new row's supersedes becomes the decision row just before
+    it, or None when it is the unit's first; as Store.add_annotation(supersede_latest=True) links a decision
+    to the latest one when two windows answer one item. Rows already here are never changed (append-only).
+    merged: id -> row of the annotator's rows here; new_rows: the rows to add (changed in place).
+    Returns {new row id: the supersedes it had in the bundle} for the rows whose link changed."""
+    new_ids = {r["id"] for r in new_rows if r["status"] in _DECISIONS}
+    by_unit: dict[str, list[dict]] = {}
+    for r in [*merged.values(), *new_rows]:
+        if r["status"] in _DECISIONS:
+            by_unit.setdefault(r["unit_id"], []).append(r)
+    relinked: dict[str, str | None] = {}
+    for rows in by_unit.values():
+        if not any(r["id"] in new_ids for r in rows):
+            continue
+        rows.sort(key=lambda r: (_parse_time(r["submitted_at"]) or _EARLIEST, r["id"]))
+        for k, r in enumerate(rows):
+            before = rows[k - 1]["id"] if k else None
+            if r["id"] in new_ids and (r["supersedes"] or None) != before:
+                relinked[r["id"]] = r["supersedes"]
+                r["supersedes"] = before
+    return relinked

@@ -205,3 +205,118 @@ def test_a_released_item_names_an_answered_row_with_its_article(blind_main, tmp_
     assert _run(capsys, ["study", "unassign", "bt", "--annotator", "ana", "--db", blind_main])[0] == 0
     rc, _, err = _run(capsys, ["bundle", "merge", out, "--db", blind_main])
     assert rc == 1 and "the bundle has an answered row on it" in err, err
+
+
+# ---- 2. two bundles out for one annotator: warned at export, chained by time at merge ---------------------------
+def test_a_second_bundle_warns_and_its_later_answer_supersedes_the_first(blind_main, tmp_path, capsys):
+    out1 = str(tmp_path / "one.bundle")
+    rc, _, err = _run(capsys, ["bundle", "export", "bt", "--annotator", "ana", "--out", out1, "--db", blind_main])
+    assert rc == 0 and err == ""  # nothing out yet
+    out2 = str(tmp_path / "two.bundle")
+    rc, _, err = _run(capsys, ["bundle", "export", "bt", "--annotator", "ana", "--out", out2, "--db", blind_main])
+    assert rc == 0 and err.count("\n") == 0, err
+    assert err.startswith("warning: an earlier bundle of 'ana' for study 'bt' is out") and out1 in err, err
+    assert "5 items" in err and out2 not in err  # ana holds the 5 units
+    st, ana, unit, a = _ana_unit(blind_main, "b1")
+    rows = []
+    for path, choice in ((out1, 2), (out2, 0)):  # b1 answered in the first bundle, then again in the second
+        with Store.open(path, mode="rw") as b:
+            rows.append(b.add_annotation(AnnotationIn(
+                study_id=st.id, unit_id=unit.id, item_id=unit.item_id, annotator_id=ana.id, assignment_id=a.id,
+                status="answered", answer={"choice": choice, "letter": "ABCD"[choice], "shown": "A",
+                                           "cant_tell": False}, seconds=3.0), supersede_latest=True))
+    assert rows[0].supersedes is None and rows[1].supersedes is None  # each bundle knows only its own row
+    assert _run(capsys, ["bundle", "merge", out1, "--db", blind_main])[0] == 0
+    rc, said, err = _run(capsys, ["bundle", "merge", out2, "--db", blind_main])
+    assert rc == 0 and "1 rows added (1 answered)" in said and "1 chained after answers given elsewhere" in said
+    with Store.open(blind_main, mode="ro") as s:
+        history = s.history(st.id, unit.id, ana.id)
+        current = s.latest_decision(st.id, unit.id, ana.id)
+    # the chain: the second bundle's (later) answer supersedes the first's, which supersedes nothing
+    assert [(h.id, h.supersedes) for h in history] == [(rows[0].id, None), (rows[1].id, rows[0].id)]
+    assert current.id == rows[1].id and current.answer["choice"] == 0
+    # merging the second bundle again adds nothing: the link the merge set is no conflict
+    digest = _sha(blind_main)
+    rc, said, err = _run(capsys, ["bundle", "merge", out2, out1, "--db", blind_main])
+    assert rc == 0 and said.count("0 rows added") == 2, err
+    assert _sha(blind_main) == digest
+
+
+# ---- 3. an export that fails leaves the main database byte-identical -------------------------------------------
+def test_an_export_with_no_items_creates_no_annotator(blind_main, tmp_path, capsys):
+    # ana, ben and cy fill the 3 places of each of the 5 items: a newcomer gets none
+    out = str(tmp_path / "zzz.bundle")
+    before, digest = _counts(blind_main), _sha(blind_main)
+    rc, _, err = _run(capsys, ["bundle", "export", "bt", "--annotator", "zzz", "--new-annotator", "--out", out,
+                               "--db", blind_main])
+    assert rc == 1 and "has no items for annotator 'zzz'" in err, err
+    assert _sha(blind_main) == digest and _counts(blind_main) == before
+    with Store.open(blind_main, mode="ro") as s:
+        assert s.find_annotator("zzz") is None
+    assert not (tmp_path / "zzz.bundle").exists()
+
+
+def test_an_export_failing_while_writing_takes_back_the_claim(blind_db, tmp_path, capsys, monkeypatch):
+    # nobody holds items of bt yet: dan would claim all 5; the bundle cannot be written
+    from storage.errors import PrefvalError
+
+    def fail(self, out, content):
+        raise PrefvalError(f"{out.path}: disk full")
+
+    monkeypatch.setattr(Store, "write_bundle", fail)
+    before, digest = _counts(blind_db), _sha(blind_db)
+    rc, _, err = _run(capsys, ["bundle", "export", "bt", "--annotator", "dan", "--out", str(tmp_path / "d.bundle"),
+                               "--db", blind_db])
+    assert rc == 1 and "disk full" in err, err
+    assert _sha(blind_db) == digest and _counts(blind_db) == before  # no annotator, assignment or export record
+    assert [p.name for p in tmp_path.iterdir() if "bundle" in p.name] == []
+
+
+# ---- 4. a merged row edited in the bundle since is a conflict --------------------------------------------------
+def test_a_merged_row_edited_in_place_in_the_bundle_is_a_conflict(blind_main, tmp_path, capsys):
+    out, row = _answered_bundle(blind_main, tmp_path, capsys)
+    rc, said, _ = _run(capsys, ["bundle", "merge", out, "--db", blind_main])
+    assert rc == 0 and "1 rows added (1 answered)" in said
+    conn = sqlite3.connect(out)  # edited in place, past the append-only trigger
+    conn.execute("DROP TRIGGER annotations_no_update")
+    conn.execute("UPDATE annotations SET answer = ? WHERE id = ?",
+                 [json.dumps({"choice": 0, "letter": "A", "shown": "C", "cant_tell": False}), row["id"]])
+    conn.commit()
+    conn.close()
+    before, digest = _counts(blind_main), _sha(blind_main)
+    rc, said, err = _run(capsys, ["bundle", "merge", out, "--db", blind_main])
+    assert rc == 1 and said == "" and err.count("\n") == 0, err
+    assert f"{out}: annotation {row['id']}: field 'answer': conflict" in err and "a merged row never changes" in err
+    assert _sha(blind_main) == digest and _counts(blind_main) == before
+
+
+# ---- 5. no setting of a bundle counts the study's units ----------------------------------------------------------
+def test_bundle_settings_hold_no_count_that_tells_the_checks(db_file, tmp_path):
+    from annotator.bundles import export_bundle
+    from annotator.study_setup import create_study
+    from annotator.tasks.base import StudySpec
+    from tests.test_bundle_rules import _keyed
+
+    out = str(tmp_path / "ana.bundle")
+    with Store.open(db_file, mode="create") as s:
+        s.import_items("ds", "jsonl", _keyed("q", 10))
+        s.import_items("chk", "jsonl", _keyed("c", 3))
+        study = create_study(s, StudySpec(name="st", task="mcq", datasets=["ds"], seed=3, annotators=["ana"],
+                                          annotators_per_item=1, sample=8, checks="chk"))
+        assert study.settings["sample"] == 8 and len(s.units(study.id)) == 11  # 8 items + 3 checks
+        export_bundle(s, "st", "ana", out)
+    conn = sqlite3.connect(out)
+    settings = json.loads(conn.execute("SELECT settings FROM studies").fetchone()[0])
+    n_items = conn.execute("SELECT COUNT(*) FROM study_items").fetchone()[0]
+    conn.close()
+    assert n_items == 11
+
+    def numbers(v):
+        if isinstance(v, dict):
+            return [n for x in v.values() for n in numbers(x)]
+        if isinstance(v, list):
+            return [n for x in v for n in numbers(x)]
+        return [v] if isinstance(v, int) and not isinstance(v, bool) else []
+
+    # 11 - 8 = 3 would be the number of checks: neither the sample nor the number of checks is in any setting
+    assert "sample" not in settings and not {8, 3} & set(numbers(settings)), settings

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import sys
+
 from annotator.safe_text import echo
 
 
@@ -42,13 +44,17 @@ def run_export(args: argparse.Namespace) -> int:
     from annotator.bundles import export_bundle
     from annotator.cli import db_path
     from annotator.commands.annotate import confirm_newcomer
+    from annotator.study_setup import earlier_bundle_warning
     from storage.store import Store
 
     path = db_path(args, must_exist=True)
     if not confirm_newcomer(args):
         return 1
     with Store.open(path, mode="rw") as store:
+        earlier = earlier_bundle_warning(store, store.get_study(args.study), args.annotator)
         counts = export_bundle(store, args.study, args.annotator, args.out, force=args.force)
+    if earlier:
+        echo(earlier, file=sys.stderr)
     echo(f"wrote {args.out}: {counts['study_items']} items of study '{args.study}' for {args.annotator} "
           f"({counts['annotations']} earlier rows of theirs); annotate with "
           f"`prefval annotate {shlex.quote(args.study)} --annotator {shlex.quote(args.annotator)} "
