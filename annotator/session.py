@@ -20,32 +20,64 @@ from storage.store import Store
 
 RECENT = 5  # decisions kept in the on-screen history
 UNIT_PAGE = 200  # units read at once, from the one needed on in queue order
+QUEUE_PAGE = 500  # queue entries read at once
 
 
 class Queue(Sequence):
-    """An annotator's queue: Assignment objects in queue order, each built when first used from the rows of
-    Store.queue_rows (a queue of 100,000 items opens without building them all). unit_ids: the unit of each
-    position, as a plain list."""
+    """An annotator's queue: Assignment objects in queue order, read from the file QUEUE_PAGE at a time as they
+    are used (Store.queue_page) and built when first used. Its length is kept in the file (Store.queue_length), so
+    a queue of 100,000 items opens by reading one number and one page. The queue is the one of when it was opened
+    (Session.reload_queue reads it again after a claim). store None: an empty queue."""
 
-    def __init__(self, rows: list[tuple[str, str, int, int]], study_id: str, annotator_id: str) -> None:
-        self._rows = rows
-        self._built: dict[int, Assignment] = {}
+    def __init__(self, store: Store | None, study_id: str, annotator_id: str) -> None:
+        self._store = store
         self._ids = (study_id, annotator_id)
-        self.unit_ids = [r[1] for r in rows]
+        self._len = store.queue_length(study_id, annotator_id) if store is not None else 0
+        self._pages: dict[int, list[tuple[str, str, int, int]]] = {}
+        self._built: dict[int, Assignment] = {}
+        self._index: dict[str, int] = {}  # unit id -> position, for the units of the pages read
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return self._len
+
+    def _row(self, i: int) -> tuple[str, str, int, int]:
+        if not 0 <= i < self._len:
+            raise IndexError(i)
+        k = i // QUEUE_PAGE
+        page = self._pages.get(k)
+        if page is None:
+            prev = self._pages.get(k - 1)
+            page = self._store.queue_page(*self._ids, k * QUEUE_PAGE, QUEUE_PAGE,
+                                          after=(prev[-1][2], prev[-1][0]) if prev else None)
+            self._pages[k] = page
+            for j, r in enumerate(page):
+                self._index[r[1]] = k * QUEUE_PAGE + j
+        if i - k * QUEUE_PAGE >= len(page):  # assignments released by another program since the queue was read
+            raise IndexError(i)
+        return page[i - k * QUEUE_PAGE]
+
+    def unit_id(self, i: int) -> str:
+        """The unit at position i (IndexError outside the queue)."""
+        return self._row(i)[1]
+
+    def position_of(self, unit_id: str) -> int | None:
+        """The position of a unit in the queue, None when it is not in it (Store.queue_rank for a unit whose page
+        was not read)."""
+        i = self._index.get(unit_id)
+        if i is None and self._store is not None:
+            i = self._store.queue_rank(*self._ids, unit_id)
+            if i is not None and i >= self._len:  # claimed since the queue was read
+                i = None
+        return i
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self._rows)))]
+            return [self[j] for j in range(*i.indices(self._len))]
         if i < 0:
-            i += len(self._rows)
+            i += self._len
         a = self._built.get(i)
         if a is None:
-            if not 0 <= i < len(self._rows):
-                raise IndexError(i)
-            aid, unit_id, position, seed = self._rows[i]
+            aid, unit_id, position, seed = self._row(i)
             a = self._built[i] = Assignment.model_construct(id=aid, study_id=self._ids[0], unit_id=unit_id,
                                                             annotator_id=self._ids[1], position=position,
                                                             shuffle_seed=seed)
@@ -102,7 +134,7 @@ class Session:
         self._current: dict[str, Annotation] = {}
         self._answered: set[str] = set()
         self.conflicts = 0
-        self.queue: Queue = Queue([], "", "")
+        self.queue: Queue = Queue(None, "", "")
         self.units: dict = {}
         self.unclaimed = 0
         self.reload_queue()
@@ -133,19 +165,12 @@ class Session:
 
     def reload_queue(self) -> None:
         """Re-read this annotator's queue (after a claim); its units are read when first needed (unit())."""
-        self.queue = Queue(self.store.queue_rows(self.study.id, self.annotator.id), self.study.id,
-                           self.annotator.id)
-        self._in_queue = set(self.queue.unit_ids)
-        self._positions: dict[str, int] | None = None  # unit id -> queue position, built when first needed
+        self.queue = Queue(self.store, self.study.id, self.annotator.id)
         self._recount()
 
     def position_of(self, unit_id: str) -> int | None:
         """The queue position of a unit (None when it is not in this annotator's queue)."""
-        if unit_id not in self._in_queue:
-            return None
-        if self._positions is None:
-            self._positions = {u: i for i, u in enumerate(self.queue.unit_ids)}
-        return self._positions[unit_id]
+        return self.queue.position_of(unit_id)
 
     def unit(self, unit_id: str, index: int | None = None):
         """The Unit of a queue entry (at queue position `index` when the caller knows it), read with the next
@@ -153,7 +178,8 @@ class Session:
         unit = self.units.get(unit_id)
         if unit is None:
             i = index if index is not None else (self.position_of(unit_id) or 0)
-            ids = [u for u in self.queue.unit_ids[i:i + UNIT_PAGE] if u not in self.units]
+            ids = [u for u in map(self.queue.unit_id, range(i, min(i + UNIT_PAGE, len(self.queue))))
+                   if u not in self.units]
             self.units.update(self.store.units_by_id(ids if unit_id in ids else ids + [unit_id]))
             unit = self.units[unit_id]
         return unit
@@ -165,10 +191,11 @@ class Session:
     def _recount(self) -> None:
         """Count answered and closed (answered or skipped) units of the queue from scratch: from the units this
         annotator decided on, not from the whole queue (the same time in a queue of 100 or of 100,000)."""
-        answered = self._answered & self._in_queue
-        skipped = {u for u, a in self._current.items() if a.status == "skipped" and u not in answered}
-        self._n_answered = len(answered)
-        self._n_closed = len(answered) + len(skipped & self._in_queue)
+        skipped = {u for u, a in self._current.items() if a.status == "skipped" and u not in self._answered}
+        in_queue = self.store.queue_members(self.study.id, self.annotator.id, self._answered | skipped) \
+            if self.queue else set()
+        self._n_answered = len(self._answered & in_queue)
+        self._n_closed = self._n_answered + len(skipped & in_queue)
 
     def _changing(self, unit_id: str):
         """Snapshot of one unit's counted state before a change; pass it to _changed after the change."""
@@ -176,7 +203,7 @@ class Session:
 
     def _changed(self, before) -> None:
         unit_id, answered, closed = before
-        if unit_id in self._in_queue:
+        if self.queue.position_of(unit_id) is not None:
             self._n_answered += (unit_id in self._answered) - answered
             self._n_closed += self._closed(unit_id) - closed
 
@@ -214,8 +241,10 @@ class Session:
 
     def resume_index(self) -> int:
         """The first item with neither an answer nor a skip; len(queue) when there is none."""
-        for i, u in enumerate(self.queue.unit_ids):
-            if self.status_of(u) not in ("answered", "skipped"):
+        if self._n_closed == len(self.queue):
+            return len(self.queue)
+        for i in range(len(self.queue)):  # as far as the first open item: proportional to the work done
+            if self.status_of(self.queue.unit_id(i)) not in ("answered", "skipped"):
                 return i
         return len(self.queue)
 
@@ -229,10 +258,8 @@ class Session:
 
     def counts(self) -> dict[str, int]:
         """answered / skipped / open counts over the queue."""
-        c = {"answered": 0, "skipped": 0, "open": 0}
-        for u in self.queue.unit_ids:
-            c[{"answered": "answered", "skipped": "skipped"}.get(self.status_of(u), "open")] += 1
-        return c
+        return {"answered": self._n_answered, "skipped": self._n_closed - self._n_answered,
+                "open": len(self.queue) - self._n_closed}
 
     def seconds_on_item(self) -> float:
         return max(0.0, self.clock() - self.shown_at)
@@ -329,17 +356,21 @@ class Session:
         """After a decision: the next item without an answer or skip after this one, else the first such item
         anywhere, else the end (finished). Items claimed meanwhile are at the end of the queue."""
         n = len(self.queue)
-        ids = self.queue.unit_ids
+        if self._n_closed == n:
+            self.go(n)
+            return
         for j in itertools.chain(range(self.index + 1, n), range(0, self.index + 1)):
-            if self.status_of(ids[j]) not in ("answered", "skipped"):
+            if self.status_of(self.queue.unit_id(j)) not in ("answered", "skipped"):
                 self.go(j)
                 return
         self.go(n)
 
     def next_skipped(self) -> bool:
         """Go to the first skipped item (review pass). False when none is skipped."""
-        for j, u in enumerate(self.queue.unit_ids):
-            if self.status_of(u) == "skipped":
+        if self._n_closed == self._n_answered:  # nothing skipped
+            return False
+        for j in range(len(self.queue)):
+            if self.status_of(self.queue.unit_id(j)) == "skipped":
                 self.go(j)
                 return True
         return False

@@ -530,12 +530,48 @@ class StudiesMixin:
         rows = self.db.execute(f"SELECT {', '.join(fields)} FROM assignments WHERE {where} ORDER BY {order}", params)
         return [Assignment.model_construct(**dict(zip(fields, r))) for r in rows]
 
-    def queue_rows(self, study_id: str, annotator_id: str) -> list[tuple[str, str, int, int]]:
-        """One annotator's live assignments in queue order as plain (id, unit_id, position, shuffle_seed) tuples:
-        what a queue of 100,000 items needs to open, without building 100,000 Assignment objects."""
-        return self.db.execute(
-            "SELECT id, unit_id, position, shuffle_seed FROM assignments WHERE study_id = ? AND annotator_id = ? "
-            "AND released_at IS NULL ORDER BY position", [study_id, annotator_id]).fetchall()
+    # An annotator's queue: their live (not released) assignments in a study, in (position, id) order. Read through
+    # the partial index idx_assignments_live and the length kept in queue_lengths (migration 17), so that opening
+    # a queue of 100,000 items reads one number and one page.
+    _LIVE = "FROM assignments WHERE study_id = ? AND annotator_id = ? AND released_at IS NULL"
+
+    def queue_length(self, study_id: str, annotator_id: str) -> int:
+        """How many live assignments one annotator has in a study (the length of their queue)."""
+        row = self.db.execute("SELECT live FROM queue_lengths WHERE study_id = ? AND annotator_id = ?",
+                              [study_id, annotator_id]).fetchone()
+        return row[0] if row else 0
+
+    def queue_page(self, study_id: str, annotator_id: str, offset: int, limit: int,
+                   after: tuple[int, str] | None = None) -> list[tuple[str, str, int, int]]:
+        """Queue entries offset .. offset+limit-1 of one annotator as (id, unit_id, position, shuffle_seed) tuples.
+        after: (position, id) of entry offset-1 when known: the page is then read from there through the index
+        instead of stepping over `offset` entries."""
+        cols = f"SELECT id, unit_id, position, shuffle_seed {self._LIVE}"
+        if after is not None:
+            return self.db.execute(cols + " AND (position, id) > (?, ?) ORDER BY position, id LIMIT ?",
+                                   [study_id, annotator_id, after[0], after[1], limit]).fetchall()
+        return self.db.execute(cols + " ORDER BY position, id LIMIT ? OFFSET ?",
+                               [study_id, annotator_id, limit, offset]).fetchall()
+
+    def queue_rank(self, study_id: str, annotator_id: str, unit_id: str) -> int | None:
+        """The 0-based place of a unit in one annotator's queue; None when it is not in it."""
+        row = self.db.execute("SELECT position, id FROM assignments WHERE study_id = ? AND unit_id = ? "
+                              "AND annotator_id = ? AND released_at IS NULL", [study_id, unit_id, annotator_id]
+                              ).fetchone()
+        if row is None:
+            return None
+        return self.db.execute(f"SELECT COUNT(*) {self._LIVE} AND (position, id) < (?, ?)",
+                               [study_id, annotator_id, row[0], row[1]]).fetchone()[0]
+
+    def queue_members(self, study_id: str, annotator_id: str, unit_ids) -> set[str]:
+        """Which of `unit_ids` are in one annotator's queue (one indexed look-up per unit)."""
+        ids, out = list(unit_ids), set()
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            out.update(r[0] for r in self.db.execute(
+                f"SELECT unit_id {self._LIVE} AND unit_id IN ({','.join('?' * len(chunk))})",
+                [study_id, annotator_id, *chunk]))
+        return out
 
     def assignment_counts(self, study_id: str) -> dict[str, int]:
         """unit_id -> number of annotators assigned to it (released assignments do not count)."""

@@ -87,3 +87,31 @@ def test_the_screen_reads_an_annotators_history_and_visits_through_their_own_ind
         "ORDER BY submitted_at DESC, id DESC LIMIT ?")
     assert "idx_events_study_kind" in plan("SELECT * FROM events WHERE kind = 'visit' AND study_id = ? ORDER BY at")
     s.close()
+
+
+def test_queue_length_and_pages_follow_claims_releases_and_reclaims(mcq_study):
+    """The queue length kept by triggers (migration 17) and the queue read a page at a time, against hand-worked
+    values: 6 units claimed, 2 answered, the 4 others released (2 left), one released unit claimed back at
+    position 10 (3); pages and ranks in (position, id) order."""
+    s = Store.open(mcq_study, mode="create")
+    w = Session(s, "st", "ana")
+    sid, aid = w.study.id, w.annotator.id
+    assert len(w.queue) == 6 == s.queue_length(sid, aid)
+    first, second = w.queue[0].unit_id, w.queue[1].unit_id
+    w.decide(_answer(0))
+    w.decide(_answer(1))
+    released = [w.queue[i].unit_id for i in range(2, 6)]
+    assert s.release_assignments(sid, aid) == 4
+    assert s.queue_length(sid, aid) == 2
+    s.add_assignments(sid, [(released[1], aid, 10, 0)])
+    assert s.queue_length(sid, aid) == 3
+    page = s.queue_page(sid, aid, 0, 2)
+    assert [r[1] for r in page] == [first, second]
+    assert [r[1] for r in s.queue_page(sid, aid, 2, 2, after=(page[-1][2], page[-1][0]))] == [released[1]]
+    assert [r[1] for r in s.queue_page(sid, aid, 2, 2)] == [released[1]]
+    assert [s.queue_rank(sid, aid, u) for u in (first, second, released[1], released[0])] == [0, 1, 2, None]
+    assert s.queue_members(sid, aid, [first, released[0], released[1]]) == {first, released[1]}
+    again = Session(s, "st", "ana")
+    assert len(again.queue) == 3 and again.index == 2 and again.queue[2].unit_id == released[1]
+    assert again.counts() == {"answered": 2, "skipped": 0, "open": 1}
+    s.close()
