@@ -1,0 +1,60 @@
+"""Edges of storage/ that the mutation sample found unguarded (README, "Mutation testing"): non-text values made
+visible, a conversation that starts with a scenario line, the lazy import of sqlite-utils' helpers, a CSV row with
+more cells than its header, and the file hash a RealPref import records."""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from storage import db as storage_db
+from storage.errors import InputError
+from storage.importers import horizonbench, personamem, realpref
+from storage.visible_text import visible
+
+S = Path(__file__).resolve().parents[2] / "sample_data"
+
+
+def test_visible_turns_any_value_into_text():
+    assert visible(7) == "7"
+    assert visible(["a\x1b"]) == "['a\\x1b']"  # str() of a list holds the escape char itself, which is shown
+    assert visible(None) == ""
+
+
+def test_a_scenario_line_before_any_date_header_is_a_system_message():
+    msgs = horizonbench.parse_conversation("Scenario: at the beach\nUser: hi\nScenario: still user text")
+    assert [(m.role, m.content) for m in msgs] == [
+        ("system", "Scenario: at the beach"), ("user", "hi\nScenario: still user text")]
+
+
+def test_lazy_module_runs_its_code_on_first_use():
+    name = "colorsys"  # small stdlib module, imported by nothing here
+    saved = sys.modules.pop(name, None)
+    try:
+        storage_db._lazy_module(name)
+        mod = sys.modules[name]
+        assert type(mod) is importlib.util._LazyModule  # nothing ran yet
+        assert mod.rgb_to_hsv(1.0, 0.0, 0.0) == (0.0, 1.0, 1.0)  # pure red: hue 0, full saturation and value
+    finally:
+        sys.modules.pop(name, None)
+        if saved is not None:
+            sys.modules[name] = saved
+
+
+def test_personamem_row_with_more_cells_than_columns(tmp_path):
+    lines = (S / "personamem/questions_sample.csv").read_text(encoding="utf-8").splitlines()
+    bad = tmp_path / "q.csv"
+    bad.write_text("\n".join([lines[0], lines[1] + ",extra"]) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        personamem.read([bad])
+    assert str(info.value) == f"{bad}: row 2: field '(row)': more cells than columns (broken quoting?)"
+
+
+def test_realpref_import_records_the_hash_of_its_files():
+    files = [S / "realpref/queries.jsonl", S / "realpref/profiles.json"]
+    parsed = realpref.read(files)
+    assert parsed.file_hash == hashlib.sha256(b"".join(p.read_bytes() for p in files)).hexdigest()
+    assert parsed.source_path == ",".join(str(p) for p in files)
