@@ -164,3 +164,167 @@ async def test_adjudication_waits_for_every_page_of_a_long_option(db_file):
         await pilot.press("b")
         await pilot.pause()
     assert [(a.kind, a.answer["choice"]) for a in _adjudications(db_file, "pm")] == [("final", 1)]
+
+
+# ---- every task type: every part the decision is about is waited for, and can be reached ------------------------
+def _long(what: str, n: int = 12) -> str:
+    return " ".join(f"{what} sentence {i} goes on about trains, food and weekend plans." for i in range(n))
+
+
+def _msgs(who: str, n: int, words: int = 3) -> list[dict]:
+    return [{"role": "user" if t % 2 == 0 else "assistant", "content": _long(f"{who} turn {t}", words)}
+            for t in range(n)]
+
+
+def _task_db(db_file: str, task: str) -> None:
+    """One item (a pair for pairwise) of `task` whose every field is long enough to need scrolling at 60x16."""
+    from storage.models import ContextIn, Message
+
+    mcq = McqPayload(question=_long("question", 4), options=[_long(f"option {k}", 3) for k in "ABCD"],
+                     correct_index=0, question_type="recall_user_shared_facts", topic="travel",
+                     snippet=[Message(**m) for m in _msgs("snippet", 6)])
+    with Store.open(db_file, mode="create") as s:
+        spec = dict(name="st", task=task, datasets=["d"], annotators=["ana"], annotators_per_item=1, seed=1)
+        if task in ("mcq", "item_quality"):
+            messages = [Message(role="system", content=_long("persona", 6)), *[Message(**m) for m in _msgs("ctx", 12)]]
+            s.import_items("d", "jsonl", [ItemIn(external_id="i", kind="mcq", payload=mcq.model_dump(),
+                                                 context_external_id="c")],
+                           contexts=[ContextIn(external_id="c", messages=messages)])
+        elif task in ("easy_test", "blind_test"):
+            s.import_items("d", "jsonl", [ItemIn(external_id="i", kind="mcq", payload=mcq.model_dump())])
+        elif task == "persona_filter":
+            s.import_items("d", "jsonl", [ItemIn(external_id="i", kind="persona_record", payload={
+                "text": _long("record", 8), "record_type": "event", "profile": _long("profile", 8)})])
+        elif task in ("gold_label", "judge_validation"):
+            s.import_items("d", "jsonl", [ItemIn(external_id="i", kind="gold_candidate", payload={
+                "recipient": _long("recipient", 2), "task": _long("task", 3), "attribute": _long("attribute", 4),
+                "statement": _long("statement", 12), "profile_name": "Dev", "candidate_label": True,
+                "metadata": {"response": _long("response", 20)}})])
+        elif task == "pairwise":
+            for name in ("ALPHA", "BETA"):
+                s.import_items(name, "jsonl", [ItemIn(external_id="i", kind="conversation_record", payload={
+                    "preference": _long(f"{name} preference", 5), "messages": _msgs(name, 8)})])
+            spec["datasets"] = ["ALPHA", "BETA"]
+        elif task == "rubric":
+            s.import_items("d", "jsonl", [ItemIn(external_id="i", kind="rubric_item", payload={
+                "preference": _long("preference", 3), "query": _long("query", 3), "answer": _long("answer", 10)})])
+        create_study(s, StudySpec(**spec))
+
+
+OPTIONS = ["the question", "option A", "option B", "option C", "option D"]
+# what each task type's decision waits for, in screen order (the report of issue 12 lists these)
+REQUIRED = {
+    "mcq": ["the end of the conversation", *OPTIONS],
+    "easy_test": ["the conversation snippet", *OPTIONS],
+    "blind_test": OPTIONS,
+    "persona_filter": ["the profile", "the record", "the drop reasons"],
+    "gold_label": ["the user", "the recipient", "the task", "the remembered attribute"],
+    "pairwise": ["the left preference", "the left conversation", "the right preference", "the right conversation"],
+    "rubric": ["the preference", "the query", "the answer", "the levels of Preference awareness"],
+    "item_quality": ["the end of the conversation", "the persona", "the item's details", "the question",
+                     "the correct response", "the incorrect responses", "the current check"],
+    "judge_validation": ["the preference", "the response"],
+}
+FIRST_KEY = {"mcq": "a", "easy_test": "a", "blind_test": "a", "persona_filter": "k", "gold_label": "1",
+             "pairwise": "1", "rubric": "3", "item_quality": "t", "judge_validation": "1"}
+
+
+def _expected(task: str, app) -> tuple[str, dict]:
+    """(status, answer fields) the first key must store, worked out from what the screen shows."""
+    if task in ("mcq", "easy_test", "blind_test"):
+        shown_a = app.screen.query_one("#opt-0", PagedText).full
+        options = [_long(f"option {k}", 3) for k in "ABCD"]
+        return "answered", {"choice": options.index(shown_a), "shown": "A"}
+    if task == "pairwise":
+        left = app.screen.query_one("#side-0 .pref", PagedText).full
+        return "answered", {"winner": "A" if left.startswith("ALPHA") else "B"}
+    return {"persona_filter": ("answered", {"decision": "keep"}), "gold_label": ("answered", {"label": 1}),
+            "rubric": ("partial", {"scores": {"awareness": 3}}),
+            "item_quality": ("partial", {"labels": {"appropriateness": True}}),
+            "judge_validation": ("answered", {"reflected": True})}[task]
+
+
+@pytest.mark.parametrize("size", [(60, 16), (80, 24)], ids=["60x16", "80x24"])
+@pytest.mark.parametrize("task", list(FIRST_KEY))
+async def test_every_task_type_waits_for_every_part_and_each_can_be_scrolled_to(db_file, task, size):
+    _task_db(db_file, task)
+    app = AnnotateApp(db_file, "st", "ana", show_timer=False)
+    async with app.run_test(size=size) as pilot:
+        await _tracked(pilot)
+        assert list(dict.fromkeys(w.seen_label for w in app.screen.seen.parts)) == REQUIRED[task]
+        assert app.screen.seen.unseen(), "long fields: something must be below the fold at first"
+        await pilot.press(FIRST_KEY[task])
+        await pilot.pause()
+        assert _rows(db_file, "st") == []
+        await see_all(pilot, limit=400)  # fails when a part cannot be brought into view
+        status, fields = _expected(task, app)
+        await pilot.press(FIRST_KEY[task])
+        await pilot.pause()
+    rows = _rows(db_file, "st")
+    assert [r.status for r in rows] == [status]
+    assert {k: rows[0].answer.get(k) for k in fields} == fields
+
+
+async def test_item_quality_waits_for_the_end_of_its_conversation_once_per_conversation(db_file):
+    """The case of the issue: item_quality showed the stored conversation its relevance and correctness checks are
+    about but took a decision with the conversation never scrolled. Now it counts once its end was on screen, once
+    per conversation (up to the same message) in a session, as an MCQ's conversation does."""
+    from storage.models import ContextIn, Message
+
+    messages = [Message(role="system", content="Persona: a retired train driver."),
+                *[Message(role="user" if t % 2 else "assistant", content=f"turn {t}: talk about rail trips")
+                  for t in range(1, 40)]]
+    items = [ItemIn(external_id=f"q{i}", kind="mcq", context_external_id="c", payload=McqPayload(
+        question=f"Which trip fits ({i})?", options=["By rail", "By air"], correct_index=0,
+        question_type="recall").model_dump()) for i in range(2)]
+    with Store.open(db_file, mode="create") as s:
+        s.import_items("d", "jsonl", items, contexts=[ContextIn(external_id="c", messages=messages)])
+        create_study(s, StudySpec(name="iq", task="item_quality", datasets=["d"], annotators=["ana"],
+                                  annotators_per_item=1, dimensions=["relevance"]))
+    app = AnnotateApp(db_file, "iq", "ana", show_timer=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _tracked(pilot)
+        screen = app.screen
+        screen._observe()
+        assert screen.seen.unseen_labels() == ["the end of the conversation"]  # the rest fits on screen
+        await pilot.press("t")
+        assert _rows(db_file, "iq") == []
+        assert "Not saved: first scroll to see the end of the conversation." in _notices(app)
+        assert app.focused is not None and app.focused.id == "iq-context"  # End now jumps to its end
+        await pilot.press("end")
+        await pilot.pause()
+        await pilot.press("t")  # one dimension: the answer is complete and the next item shows
+        await pilot.pause()
+        assert app.session.index == 1
+        await _tracked(pilot)
+        screen._observe()
+        assert screen.seen.unseen_labels() == []  # the same conversation up to the same message: seen already
+        await pilot.press("f")
+    rows = _rows(db_file, "iq")
+    assert [(r.status, r.answer["labels"]) for r in rows] == [("answered", {"relevance": True}),
+                                                               ("answered", {"relevance": False})]
+
+
+async def test_a_part_cut_off_by_its_own_height_never_counts_as_seen():
+    """A Static whose box is lower than its text (max-height, no scrolling) shows only its first rows: the tracker
+    must not take those rows for the whole part."""
+    from textual.app import App
+    from textual.widgets import Static
+
+    from annotator.widgets.seen import SeenTracker, must_see
+
+    class Cut(App):
+        CSS = "#cut { max-height: 3; } #whole { height: auto; }"
+
+        def compose(self):
+            yield must_see(Static("\n".join(f"line {i}" for i in range(10)), id="cut"), "the cut text")
+            yield must_see(Static("one line", id="whole"), "the short text")
+
+    app = Cut()
+    async with app.run_test(size=(40, 20)) as pilot:
+        await pilot.pause()
+        tracker = SeenTracker()
+        tracker.reset(app.screen, "u")
+        tracker.observe()
+        assert app.query_one("#cut").size.height == 3
+        assert tracker.unseen_labels() == ["the cut text"]

@@ -12,7 +12,7 @@ from reports.study_data import load_study_data
 from storage.models import ContextIn, ItemIn, Message
 from storage.store import Store
 from tests.screen import screen_text
-from tests.tui_helpers import decide
+from tests.tui_helpers import decide, see_all
 
 DIMS = ["appropriateness", "relevance", "correctness", "best_response"]
 PERSONA = "Persona: Maren, a 41-year-old ferry engineer who bakes rye bread on weekends."
@@ -102,6 +102,7 @@ async def test_three_annotators_and_ac1_fleiss_match_hand_computation(iq_study):
 async def test_backspace_resume_note_and_back_change(iq_study):
     app = AnnotateApp(iq_study, "iq", "a1", show_timer=False)
     async with app.run_test(size=(110, 34)) as pilot:
+        await see_all(pilot)  # the conversation counts once its end was on screen (issue 12)
         await pilot.press("t", "f", "backspace", "0")
         assert app.screen.partial == {"labels": {"appropriateness": True, "relevance": False}}
         await pilot.press("n", "t", "f", "enter")
@@ -113,6 +114,7 @@ async def test_backspace_resume_note_and_back_change(iq_study):
         text = screen_text(app)
         assert "✓ 1. appropriateness: True" in text and "✓ 2. relevance: False" in text
         assert "▶ 3. correctness" in text
+        await see_all(pilot)  # a new session: the conversation is read to its end again
         await pilot.press("t", "f")
         assert app.session.index == 1
         await pilot.press("u")
@@ -130,4 +132,8 @@ async def test_backspace_resume_note_and_back_change(iq_study):
 
 def test_item_quality_screen_snapshot(iq_study, snap_compare):
     app = AnnotateApp(iq_study, "iq", "a1", show_timer=False)
-    assert snap_compare(app, press=["t"], terminal_size=(110, 34))
+    async def read_then_answer(pilot):
+        await see_all(pilot)  # End in the conversation: what the checks are about was on screen
+        await pilot.press("t")
+
+    assert snap_compare(app, run_before=read_then_answer, terminal_size=(110, 34))

@@ -118,9 +118,11 @@ class SeenTracker:
 
     def page_seen(self, part: Widget, page: int) -> bool:
         """Whether every row of `page` of part has been visible while that page was drawn (measured against the
-        part's height now: ask for the page drawn now)."""
+        part's height now: ask for the page drawn now). A part whose own box cuts its text is never seen whole."""
         height = part.virtual_size.height if _is_pane(part) else part.size.height
-        return height > 0 and len(self.rows.get((id(part), page), set()).intersection(range(height))) >= height
+        if height <= 0 or (not _is_pane(part) and _cut_by_own_height(part)):
+            return False
+        return len(self.rows.get((id(part), page), set()).intersection(range(height))) >= height
 
     def pages_left(self, part: Widget) -> int:
         """How many pages of a paged field have not been seen whole yet (0 for a field of one page: its rows
@@ -221,6 +223,19 @@ def _page(widget: Widget) -> int:
 def _pages(widget: Widget) -> int:
     """How many pages a paged field has (1 for any other part)."""
     return widget.pages if isinstance(widget, PagedText) else 1
+
+
+def _cut_by_own_height(widget: Widget) -> bool:
+    """Whether a part that does not scroll is given fewer rows than its text needs (a fixed or maximum height):
+    its last lines are never drawn. Only parts with such a height are measured (the text is wrapped once)."""
+    styles = widget.styles
+    if styles.max_height is None and (styles.height is None or styles.height.is_auto):
+        return False
+    try:
+        wanted = widget.get_content_height(widget.size, widget.app.size, widget.content_region.width)
+    except Exception:  # not laid out
+        return False
+    return wanted + styles.gutter.height > widget.size.height
 
 
 def _is_pane(widget: Widget) -> bool:

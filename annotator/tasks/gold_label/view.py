@@ -13,14 +13,15 @@ from annotator.widgets.paged_text import PagedText
 from annotator.widgets.seen import must_see
 
 
-class GoldCandidateView(Vertical):
+class GoldCandidateView(VerticalScroll):
     """recipient, task: the context; attribute, statement: the remembered fact; user: the user's name or None;
-    chosen: the annotator's own current label (1, 0 or None)."""
+    chosen: the annotator's own current label (1, 0 or None). The panel scrolls as one pane, so that every part
+    (user, recipient, task, attribute) can be brought on screen at any terminal size."""
 
     DEFAULT_CSS = """
     GoldCandidateView { height: 1fr; }
     GoldCandidateView #context { height: auto; border: round $secondary; padding: 0 1; }
-    GoldCandidateView #memory { height: auto; max-height: 60%; border: round $accent; padding: 0 1; }
+    GoldCandidateView #memory { height: auto; border: round $accent; padding: 0 1; }
     GoldCandidateView .attribute { text-style: bold; }
     GoldCandidateView #labels { height: auto; padding: 0 1; }
     GoldCandidateView .label.chosen { background: $accent 30%; text-style: bold; }
@@ -40,10 +41,10 @@ class GoldCandidateView(Vertical):
         with Vertical(id="context") as ctx:
             ctx.border_title = "The assistant writes on the user's behalf"
             if self.gc_user:
-                yield PagedText(self.gc_user, "[b]User:[/b]      $text")
+                yield must_see(PagedText(self.gc_user, "[b]User:[/b]      $text"), "the user")
             yield must_see(PagedText(self.gc_recipient, "[b]Recipient:[/b] $text"), "the recipient")
             yield must_see(PagedText(self.gc_task, "[b]Task:[/b]      $text"), "the task")
-        with VerticalScroll(id="memory") as mem:
+        with Vertical(id="memory") as mem:
             mem.border_title = "What the assistant remembers"
             yield must_see(PagedText(self.gc_attribute, classes="attribute"), "the remembered attribute")
             if self.gc_statement:

@@ -57,8 +57,12 @@ class ItemQualityView(Horizontal):
         self.set_class(self.compact_at(self.size.width, self.size.height), "compact")
 
     def compose(self) -> ComposeResult:
-        if self.context is not None:
-            yield ContextView(self.store, self.context[0], self.context[1], id="iq-context")
+        if self.context is not None:  # relevance and correctness are judged against it: seen once its end was on
+            # screen, once per conversation up to the same message in a session (as an MCQ's conversation)
+            pane = must_see(ContextView(self.store, self.context[0], self.context[1], id="iq-context"),
+                            "the end of the conversation")
+            pane.seen_rule = "end"
+            yield pane
         with VerticalScroll(id="iq-right"):  # scrolls as a whole when the compact layout cannot show it all
             if self.persona:
                 with VerticalScroll(id="iq-persona") as box:
@@ -67,16 +71,20 @@ class ItemQualityView(Horizontal):
             with VerticalScroll(id="iq-item") as box:
                 box.border_title = "Question and responses"
                 if self.details:
-                    yield Static(plain(" · ".join(f"{visible(k)}: {visible(v)}" for k, v in self.details.items())),
-                                 classes="details")
+                    # the question type: appropriateness asks whether the question is of its type
+                    yield must_see(Static(plain(" · ".join(f"{visible(k)}: {visible(v)}"
+                                                           for k, v in self.details.items())), classes="details"),
+                                   "the item's details")
                 yield must_see(PagedText(self.question, classes="question"), "the question")
                 yield must_see(PagedText(self.correct, "[b]Correct[/b]  $text", classes="correct"), "the correct response")
                 for text in self.incorrect:
                     yield must_see(PagedText(text, "[b]Incorrect[/b]  $text", classes="incorrect"),
                                    "the incorrect responses")
                 if self.metadata:
-                    yield Static(plain("\n".join(f"{visible(k)}: {visible(v)}" for k, v in self.metadata.items())),
-                                 classes="details metadata")
+                    # the grounding when there is no persona: relevance is judged against it
+                    yield must_see(Static(plain("\n".join(f"{visible(k)}: {visible(v)}"
+                                                           for k, v in self.metadata.items())),
+                                          classes="details metadata"), "the item's details")
             current = next((d for d in self.dimensions if d not in self.labels), None)
             with Vertical(id="iq-dims") as box:
                 box.border_title = "Checks (True / False)"

@@ -116,10 +116,12 @@ class JudgeValidationTask(TaskType):
         attribute = view.item.payload["attribute"]
         response = view.item.payload["metadata"]["response"]
         chosen = view.answer.get("reflected") if view.answer else None
-        pref = must_see(PagedText(attribute, "[b]$text[/b]", id="jv-preference"), "the preference")
+        pref = VerticalScroll(must_see(PagedText(attribute, "[b]$text[/b]", id="jv-preference"), "the preference"),
+                              id="jv-preference-box")
         pref.styles.border = ("round", "ansi_bright_blue")
         pref.border_title = "Preference"
         pref.styles.height = "auto"
+        pref.styles.max_height = "40%"
         pref.styles.padding = (0, 1)
         body = VerticalScroll(must_see(PagedText(response, id="jv-response-text"), "the response"), id="jv-response")
         body.border_title = "Response"

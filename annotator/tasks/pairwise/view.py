@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 
 from annotator.widgets.context import ContextView
 from annotator.widgets.paged_text import PagedText
@@ -37,14 +37,18 @@ class PairView(Horizontal):
     PairView { height: 1fr; }
     PairView > .side { width: 1fr; height: 1fr; border: round $panel-lighten-2; padding: 0 1; }
     PairView > .side.chosen { border: double $accent; }
-    PairView > .side .pref { height: auto; max-height: 6; text-style: bold; margin-bottom: 1; }
+    PairView > .side .pref-box { height: auto; max-height: 6; margin-bottom: 1; }
+    PairView > .side .pref { text-style: bold; }
     PairView > .side ContextView { border: none; padding: 0; }
     PairView > .side ContextView:focus { background: $boost; }
     PairView > .side:focus-within { border: round $accent; }
     PairView.stacked { layout: vertical; }
     PairView.stacked > .side { width: 1fr; height: 1fr; }
-    PairView.stacked > .side .pref { max-height: 4; }
+    PairView.stacked > .side .pref-box { max-height: 4; }
+    PairView.stacked.low > .side .pref-box { max-height: 2; margin-bottom: 0; }
+    PairView.stacked.low > .side ContextView { min-height: 2; }
     """
+    LOW_BELOW = 16  # stacked in a panel lower than this: 2 lines of each preference, so each conversation has 2
     BINDINGS = [
         Binding("left", "focus_side(0)", "left side", show=False),
         Binding("right", "focus_side(1)", "right side", show=False),
@@ -63,7 +67,9 @@ class PairView(Horizontal):
                 if chosen:
                     box.border_subtitle = "tie" if self.chosen == "tie" else "your choice"
                 side = ("left", "right")[i]
-                yield must_see(PagedText(preference, "Preference: $text", classes="pref"), f"the {side} preference")
+                with VerticalScroll(classes="pref-box"):
+                    yield must_see(PagedText(preference, "Preference: $text", classes="pref"),
+                                   f"the {side} preference")
                 yield must_see(ContextView(None, None, None, messages=messages, id=f"ctx-{i}"),
                                f"the {side} conversation")
 
@@ -71,6 +77,7 @@ class PairView(Horizontal):
         self.action_focus_side(0)
 
     def on_resize(self, event) -> None:
+        self.set_class(self.size.height < self.LOW_BELOW, "low")
         stacked = stacked_at(self.size.width)
         if stacked != self.has_class("stacked"):
             self.set_class(stacked, "stacked")

@@ -12,15 +12,16 @@ from annotator.widgets.seen import must_see
 TYPE_TITLES = {"persona": "Persona", "profile": "Profile", "event": "Life event", "preference": "Preference"}
 
 
-class PersonaRecordView(Vertical):
+class PersonaRecordView(VerticalScroll):
     """text: the record; record_type: persona|profile|event|preference; profile: text shown above it or None;
     reasons: drop reasons in digit order (1 = reasons[0]); decision: "keep"/"drop"/None (the annotator's own
-    current answer); chosen: the reasons of that answer (highlighted)."""
+    current answer); chosen: the reasons of that answer (highlighted). The panel scrolls as one pane, so that the
+    profile, the record and every drop reason can be brought on screen at any terminal size."""
 
     DEFAULT_CSS = """
     PersonaRecordView { height: 1fr; }
-    PersonaRecordView #profile { height: auto; max-height: 40%; border: round $secondary; padding: 0 1; }
-    PersonaRecordView #record { height: auto; max-height: 50%; border: round $accent; padding: 0 1; }
+    PersonaRecordView #profile { height: auto; border: round $secondary; padding: 0 1; }
+    PersonaRecordView #record { height: auto; border: round $accent; padding: 0 1; }
     PersonaRecordView #record.kept { border: round $success; }
     PersonaRecordView #record.dropped { border: round $error; }
     PersonaRecordView .record-text { text-style: bold; }
@@ -40,11 +41,11 @@ class PersonaRecordView(Vertical):
 
     def compose(self) -> ComposeResult:
         if self.pr_profile:
-            with VerticalScroll(id="profile") as prof:
+            with Vertical(id="profile") as prof:
                 prof.border_title = "Profile it belongs to"
                 yield must_see(PagedText(self.pr_profile, classes="profile-text"), "the profile")
         cls = {"keep": "kept", "drop": "dropped"}.get(self.pr_decision or "", "")
-        with VerticalScroll(id="record", classes=cls) as rec:
+        with Vertical(id="record", classes=cls) as rec:
             rec.border_title = TYPE_TITLES.get(self.pr_record_type, self.pr_record_type.title())
             yield must_see(PagedText(self.pr_text, classes="record-text"), "the record")
         with Vertical(id="reasons") as box:
