@@ -103,7 +103,8 @@ def test_tf_keys_follow_the_option_texts_not_their_positions():
 JUDGE = {"recipient": "r", "task": "t", "attribute": "likes tea", "candidate_label": True,
          "metadata": {"response": "Here is a tea-only menu.", "source": KEY_TEXT}}
 JV_HEAD = [
-    "PagedText#jv-preference !the preference <Preference>: likes tea",
+    "VerticalScroll#jv-preference-box <Preference>",
+    "  PagedText#jv-preference !the preference: likes tea",
     "VerticalScroll#jv-response <Response>",
     "  PagedText#jv-response-text !the response: Here is a tea-only menu.",
 ]
@@ -131,10 +132,10 @@ def test_gold_label_panel_never_shows_the_candidate_label():
     lines = outline(view)
     assert lines == [
         "Vertical#context <The assistant writes on the user's behalf>",
-        "  PagedText: User:      Ann",
+        "  PagedText !the user: User:      Ann",
         "  PagedText !the recipient: Recipient: a landlord",
         "  PagedText !the task: Task:      Ask for a repair",
-        "VerticalScroll#memory <What the assistant remembers>",
+        "Vertical#memory <What the assistant remembers>",
         "  PagedText.attribute !the remembered attribute: pets",
         "  PagedText.statement !the remembered attribute: has two cats",
         "Vertical#labels",
@@ -159,10 +160,12 @@ def test_pairwise_sides_in_the_annotators_order_with_the_winner_marked():
     lines = outline(task.compose_item(_view(a, [1, 0], {"winner": "A"}, item_b=b), None, None))
     assert lines == [
         "Vertical#side-0.side <Left  1 · 3 messages>",
-        "  PagedText.pref !the left preference: Preference: likes detail",
+        "  VerticalScroll.pref-box",
+        "    PagedText.pref !the left preference: Preference: likes detail",
         "  ContextView#ctx-0 !the left conversation (3 inline messages, 'Conversation')",
         "Vertical#side-1.chosen.side <Right  2 · 2 messages> <<your choice>>",
-        "  PagedText.pref !the right preference: Preference: likes brevity",
+        "  VerticalScroll.pref-box",
+        "    PagedText.pref !the right preference: Preference: likes brevity",
         "  ContextView#ctx-1 !the right conversation (2 inline messages, 'Conversation')",
     ]
     assert KEY_TEXT not in _text(lines)
@@ -193,9 +196,9 @@ def test_persona_record_under_its_parent_persona_with_the_stored_drop():
     view = _view(rec, answer={"decision": "drop", "reasons": ["duplicate"]}, settings=REASONS,
                  extra={"parent_item": "ip"})
     assert outline(get_task("persona_filter").compose_item(view, None, _Parents(parent))) == [
-        "VerticalScroll#profile <Profile it belongs to>",
+        "Vertical#profile <Profile it belongs to>",
         "  PagedText.profile-text !the profile: A retired nurse in Leeds",
-        "VerticalScroll#record.dropped <Life event>",
+        "Vertical#record.dropped <Life event>",
         "  PagedText.record-text !the record: Adopted a dog",
         "Vertical#reasons <Drop reasons (a digit marks or unmarks one, d drops)>",
         "  Static#reason-0.reason !the drop reasons: 1  [ ] vague",
@@ -212,14 +215,14 @@ def test_persona_record_marks_in_progress_replace_the_stored_answer():
     view = _view(rec, answer={"decision": "keep", "reasons": []}, settings=REASONS, extra={"parent_item": "ip"})
     task = get_task("persona_filter")
     lines = outline(task.compose_item(view, {"reasons": ["vague"]}, _Parents(parent)))
-    assert lines[:3] == ["VerticalScroll#profile <Profile it belongs to>",
-                         "  PagedText.profile-text !the profile: Own profile", "VerticalScroll#record <Preference>"]
+    assert lines[:3] == ["Vertical#profile <Profile it belongs to>",
+                         "  PagedText.profile-text !the profile: Own profile", "Vertical#record <Preference>"]
     assert lines[5] == "  Static#reason-0.chosen.reason !the drop reasons: 1  [x] vague"
     kept = outline(task.compose_item(view, None, _Parents(parent)))
-    assert kept[2] == "VerticalScroll#record.kept <Preference>" and "[x]" not in _text(kept)
+    assert kept[2] == "Vertical#record.kept <Preference>" and "[x]" not in _text(kept)
     # a record without a parent and without a type: a persona, no profile pane, the default reasons
     lone = outline(task.compose_item(_view(_item("persona_record", {"text": "Solo"})), None, None))
-    assert lone[:2] == ["VerticalScroll#record <Persona>", "  PagedText.record-text !the record: Solo"]
+    assert lone[:2] == ["Vertical#record <Persona>", "  PagedText.record-text !the record: Solo"]
 
 
 # ---- rubric ------------------------------------------------------------------------------------------------------
@@ -295,12 +298,12 @@ def test_item_quality_persona_from_the_system_message_and_responses_split_by_the
     view = _view(item, answer={"labels": {"answerable": True, "single_correct": False}}, settings=IQ_SETTINGS)
     lines = outline(get_task("item_quality").compose_item(view, None, store))
     assert lines == [
-        "ContextView#iq-context (context c3 to 8)",
+        "ContextView#iq-context !the end of the conversation (context c3 to 8) end-rule",
         "VerticalScroll#iq-right",
         "  VerticalScroll#iq-persona <Persona>",
         "    PagedText !the persona: Vegetarian teacher",
         "  VerticalScroll#iq-item <Question and responses>",
-        "    Static.details: question type: recall",
+        "    Static.details !the item's details: question type: recall",
         "    PagedText.question !the question: Gift?",
         "    PagedText.correct !the correct response: Correct  a book",
         "    PagedText.incorrect !the incorrect responses: Incorrect  a ham",
@@ -319,14 +322,14 @@ def test_item_quality_without_persona_shows_the_metadata_and_labels_in_progress(
     view = _view(item, answer={"labels": {"answerable": False, "single_correct": False}}, settings=IQ_SETTINGS)
     lines = outline(get_task("item_quality").compose_item(view, {"labels": {"answerable": True}}, store))
     assert lines == [
-        "ContextView#iq-context (context c3 to 8)",
+        "ContextView#iq-context !the end of the conversation (context c3 to 8) end-rule",
         "VerticalScroll#iq-right",
         "  VerticalScroll#iq-item <Question and responses>",
-        "    Static.details: topic: food",
+        "    Static.details !the item's details: topic: food",
         "    PagedText.question !the question: Gift?",
         "    PagedText.correct !the correct response: Correct  a ham",
         "    PagedText.incorrect !the incorrect responses: Incorrect  a book",
-        "    Static.details.metadata: grounding: turn 2",
+        "    Static.details.metadata !the item's details: grounding: turn 2",
         "  Vertical#iq-dims <Checks (True / False)>",
         "    Static.dim.done: ✓ 1. answerable: True",
         "    Static.current.dim !the current check: ▶ 2. single correct",

@@ -81,10 +81,10 @@ def test_gold_candidate_with_user_and_statement_suppress_chosen():
     view = GoldCandidateView("Dr. Lee", "Write a note", "allergy", "is allergic to nuts", "Ann", 0)
     assert outline(view) == [
         "Vertical#context <The assistant writes on the user's behalf>",
-        "  PagedText: User:      Ann",
+        "  PagedText !the user: User:      Ann",
         "  PagedText !the recipient: Recipient: Dr. Lee",
         "  PagedText !the task: Task:      Write a note",
-        "VerticalScroll#memory <What the assistant remembers>",
+        "Vertical#memory <What the assistant remembers>",
         "  PagedText.attribute !the remembered attribute: allergy",
         "  PagedText.statement !the remembered attribute: is allergic to nuts",
         "Vertical#labels",
@@ -99,7 +99,7 @@ def test_gold_candidate_without_user_or_statement_apply_chosen():
         "Vertical#context <The assistant writes on the user's behalf>",
         "  PagedText !the recipient: Recipient: a colleague",
         "  PagedText !the task: Task:      Decline a meeting",
-        "VerticalScroll#memory <What the assistant remembers>",
+        "Vertical#memory <What the assistant remembers>",
         "  PagedText.attribute !the remembered attribute: diet",
         "Vertical#labels",
         "  Static#label-1.chosen.label: 1  apply: it should shape this message",
@@ -114,9 +114,9 @@ REASONS = ["too vague", "unsafe", "duplicate"]
 def test_persona_event_with_profile_dropped_for_two_reasons():
     view = PersonaRecordView("Moved to Lyon", "event", "A chef, 40", REASONS, "drop", ["unsafe", "duplicate"])
     assert outline(view) == [
-        "VerticalScroll#profile <Profile it belongs to>",
+        "Vertical#profile <Profile it belongs to>",
         "  PagedText.profile-text !the profile: A chef, 40",
-        "VerticalScroll#record.dropped <Life event>",
+        "Vertical#record.dropped <Life event>",
         "  PagedText.record-text !the record: Moved to Lyon",
         "Vertical#reasons <Drop reasons (a digit marks or unmarks one, d drops)>",
         "  Static#reason-0.reason !the drop reasons: 1  [ ] too vague",
@@ -128,14 +128,14 @@ def test_persona_event_with_profile_dropped_for_two_reasons():
 def test_persona_kept_undecided_and_unknown_record_types():
     kept = PersonaRecordView("Likes jazz", "preference", None, REASONS[:1], "keep", [])
     assert outline(kept) == [
-        "VerticalScroll#record.kept <Preference>",
+        "Vertical#record.kept <Preference>",
         "  PagedText.record-text !the record: Likes jazz",
         "Vertical#reasons <Drop reasons (a digit marks or unmarks one, d drops)>",
         "  Static#reason-0.reason !the drop reasons: 1  [ ] too vague",
     ]
     titles = {t: outline(PersonaRecordView("x", t, None, [], None, []))[0] for t in ("persona", "profile", "habit")}
-    assert titles == {"persona": "VerticalScroll#record <Persona>", "profile": "VerticalScroll#record <Profile>",
-                      "habit": "VerticalScroll#record <Habit>"}
+    assert titles == {"persona": "Vertical#record <Persona>", "profile": "Vertical#record <Profile>",
+                      "habit": "Vertical#record <Habit>"}
 
 
 # ---- pairwise ------------------------------------------------------------------------------------------------------
@@ -146,23 +146,25 @@ SIDES = [("likes brevity", [Message(role="user", content="a"), Message(role="ass
 def test_pair_with_the_right_side_chosen():
     assert outline(PairView(SIDES, 1)) == [
         "Vertical#side-0.side <Left  1 · 2 messages>",
-        "  PagedText.pref !the left preference: Preference: likes brevity",
+        "  VerticalScroll.pref-box",
+        "    PagedText.pref !the left preference: Preference: likes brevity",
         "  ContextView#ctx-0 !the left conversation (2 inline messages, 'Conversation')",
         "Vertical#side-1.chosen.side <Right  2 · 1 messages> <<your choice>>",
-        "  PagedText.pref !the right preference: Preference: likes detail",
+        "  VerticalScroll.pref-box",
+        "    PagedText.pref !the right preference: Preference: likes detail",
         "  ContextView#ctx-1 !the right conversation (1 inline messages, 'Conversation')",
     ]
 
 
 def test_pair_tie_marks_both_sides_and_nothing_chosen_marks_none():
     tie = outline(PairView(SIDES, "tie"))
-    assert [tie[0], tie[3]] == ["Vertical#side-0.chosen.side <Left  1 · 2 messages> <<tie>>",
+    assert [tie[0], tie[4]] == ["Vertical#side-0.chosen.side <Left  1 · 2 messages> <<tie>>",
                                 "Vertical#side-1.chosen.side <Right  2 · 1 messages> <<tie>>"]
     left = outline(PairView(SIDES, 0))
-    assert [left[0], left[3]] == ["Vertical#side-0.chosen.side <Left  1 · 2 messages> <<your choice>>",
+    assert [left[0], left[4]] == ["Vertical#side-0.chosen.side <Left  1 · 2 messages> <<your choice>>",
                                   "Vertical#side-1.side <Right  2 · 1 messages>"]
     none = outline(PairView(SIDES))
-    assert [none[0], none[3]] == ["Vertical#side-0.side <Left  1 · 2 messages>",
+    assert [none[0], none[4]] == ["Vertical#side-0.side <Left  1 · 2 messages>",
                                   "Vertical#side-1.side <Right  2 · 1 messages>"]
 
 
@@ -258,17 +260,17 @@ def test_item_quality_everything_shown_second_check_current():
                      metadata={"grounding": "turn 3"}, labels={"answerable": False},
                      previous={"answerable": True, "single_correct": False, "grounded": True})
     assert lines == [
-        "ContextView#iq-context (context c7 to 12)",
+        "ContextView#iq-context !the end of the conversation (context c7 to 12) end-rule",
         "VerticalScroll#iq-right",
         "  VerticalScroll#iq-persona <Persona>",
         "    PagedText !the persona: Vegetarian teacher",
         "  VerticalScroll#iq-item <Question and responses>",
-        "    Static.details: type: recall · topic: food",
+        "    Static.details !the item's details: type: recall · topic: food",
         "    PagedText.question !the question: Which gift?",
         "    PagedText.correct !the correct response: Correct  a book",
         "    PagedText.incorrect !the incorrect responses: Incorrect  a ham",
         "    PagedText.incorrect !the incorrect responses: Incorrect  a kite",
-        "    Static.details.metadata: grounding: turn 3",
+        "    Static.details.metadata !the item's details: grounding: turn 3",
         "  Vertical#iq-dims <Checks (True / False)>",
         "    Static.dim.done: ✓ 1. answerable: False",
         "    Static.current.dim !the current check: ▶ 2. single correct — only one response fits  (stored: False)",
