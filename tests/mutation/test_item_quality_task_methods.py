@@ -105,3 +105,42 @@ def test_rubric_bundle_carries_reference_scores_only_for_calibration_items():
     assert task.bundle_payload(unit({}), item) == {"preference": "p", "query": "q", "answer": "a"}
     no_ref = _item({**payload, "reference_scores": None}, kind="rubric_item")
     assert task.bundle_payload(unit({"calibration": True}), no_ref) == {"preference": "p", "query": "q", "answer": "a"}
+
+
+def test_judge_validation_keys_and_rubric_default_error_place():
+    import pytest
+
+    from annotator.tasks.rubric.schema import rubric_from_dict
+    from storage.errors import PrefvalError
+
+    assert [(k.key, k.label) for k in get_task("judge_validation").decision_keys(None, None)] == [
+        ("1", "reflected"), ("0", "not reflected")]
+    with pytest.raises(PrefvalError) as info:
+        rubric_from_dict({"dimensions": []})
+    assert str(info.value).startswith("rubric: field 'dimensions': ")
+
+
+def test_adjudication_lists_the_units_whose_answers_disagree_units_without_answers_left_out():
+    from types import SimpleNamespace
+
+    task = get_task("judge_validation")  # the default rule: at least two answers with different verdicts
+    units = [Unit(id=u, study_id="s", item_id="i", position=k) for k, u in enumerate(("u1", "u2", "u3", "u4"))]
+    data = SimpleNamespace(units=units, study=SimpleNamespace(settings={}))
+    answers = {"u1": [{"reflected": True}, {"reflected": False}], "u2": [{"reflected": True}, {"reflected": True}],
+               "u4": [{"reflected": False}, {"reflected": True}, {"reflected": False}]}
+    assert [u.id for u in task.units_to_adjudicate(data, answers)] == ["u1", "u4"]
+
+
+def test_gold_label_context_threshold_bounds_are_inclusive():
+    import pytest
+
+    from annotator.tasks.base import StudySpec
+    from storage.errors import PrefvalError
+
+    task = get_task("gold_label")
+    for value, expected in (("1", 1.0), ("0", 0.0), ("0.5", 0.5)):
+        spec = StudySpec(name="g", task="gold_label", datasets=["d"], options={"context_threshold": value})
+        assert task.study_settings(spec)["context_threshold"] == expected
+    with pytest.raises(PrefvalError, match=r"context_threshold must be in \[0, 1\]"):
+        task.study_settings(StudySpec(name="g", task="gold_label", datasets=["d"],
+                                      options={"context_threshold": "1.01"}))

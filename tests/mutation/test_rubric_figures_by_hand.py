@@ -98,3 +98,24 @@ def test_histograms_pearson_and_calibration_by_hand(store):
                                 "columns": ["annotator", "scores", "mean |diff|", "exact share"],
                                 "rows": [["hu", 2, 0.5, 0.5], ["ia", 2, 1.0, 0.5]], "note": ""}
     assert [t.key for t in fs.tables] == ["kappa", "pearson", "calibration"]
+
+
+def test_pearson_figures_carry_their_bootstrap_interval(store):
+    f = {x.key: x for x in _figures(store).figures}
+    for dim in ("awareness", "quality", "overall"):  # r is in [-1, 1], so is every interval bound around it
+        fig = f[f"pearson_{dim}"]
+        assert fig.ci_low is not None and -1 <= fig.ci_low <= fig.value <= fig.ci_high <= 1
+
+
+def test_kappa_of_judges_without_a_shared_item_is_undefined_over_zero_items(store):
+    store.import_items("ans", "jsonl", [ItemIn(external_id=f"r{i}", kind="rubric_item", payload={
+        "preference": "p", "query": "q?", "answer": f"a{i}."}) for i in range(2)])
+    st = create_study(store, StudySpec(name="rb", task="rubric", datasets=["ans"], seed=4, dimensions=DIMS))
+    # hu scores only the first item, ia only the second: no item scored by both
+    for u, who in zip(store.units(st.id), ("hu", "ia")):
+        ann = store.ensure_annotator(who)
+        store.add_annotation(AnnotationIn(study_id=st.id, unit_id=u.id, item_id=u.item_id, annotator_id=ann.id,
+                                          status="answered", answer={"scores": {"awareness": 3, "quality": 3}}))
+    fs = get_task("rubric").figures(load_study_data(store, "rb"))
+    kappas = [(x.key, x.value, x.n, x.note) for x in fs.figures if x.key.startswith("kappa")]
+    assert len(kappas) == 9 and all(k[1:] == (None, 0, "no item scored by both") for k in kappas)
