@@ -195,3 +195,14 @@ def test_keys_export_and_sampling_by_context(store):
     assert GoldLabelTask._sample(items, 5, 3, "item") == items
     assert [it.id for it in GoldLabelTask._sample(items, 2, 3, "item")] == sorted(
         (it.id for it in GoldLabelTask._sample(items, 2, 3, "item")), key=int)
+
+
+def test_intervals_and_table_headings(store):
+    fs = get_task("gold_label").figures(_data(store))
+    f = {x.key: x for x in fs.figures}
+    for key in ("fleiss_kappa", "candidate_agreement"):  # each figure with its 95% interval around it
+        assert f[key].ci_low is not None and f[key].ci_low <= f[key].value <= f[key].ci_high
+    t = {x.key: x for x in fs.tables}
+    assert t["contexts"].title == "unanimity per context (recipient + task)"
+    assert t["categories"].title == "unanimity per preference category"
+    assert t["categories"].columns == ["category", "complete", "unanimous", "rate", "gold apply", "gold suppress"]

@@ -88,3 +88,9 @@ def test_distractor_undefined_without_wrong_answers(store):
     assert f["majority_vote_accuracy"].value == 1.0 and f["at_least_one_correct"].value == 1.0
     for key in ("distractor_share", "distractor_baseline", "distractor_ratio"):
         assert f[key].value is None and f[key].n == 0 and f[key].note.startswith("no item yet to compute it (")
+
+
+def test_fleiss_kappa_carries_its_interval(store):
+    data, _ = mcq_study(store, "mcq", PLAN, distractors=DISTRACTORS)
+    fk = get_task("mcq").figures(data).figure("fleiss_kappa")
+    assert fk.ci_low is not None and -1 <= fk.ci_low <= fk.value <= fk.ci_high <= 1
