@@ -103,3 +103,14 @@ def test_settings_types_and_seeded_sample(store):
     assert st.settings["reasons"] != list(DEFAULT_REASONS)
     default = create_study(store, StudySpec(name="s4", task="persona_filter", datasets=["ds"]))
     assert default.settings["reasons"] == list(DEFAULT_REASONS) and default.settings["record_types"] == []
+
+
+def test_build_units_reads_the_spec_when_called_on_a_fresh_task(store):
+    # units built without study_settings having run first (a new task instance): the spec's options still apply
+    store.import_items("ds", "jsonl", [ItemIn(external_id=f"p{i}", kind="persona_record",
+                                              payload={"text": f"t{i}", "record_type": "event" if i % 2 else "persona"})
+                                       for i in range(4)])
+    spec = StudySpec(name="pf", task="persona_filter", datasets=["ds"], options={"record_types": "event"})
+    units = get_task("persona_filter").build_units(store, spec)
+    items = store.get_items([iid for iid, _, _ in units])
+    assert sorted(items[iid].external_id for iid, _, _ in units) == ["p1", "p3"]
