@@ -65,3 +65,23 @@ def test_a_gold_study_without_gold_labels_is_refused(store):
     assert _err(store, StudySpec(name="j", task="judge_validation", datasets=["jv"], from_study="gold")) == (
         "--from-study 'gold': 'gold' has no gold label yet (no unanimous or adjudicated item); import the judged "
         "items with the same ids as the gold_label study's items, or leave out --from-study")
+
+
+def test_rates_use_the_gold_study_labels_not_the_candidate_labels(store):
+    from annotator.tasks import get_task
+    from reports.study_data import load_study_data
+
+    _gold_study(store, [(1, 1, 1), (0, 0, 0)])  # x0 gold 1, x1 gold 0
+    # the judged items carry the opposite candidate labels: only the gold study's labels give these rates
+    store.import_items("jv", "jsonl", [ItemIn(external_id=e, kind="gold_candidate", payload={
+        "recipient": "r", "task": "t", "attribute": "a", "candidate_label": cand, "metadata": {"response": "resp"}})
+        for e, cand in (("x0", False), ("x1", True))])
+    st = create_study(store, StudySpec(name="j", task="judge_validation", datasets=["jv"], from_study="gold"))
+    hana = store.ensure_annotator("hana")
+    for u in store.units(st.id):  # hana: reflected on x0, not on x1
+        z = store.get_item(u.item_id).external_id == "x0"
+        store.add_annotation(AnnotationIn(study_id=st.id, unit_id=u.id, item_id=u.item_id, status="answered",
+                                          annotator_id=hana.id, answer={"reflected": z}))
+    fs = get_task("judge_validation").figures(load_study_data(store, "j"))
+    # g from the study: x0 g=1 z=1, x1 g=0 z=0: MR = 0/1, AAR = 1/1 (the candidate labels would give 1 and 0)
+    assert (fs.figure("mr:hana").value, fs.figure("aar:hana").value, fs.figure("mr:hana").n) == (0.0, 1.0, 2)
