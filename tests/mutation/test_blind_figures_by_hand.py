@@ -64,6 +64,7 @@ def test_no_polarity_and_no_answer(store):
     assert (odd.value, odd.note) == (None, "not available: the items carry no polarity or preference type")
     assert (f["cant_tell_rate_mcq"].value, f["cant_tell_rate_mcq"].note) == (None, "no answer yet")
     assert f["accuracy_vs_chance_mcq"].value is None
+    assert f["accuracy_vs_chance_mcq"].note == "undefined: no answered item"  # not the note of a computed test
 
 
 @pytest.mark.parametrize("meta, expected", [
@@ -76,3 +77,19 @@ def test_polarity_sources(meta, expected):
     item = Item(id="i", dataset_id="d", external_id="e", kind="mcq",
                 payload={"question": "q", "options": ["a", "b"], "metadata": meta}, content_hash="h")
     assert polarity(ItemAnswers("u", item)) == expected
+
+
+def test_true_false_and_mcq_groups_by_hand(store):
+    # t1, t2 T/F (key 0): answers 0, 0, 1 -> 2 of 3 at chance 1/2; m1 MCQ (4 options): 1 answer, correct
+    data, _ = mcq_study(store, "blind_test", {"t1": (0, [0, 0]), "t2": (0, [1]), "m1": (2, [2])},
+                        tf=frozenset({"t1", "t2"}))
+    fs = get_task("blind_test").figures(data)
+    f = {x.key: x for x in fs.figures}
+    assert [x.key for x in fs.figures] == [
+        "accuracy_vs_chance_tf", "cant_tell_rate_tf", "guessable_share_tf",
+        "accuracy_vs_chance_mcq", "cant_tell_rate_mcq", "guessable_share_mcq", "guessable_negative_share"]
+    tf = f["accuracy_vs_chance_tf"]
+    assert (tf.label, tf.value, tf.n) == ("blind accuracy, T/F, chance 0.5", pytest.approx(2 / 3), 3)
+    assert tf.extra["published_llm"] == 0.546
+    assert f["cant_tell_rate_tf"].label == "can't tell answers, T/F"
+    assert f["guessable_share_tf"].label == "guessable items, T/F"
