@@ -115,3 +115,27 @@ def test_queue_length_and_pages_follow_claims_releases_and_reclaims(mcq_study):
     assert len(again.queue) == 3 and again.index == 2 and again.queue[2].unit_id == released[1]
     assert again.counts() == {"answered": 2, "skipped": 0, "open": 1}
     s.close()
+
+
+def test_a_queue_read_in_pages_of_two_gives_the_same_items_in_the_same_order(mcq_study, monkeypatch):
+    """With pages of 2 entries, the 6 units are read in 3 pages (the 2nd and 3rd from the last entry of the page
+    before); every position gives the unit the one-query read gives, answers land on the unit shown, and going
+    back across a page boundary finds the answered unit."""
+    import annotator.session as session_module
+
+    s = Store.open(mcq_study, mode="create")
+    whole = Session(s, "st", "ana")
+    expected = [whole.queue[i].unit_id for i in range(6)]
+    monkeypatch.setattr(session_module, "QUEUE_PAGE", 2)
+    w = Session(s, "st", "ana")
+    assert [w.queue.unit_id(i) for i in (5, 0, 3)] == [expected[5], expected[0], expected[3]]  # pages 3, 1, 2
+    assert [a.unit_id for a in w.queue] == expected and len(w.queue._pages) == 3
+    for i in range(3):
+        assert w.index == i
+        w.decide(_answer(i))
+    w.back()
+    assert w.index == 2 and w.status_of(w.queue[2].unit_id) == "answered"
+    assert [r.unit_id for r in s.annotations(w.study.id)] == expected[:3]
+    fresh = Session(s, "st", "ana")
+    assert fresh.index == 3 and fresh.position_of(expected[4]) == 4 and fresh.progress() == (3, 6)
+    s.close()
