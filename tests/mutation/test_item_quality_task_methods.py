@@ -144,3 +144,29 @@ def test_gold_label_context_threshold_bounds_are_inclusive():
     with pytest.raises(PrefvalError, match=r"context_threshold must be in \[0, 1\]"):
         task.study_settings(StudySpec(name="g", task="gold_label", datasets=["d"],
                                       options={"context_threshold": "1.01"}))
+
+
+def test_unknown_task_type_names_the_known_ones():
+    import pytest
+
+    from storage.errors import PrefvalError
+
+    with pytest.raises(PrefvalError) as info:
+        get_task("ranking")
+    assert str(info.value) == ("unknown task type 'ranking' (known: blind_test, easy_test, gold_label, item_quality, "
+                               "judge_validation, mcq, pairwise, persona_filter, rubric)")
+
+
+def test_a_ratio_over_zero_items_is_undefined_with_its_reason():
+    import numpy as np
+
+    from annotator.tasks.mcq.stats import features_stat
+
+    def ratio(sums):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return sums[:, 0] / sums[:, 1]
+
+    # two items whose features sum to 0 / 0: the share is undefined, over 2 items, and says why
+    r = features_stat("distractor_share", [[0.0, 0.0], [0.0, 0.0]], ratio, "share", seed=1)
+    assert (r.metric, r.value, r.ci_low, r.ci_high, r.n_items, r.n_raters, r.note) == (
+        "distractor_share", None, None, None, 2, 0, "share is 0/0")
