@@ -89,3 +89,55 @@ def test_writer_commits_from_its_own_thread(tmp_path):
     writer.close()
     with Store.open(path, mode="rw") as s:
         assert [c.key for c in s.llm_calls()] == ["w0", "w1", "w2"]
+
+
+def _hold(writer):
+    """Keep the writer busy in a transaction of its own until the returned event is set, so that what is submitted
+    meanwhile is written together as the next batch."""
+    import threading
+
+    go = threading.Event()
+    started = threading.Event()
+
+    def op(store):
+        started.set()
+        go.wait(30)
+        return "held"
+
+    first = writer.submit_op(op)
+    assert started.wait(30)
+    return go, first
+
+
+def test_writer_results_of_a_good_batch_and_of_one_written_item_by_item(tmp_path):
+    from storage.llm_calls import ClaimOwner
+    from storage.store import Store
+
+    path = str(tmp_path / "w.db")
+    Store.open(path, mode="create").close()
+    owner = ClaimOwner(token="me", host="h", pid=1)
+    writer = LLMCallWriter(path, claimer=(owner, 60.0, lambda holder, now: True))
+    # a batch of good items: each future gets its own item's result
+    go, first = _hold(writer)
+    call = writer.submit(_call("g1"))
+    claim = writer.submit_claim("c1")
+    count = writer.submit_op(lambda s: s.db.execute("SELECT COUNT(*) FROM llm_calls").fetchone()[0])
+    go.set()
+    assert (first.result(30), call.result(30), claim.result(30), count.result(30)) == ("held", None, "claimed", 1)
+    # a batch with a bad call is written item by item: the others still get their results
+    go, first = _hold(writer)
+    bad = _call("bad")
+    bad.request["token"] = "t"
+    failed = writer.submit(bad)
+    claim2 = writer.submit_claim("c2")
+    release = writer.submit_release("c1")
+    cached = writer.submit_claim("g1")
+    go.set()
+    assert (first.result(30), claim2.result(30), release.result(30), cached.result(30)) == (
+        "held", "claimed", None, "cached")
+    with pytest.raises(PrefvalError, match="field 'token' holds a credential"):
+        failed.result(timeout=30)
+    writer.close()
+    with Store.open(path, mode="rw") as s:
+        assert [k for k, _ in s.llm_claims()] == ["c2"]  # c1 given back
+        assert s.llm_call_keys() == {"g1"}

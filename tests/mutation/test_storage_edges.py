@@ -4,6 +4,7 @@ more cells than its header, and the file hash a RealPref import records."""
 from __future__ import annotations
 
 import hashlib
+import json
 import importlib.util
 import sys
 from pathlib import Path
@@ -12,7 +13,8 @@ import pytest
 
 from storage import db as storage_db
 from storage.errors import InputError
-from storage.importers import horizonbench, personamem, realpref
+from storage.importers import cimemories, horizonbench, judgments, personamem, realpref
+from storage.models import ItemIn
 from storage.visible_text import visible
 
 S = Path(__file__).resolve().parents[2] / "sample_data"
@@ -58,3 +60,34 @@ def test_realpref_import_records_the_hash_of_its_files():
     parsed = realpref.read(files)
     assert parsed.file_hash == hashlib.sha256(b"".join(p.read_bytes() for p in files)).hexdigest()
     assert parsed.source_path == ",".join(str(p) for p in files)
+
+
+def test_cimemories_tag_length_is_chosen_per_profile_and_lone_names_stay_bare(tmp_path):
+    # three keys of the event "expecting child": two can only carry a one-word tag ("expecting"), the third could
+    # carry two ("expecting_child"), but the profile's common length (1) is used: "child care cost", not "care cost"
+    attrs = {k: {"value": v, "information_domain": "finances", "event": "expecting child",
+                 "memory_statement": f"statement {k}"}
+             for k, v in [("expecting_crib_price", 300), ("expecting_doctor_visit", "May"),
+                          ("expecting_child_care_cost", 900)]}
+    attrs["name"] = {"value": "Ada", "information_domain": "general", "event": "general", "memory_statement": "s"}
+    f = tmp_path / "data_x.json"
+    f.write_text(json.dumps([{"bio": {"name": "Ada"}, "information_attributes": attrs,
+                              "contexts": [{"recipient": "bank", "task": "loan"}]}]), encoding="utf-8")
+    items = cimemories.read([f]).items
+    assert [(i.external_id, i.payload["attribute"]) for i in items] == [
+        ("Ada|bank|loan|expecting_crib_price", "crib price"),
+        ("Ada|bank|loan|expecting_doctor_visit", "doctor visit"),
+        ("Ada|bank|loan|expecting_child_care_cost", "child care cost"),
+    ]
+
+
+def test_judgments_of_a_pairwise_study_need_both_items(store):
+    store.import_items("ds", "jsonl", [ItemIn(external_id=e, kind="persona_record", payload={"text": e})
+                                       for e in ("a", "b")])
+    ids = {i.external_id: i.id for i in store.items("ds")}
+    store.create_study("pw", "pairwise", {"annotators_per_item": 1}, 1, [(ids["a"], ids["b"], {})])
+    with pytest.raises(InputError) as info:
+        judgments.add_judgment_records(store, [{"item": "a", "winner": "A"}], "pw", "judge")
+    assert str(info.value) == ("evaluate: record 1: field 'item_b': missing (this study's units are pairs: give item "
+                               "and item_b)")
+    assert not any(a.name == "judge" for a in store.annotators())  # nothing written
