@@ -74,3 +74,60 @@ def test_unknown_dataset_names_the_known_ones(store):
     with pytest.raises(PrefvalError, match=r"^no dataset named 'x' \(known: a, b\)$"):
         store.items("x")
     assert [(d.name, d.format, d.n_items) for d in store.datasets()] == [("a", "csv", 1), ("b", "jsonl", 1)]
+
+
+def test_original_record_pointers_written_once_and_backfilled(store):
+    from storage.models import ItemSource
+
+    def ctx(source=None):
+        return ContextIn(external_id="c1", messages=[Message(role="user", content="hello")], source=source)
+
+    def item(ext, source=None):
+        return ItemIn(external_id=ext, kind="persona_record", payload={"text": ext}, context_external_id="c1",
+                      context_end=1, source=source)
+
+    # first imported by an older prefval that kept no pointers
+    store.import_items("ds", "jsonl", [item("a")], contexts=[ctx()])
+    assert store.item_sources("ds") == [ItemSource(external_id="a", context_external_id="c1")]
+    assert store.db.execute("SELECT COUNT(*) FROM sources").fetchone()[0] == 0
+    # the same file again, now with pointers: the unchanged item and context get theirs, a new item comes with its own
+    r = store.import_items("ds", "jsonl",
+                           [item("a", {"rec_src": "h1", "n": "ü"}), item("b", {"rec_src": "h1", "n": 2})],
+                           contexts=[ctx({"ctx_src": "h2", "line": "é"})], sources={"h1": "record text", "h2": "ctx"})
+    assert (r.n_added, r.n_unchanged, r.n_contexts) == (1, 1, 0)
+    want = [ItemSource(external_id="a", source={"rec_src": "h1", "n": "ü"}, context_external_id="c1",
+                       context_source={"ctx_src": "h2", "line": "é"}),
+            ItemSource(external_id="b", source={"rec_src": "h1", "n": 2}, context_external_id="c1",
+                       context_source={"ctx_src": "h2", "line": "é"})]
+    assert store.item_sources("ds") == want
+    assert store.source_texts(["h2", "h1", "nope", "h1"]) == {"h1": "record text", "h2": "ctx"}
+    # stored as JSON text with sorted keys, non-ASCII kept as it is (the database is read by other tools too)
+    assert store.db.execute("SELECT source FROM contexts").fetchone()[0] == '{"ctx_src": "h2", "line": "é"}'
+    assert [r[0] for r in store.db.execute("SELECT source FROM items ORDER BY external_id")] == [
+        '{"n": "ü", "rec_src": "h1"}', '{"n": 2, "rec_src": "h1"}']
+    # a pointer once set is never overwritten by a later import
+    store.import_items("ds", "jsonl", [item("a", {"rec_src": "h9", "n": 9})], contexts=[ctx({"ctx_src": "h9"})],
+                       sources={"h9": "other"})
+    assert store.item_sources("ds") == want
+    assert store.source_texts(["h9"]) == {}  # nothing new was written, so neither was its text
+
+
+def test_a_big_import_commits_in_batches(store, monkeypatch):
+    """Rows are written BATCH_ROWS at a time, each batch its own transaction (contexts grouped by message count),
+    so that annotators beside a big import never wait long for the write lock."""
+    import storage.datasets
+
+    monkeypatch.setattr(storage.datasets, "BATCH_ROWS", 2)
+    began = []
+    store.db.conn.set_trace_callback(lambda sql: began.append(sql) if sql.startswith("BEGIN IMMEDIATE") else None)
+    contexts = [ContextIn(external_id=ext, messages=[Message(role="user", content=f"m{i}") for i in range(n)])
+                for ext, n in (("ca", 1), ("cb", 1), ("cc", 2))]
+    r = store.import_items("ds", "jsonl", [_item(f"i{k}") for k in range(5)], contexts=contexts,
+                           sources={f"h{k}": "text" for k in range(3)})
+    store.db.conn.set_trace_callback(None)
+    # dataset row 1; contexts [ca cb] (2 messages) and [cc] (2): 2; sources 3 by 2: 2; items 5 by 2: 3; record 1
+    assert len(began) == 1 + 2 + 2 + 3 + 1
+    assert (r.n_added, r.n_contexts) == (5, 3)
+    assert [i.external_id for i in store.items("ds")] == ["i0", "i1", "i2", "i3", "i4"]
+    assert store.db.execute("SELECT COUNT(*) FROM context_messages").fetchone()[0] == 4
+    assert store.db.execute("SELECT COUNT(*) FROM sources").fetchone()[0] == 3

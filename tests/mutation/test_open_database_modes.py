@@ -93,3 +93,41 @@ def test_sqlite_error_messages(tmp_path):
         == f"{tmp_path / 'no' / 'p.db'}: the folder {tmp_path / 'no'} does not exist"
     assert sqlite_error_message(p, sqlite3.OperationalError("attempt to write a readonly database")) == \
         f"{p}: the database is read-only (file, folder or file system; nothing was changed)"
+
+
+def test_five_tables_of_another_application_are_all_named(tmp_path):
+    other = tmp_path / "five.db"
+    con = sqlite3.connect(other)
+    for t in "edcba":
+        con.execute(f"CREATE TABLE {t} (x)")
+    con.commit()
+    con.close()
+    assert _err(other, "rw") == (f"{other}: not a prefval database (another application's database (tables: "
+                                 "a, b, c, d, e)); nothing was changed")
+
+
+def test_read_only_messages_name_what_is_read_only(tmp_path, monkeypatch):
+    # the tests run as root, for whom every file is writable: os.access is what a user without the right sees
+    from storage import db as storage_db
+
+    p = tmp_path / "p.db"
+    p.write_bytes(b"")
+    denied: set = set()
+    monkeypatch.setattr(storage_db.os, "access", lambda path, mode: str(path) not in denied)
+    assert storage_db.readonly_message(p) == \
+        f"{p}: the database is read-only (file, folder or file system; nothing was changed)"
+    denied.add(str(tmp_path))
+    assert storage_db.readonly_message(p) == (
+        f"{p}: the folder {tmp_path} is read-only (SQLite needs to write its journal beside the database; "
+        "nothing was changed)")
+    denied.add(str(p))
+    assert storage_db.readonly_message(p) == f"{p}: the database file is read-only (nothing was changed)"
+    gone = tmp_path / "gone.db"  # a missing file is not the read-only one: its folder is
+    assert storage_db.readonly_message(gone).startswith(f"{gone}: the folder {tmp_path} is read-only")
+    assert storage_db.readonly_message("x.db") == \
+        "x.db: the database is read-only (file, folder or file system; nothing was changed)"  # folder "." writable
+    err = sqlite3.OperationalError("attempt to write a readonly database")
+    assert storage_db.database_error_message(p, err) == f"{p}: the database file is read-only (nothing was changed)"
+    assert storage_db.database_error_message(p, ValueError("readonly")) is None  # not a SQLite error
+    assert storage_db.sqlite_error_message(p, sqlite3.OperationalError("unable to open database file")) == \
+        f"{p}: the database file is read-only (nothing was changed)"  # its folder exists: read-only is why
