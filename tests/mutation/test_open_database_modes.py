@@ -131,3 +131,34 @@ def test_read_only_messages_name_what_is_read_only(tmp_path, monkeypatch):
     assert storage_db.database_error_message(p, ValueError("readonly")) is None  # not a SQLite error
     assert storage_db.sqlite_error_message(p, sqlite3.OperationalError("unable to open database file")) == \
         f"{p}: the database file is read-only (nothing was changed)"  # its folder exists: read-only is why
+
+
+def test_each_database_file_gets_its_own_lasting_id(tmp_path):
+    import uuid
+
+    from storage.store import Store
+
+    ids = []
+    for name in ("a.db", "b.db"):
+        with Store.open(tmp_path / name, mode="create") as s:
+            ids.append(s.database_id())
+        with Store.open(tmp_path / name, mode="rw") as s:
+            assert s.database_id() == ids[-1]  # kept across openings
+    assert ids[0] != ids[1] and all(str(uuid.UUID(i)) == i for i in ids)
+
+
+def test_each_migration_is_recorded_once_with_its_name_and_time(tmp_path):
+    import datetime as dt
+
+    from storage.db import MIGRATIONS
+
+    before = dt.datetime.now(dt.timezone.utc)
+    db = open_database(tmp_path / "m.db", "create")
+    rows = db.execute("SELECT version, name, applied_at FROM schema_migrations ORDER BY version").fetchall()
+    assert [(v, n) for v, n, _ in rows] == [(v, n) for v, n, _ in MIGRATIONS]
+    assert [v for v, _, _ in rows] == list(range(1, SCHEMA_VERSION + 1))  # numbered 1, 2, ... without a gap
+    assert rows[1][1] == "current_answers view" and rows[2][1] == "meta table with the database id"
+    for _, _, at in rows:
+        stamp = dt.datetime.fromisoformat(at)
+        assert stamp.tzinfo is not None and before <= stamp <= dt.datetime.now(dt.timezone.utc)
+    db.close()
