@@ -41,6 +41,65 @@ def _figure_dict(f) -> dict[str, Any]:
             "n": f.n, "note": f.note}
 
 
+#: the reason of an item held back because it has fewer counted answers than its quota (enough_answers)
+TOO_FEW = "too few answers"
+TOO_FEW_KEY = "too_few_answers"
+#: the release rule as the datasheet states it
+RELEASE_RULE = ("An item is released when every given study that holds it lets it pass. A study decides an item "
+                "only once it has as many answers as the item's quota of annotators (annotators per item), counting "
+                "only human annotators whose answers count (an annotator excluded with `study exclude-annotator` "
+                "does not count, and the quota is not lowered for them); an item with fewer is held back as "
+                "'too few answers', unless an adjudicator set its final answer or excluded it, which stands on its "
+                "own. The funnel counts, for each study in turn, only that study's items still in the release.")
+
+
+def enough_answers(data, per_unit: dict[str, Any]) -> dict[str, Any]:
+    """The study's release verdicts (unit id -> ReleaseVerdict) with every unit that has fewer counted answers than
+    its quota held back: ReleaseVerdict(None, "too few answers (N of Q)"). Counted answers are the current answers
+    of human annotators not excluded from the study (StudyData.answers, annotator.tasks.base.human_answers); the
+    quota is storage.studies.unit_quota (the unit's own, else the study's annotators per item). A unit with an
+    adjudication in force (a final answer or an exclusion) keeps its verdict: the adjudication stands on its own."""
+    from annotator.tasks.base import ReleaseVerdict, human_answers
+    from storage.studies import unit_quota
+
+    answers = human_answers(data)
+    out = dict(per_unit)
+    for u in data.units:
+        if u.id in data.adjudications or u.id not in out:
+            continue
+        n, quota = len(answers[u.id]), unit_quota(data.study.settings, u.extra)
+        if n < quota:
+            out[u.id] = ReleaseVerdict(None, f"{TOO_FEW} ({n} of {quota})", {})
+    return out
+
+
+def release_funnel(study_names: list[str], order: list[str], verdicts: dict[str, list[tuple[str, Any]]],
+                   members: dict[str, set[str]]) -> list[dict[str, Any]]:
+    """The release funnel: the items of all the studies, then per study in the order given the items of THAT study
+    still in the release (items of other studies are not counted as passing it: they are in the row "not in it"),
+    how many it failed, held back for too few answers, left undecided for another reason (no answer key), and
+    passed; last the items released. Each row {"stage": text, "items": count}."""
+    funnel = [{"stage": "items in the studies", "items": len(order)}]
+    remaining = set(order)
+    for name in study_names:
+        mine = remaining & members.get(name, set())
+        tally = {"failed": 0, TOO_FEW_KEY: 0, "undecided": 0}
+        for iid in mine:
+            v = dict(verdicts[iid])[name]
+            if not v.passed:
+                tally["failed" if v.passed is False else
+                      TOO_FEW_KEY if v.reason.startswith(TOO_FEW) else "undecided"] += 1
+                remaining.discard(iid)
+        funnel += [{"stage": f"{name}: its items still in", "items": len(mine)},
+                   {"stage": f"{name}: failed", "items": tally["failed"]},
+                   {"stage": f"{name}: held back, too few answers", "items": tally[TOO_FEW_KEY]},
+                   {"stage": f"{name}: held back, undecided (other reason)", "items": tally["undecided"]},
+                   {"stage": f"{name}: passed", "items": len(mine) - sum(tally.values())},
+                   {"stage": f"{name}: items not in it (not filtered by it)", "items": len(remaining - mine)}]
+    funnel.append({"stage": "released", "items": len(remaining)})
+    return funnel
+
+
 def build_release(store: Store, study_names: list[str], with_names: bool = False
                   ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
     """The released records by dataset name (each list sorted by external id) and the datasheet as a dict.
@@ -51,28 +110,32 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
 
     if not study_names:
         raise PrefvalError("name at least one study to release")
+    from annotator.tasks.base import ReleaseVerdict
+
     verdicts: dict[str, list[tuple[str, Any]]] = {}  # item id -> [(study, verdict)]
     items: dict[str, Any] = {}
     order: list[str] = []
+    members: dict[str, set[str]] = {}  # study name -> its item ids
     sheet_studies = []
     for name in study_names:
         data = load_study_data(store, name)
         task = get_task(data.study.task_type)
         per_unit = task.release_verdicts(data, store)
-        from annotator.tasks.base import ReleaseVerdict
-
         for uid, adj in ({} if task.verdicts_include_adjudications else data.adjudications).items():
             if uid in per_unit:
                 per_unit[uid] = (task.adjudicated_verdict(adj.answer or {}) if adj.kind == "final" else
                                  ReleaseVerdict(False, f"excluded by adjudication: {adj.reason}", {}))
-        counts = {"units": len(data.units), "passed": 0, "failed": 0, "undecided": 0}
+        per_unit = enough_answers(data, per_unit)
+        counts = {"units": len(data.units), "passed": 0, "failed": 0, TOO_FEW_KEY: 0, "undecided": 0}
         for u in data.units:
             v = per_unit[u.id]
-            counts["passed" if v.passed else "undecided" if v.passed is None else "failed"] += 1
+            counts["passed" if v.passed else "failed" if v.passed is False else
+                   TOO_FEW_KEY if v.reason.startswith(TOO_FEW) else "undecided"] += 1
             items[u.item_id] = data.items[u.item_id]
             if u.item_id not in verdicts:
                 order.append(u.item_id)
             verdicts.setdefault(u.item_id, []).append((name, v))
+            members.setdefault(name, set()).add(u.item_id)
         humans = sorted({data.annotators[a.annotator_id].name for a in data.answers
                          if data.annotators[a.annotator_id].kind == "human"})
         judges = sorted({data.annotators[a.annotator_id].name for a in data.answers
@@ -83,6 +146,7 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
             "name": name, "task": data.study.task_type, "title": task.title,
             "created_at": data.study.created_at, "seed": data.study.seed,
             "annotators": {"human": len(humans), "llm_judges": len(judges)},
+            "annotators_per_item": int(data.study.settings.get("annotators_per_item", 1)),
             "first_answer": stamps[0] if stamps else None, "last_answer": stamps[-1] if stamps else None,
             "guidelines": data.study.settings.get("guidelines"),
             "rubric": data.study.settings.get("rubric"),
@@ -102,14 +166,7 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
         sheet_studies.append(entry)
     released: dict[str, list[dict[str, Any]]] = {}
     exclusions = []
-    funnel = [{"stage": "items in the studies", "items": len(order)}]
-    remaining = set(order)
-    for name in study_names:
-        for iid in order:
-            v = dict(verdicts[iid]).get(name)
-            if iid in remaining and v is not None and not v.passed:
-                remaining.discard(iid)
-        funnel.append({"stage": f"passed {name}", "items": len(remaining)})
+    funnel = release_funnel(study_names, order, verdicts, members)
     for iid in order:
         item = items[iid]
         failed = [(s, v) for s, v in verdicts[iid] if not v.passed]
@@ -135,7 +192,8 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
         "studies": sheet_studies,
         "release": {"items": sum(len(r) for r in released.values()),
                     "by_dataset": {k: len(v) for k, v in sorted(released.items())},
-                    "funnel": funnel, "exclusion_reasons": dict(sorted(reasons.items()))},
+                    "rule": RELEASE_RULE, "funnel": funnel,
+                    "exclusion_reasons": dict(sorted(reasons.items()))},
         "exclusions": exclusions,
     }
     return released, sheet

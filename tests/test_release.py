@@ -79,15 +79,21 @@ def test_released_items_exclusions_and_funnel_match_hand_counts(curated):
     gold = {r["external_id"]: r["release"]["gold_label"] for r in released["cands"]}
     assert gold == {"g1": 1, "g2": 0, "g3": 1, "g4": 1}
     assert sheet["release"]["items"] == 8
-    assert sheet["release"]["funnel"] == [
-        {"stage": "items in the studies", "items": 11},
-        {"stage": "passed pf", "items": 9},
-        {"stage": "passed gold", "items": 8},
+    # each study's stages count only its own items (pf: p1..p6, gold: g1..g5); the other study's items pass by
+    assert [(r["stage"], r["items"]) for r in sheet["release"]["funnel"]] == [
+        ("items in the studies", 11),
+        ("pf: its items still in", 6), ("pf: failed", 2), ("pf: held back, too few answers", 0),
+        ("pf: held back, undecided (other reason)", 0), ("pf: passed", 4),
+        ("pf: items not in it (not filtered by it)", 5),
+        ("gold: its items still in", 5), ("gold: failed", 1), ("gold: held back, too few answers", 0),
+        ("gold: held back, undecided (other reason)", 0), ("gold: passed", 4),
+        ("gold: items not in it (not filtered by it)", 4),
+        ("released", 8),
     ]
     assert [(e["item"], e["study"]) for e in sheet["exclusions"]] == [("g5", "gold"), ("p5", "pf"), ("p6", "pf")]
     pf, gs = sheet["studies"]
-    assert pf["funnel"] == {"units": 6, "passed": 4, "failed": 2, "undecided": 0}
-    assert gs["funnel"] == {"units": 5, "passed": 4, "failed": 1, "undecided": 0}
+    assert pf["funnel"] == {"units": 6, "passed": 4, "failed": 2, "too_few_answers": 0, "undecided": 0}
+    assert gs["funnel"] == {"units": 5, "passed": 4, "failed": 1, "too_few_answers": 0, "undecided": 0}
     assert pf["annotators"] == {"human": 3, "llm_judges": 0} and "annotator_names" not in pf
     # the gold study's unanimity figure is in the datasheet with its hand-counted value: 3 of 5 unanimous
     unanimity = [f for f in gs["figures"] if f["key"] == "unanimity"]
@@ -115,7 +121,7 @@ def test_release_twice_is_byte_identical_and_refuses_to_overwrite(curated, tmp_p
     assert main(["release", "pf", "--out", str(other), "--db", curated, "--force"]) == 1
     assert (other / "mine.txt").read_text() == "keep me"
     md = (out2 / "DATASHEET.md").read_text()
-    assert "| passed gold | 8 |" in md and "| items in the studies | 11 |" in md
+    assert "| gold: passed | 4 |" in md and "| items in the studies | 11 |" in md and "| released | 8 |" in md
     sheet = json.loads((out2 / "datasheet.json").read_text())
     assert sheet["release"]["by_dataset"] == {"cands": 4, "personas": 4}
 

@@ -33,6 +33,8 @@ def render_datasheet_md(sheet: dict[str, Any]) -> str:
         files = ", ".join(f"{_v(f['file'])} ({f['records']} records)" for f in orig["files"]) or "no file"
         left = "".join(f"; {len(ids)} left out: {_v(reason)}" for reason, ids in orig["left_out"].items())
         lines += [f"{_v(dataset)}: also in its original {_v(orig['format'])} layout: {files}{left}", ""]
+    if rel.get("rule"):
+        lines += ["## Release rule", "", _v(rel["rule"]), ""]
     lines += ["## Funnel", ""] + md_table(["stage", "items"], [[_v(s["stage"]), s["items"]] for s in rel["funnel"]])
     lines += [""]
     if rel["exclusion_reasons"]:
@@ -56,7 +58,9 @@ def render_datasheet_md(sheet: dict[str, Any]) -> str:
                 names = f" ({', '.join(map(_v, r['names']))})" if r.get("names") else ""
                 lines.append(f"  - {r['count']}{names}: {_v(r['reason'])}")
         f = st["funnel"]
-        lines += [f"- items: {f['units']}; passed {f['passed']}, failed {f['failed']}, undecided {f['undecided']}", ""]
+        quota = f"; {st['annotators_per_item']} annotator(s) per item" if "annotators_per_item" in st else ""
+        lines += [f"- items: {f['units']}{quota}; passed {f['passed']}, failed {f['failed']}, held back for too few "
+                  f"answers {f.get('too_few_answers', 0)}, undecided {f['undecided']}", ""]
         if st["figures"]:
             rows = [[_v(fig["label"]), _v(Figure(**fig).text())] for fig in st["figures"]]
             lines += md_table(["figure", "value [95% interval] (n)"], rows) + [""]

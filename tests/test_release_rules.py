@@ -1,0 +1,107 @@
+"""`prefval release` rules found by a newcomer's test (issue 9): an item is released only with as many counted
+answers as its quota (excluded annotators do not count; an adjudication stands on its own); each funnel stage
+counts only its own study's items; `--force` replaces only files it can recognise as its own output. Every
+expected value below is counted by hand from the answers the test writes."""
+from __future__ import annotations
+
+import json
+
+from annotator.cli import main
+from annotator.release import build_release
+from annotator.study_setup import create_study
+from annotator.tasks.base import StudySpec
+from storage.models import ItemIn
+from storage.payloads import McqPayload
+from storage.store import Store
+from tests.test_release import _answer
+
+KEEP = {"decision": "keep", "reasons": []}
+MCQ_A = {"choice": 0, "letter": "A", "shown": "A", "cant_tell": False}
+
+
+def _personas(s: Store, dataset: str, ids: list[str]) -> None:
+    s.import_items(dataset, "jsonl", [ItemIn(external_id=i, kind="persona_record", payload={"text": f"Person {i}."})
+                                      for i in ids])
+
+
+def _mcqs(s: Store, dataset: str, ids: list[str]) -> None:
+    s.import_items(dataset, "jsonl", [ItemIn(external_id=i, kind="mcq", payload=McqPayload(
+        question=f"Question {i}?", options=["w", "x", "y", "z"], correct_index=0).model_dump()) for i in ids])
+
+
+def _stages(sheet: dict) -> dict[str, int]:
+    return {r["stage"]: r["items"] for r in sheet["release"]["funnel"]}
+
+
+def test_items_short_of_their_quota_are_held_back(db_file, tmp_path):
+    """2 annotators per item; ana keeps p1 and p2, bo answers nothing: p1, p2 have 1 of 2 answers, p3 0 of 2.
+    Nothing is released; all three are held back for too few answers (not 'passed 2, undecided 1')."""
+    with Store.open(db_file, mode="create") as s:
+        _personas(s, "pers", ["p1", "p2", "p3"])
+        create_study(s, StudySpec(name="pf", task="persona_filter", datasets=["pers"], seed=1,
+                                  annotators=["ana", "bo"], annotators_per_item=2))
+        _answer(s, "pf", "ana", {"p1": KEEP, "p2": KEEP})
+        released, sheet = build_release(s, ["pf"])
+    assert released == {}
+    st = sheet["studies"][0]
+    assert st["funnel"] == {"units": 3, "passed": 0, "failed": 0, "too_few_answers": 3, "undecided": 0}
+    assert st["annotators_per_item"] == 2
+    assert _stages(sheet)["pf: held back, too few answers"] == 3 and _stages(sheet)["released"] == 0
+    assert {e["item"]: e["reason"] for e in sheet["exclusions"]} == {
+        "p1": "too few answers (1 of 2)", "p2": "too few answers (1 of 2)", "p3": "too few answers (0 of 2)"}
+    assert "quota" in sheet["release"]["rule"] and "excluded" in sheet["release"]["rule"]
+    out = tmp_path / "r"
+    assert main(["release", "pf", "--out", str(out), "--db", db_file]) == 0
+    md = (out / "DATASHEET.md").read_text()
+    assert "held back for too few answers 3" in md and "| pf: held back, too few answers | 3 |" in md
+    assert "## Release rule" in md
+
+
+def test_an_excluded_annotator_leaves_items_short_unless_adjudicated(db_file):
+    """3 annotators per item, ana, bo and cy answer q1..q3 (all A); cy is excluded: each item has 2 of 3 counted
+    answers, so q2 and q3 are held back; q1's final answer set by an adjudicator stands on its own: released."""
+    with Store.open(db_file, mode="create") as s:
+        _mcqs(s, "qs", ["q1", "q2", "q3"])
+        create_study(s, StudySpec(name="m", task="mcq", datasets=["qs"], seed=1, annotators=["ana", "bo", "cy"],
+                                  annotators_per_item=3))
+        for who in ("ana", "bo", "cy"):
+            _answer(s, "m", who, {q: MCQ_A for q in ("q1", "q2", "q3")})
+        study = s.get_study("m")
+        q1 = next(u for u in s.units(study.id) if s.get_item(u.item_id).external_id == "q1")
+        s.add_adjudication(study.id, q1.id, s.ensure_annotator("dee").id, "final", answer=MCQ_A)
+    assert main(["study", "exclude-annotator", "m", "cy", "--reason", "careless", "--db", db_file]) == 0
+    with Store.open(db_file, mode="ro") as s:
+        released, sheet = build_release(s, ["m"])
+    assert [r["external_id"] for r in released["qs"]] == ["q1"]
+    assert sheet["studies"][0]["funnel"] == {"units": 3, "passed": 1, "failed": 0, "too_few_answers": 2,
+                                             "undecided": 0}
+    assert {e["item"]: e["reason"] for e in sheet["exclusions"]} == {
+        "q2": "too few answers (2 of 3)", "q3": "too few answers (2 of 3)"}
+    assert _stages(sheet)["m: held back, too few answers"] == 2
+
+
+def test_funnel_stages_count_only_their_own_studys_items(db_file):
+    """s1 over dataset A (a1..a8, 1 annotator each; ana keeps a1..a5, drops a6, a7 unanswered, a8 dropped);
+    s2 over dataset B (b1..b8; bo keeps b1..b8). Before: 'passed s1: 14' counted B's items as passing s1.
+    Hand count: 16 items; s1: 8 of its items, 2 failed, 1 held back, 5 passed, 8 not in it; s2: 8, 0, 0, 8, 5
+    not in it; released 13."""
+    drop = {"decision": "drop", "reasons": []}
+    with Store.open(db_file, mode="create") as s:
+        _personas(s, "A", [f"a{i}" for i in range(1, 9)])
+        _personas(s, "B", [f"b{i}" for i in range(1, 9)])
+        for name, ds, who in (("s1", "A", "ana"), ("s2", "B", "bo")):
+            create_study(s, StudySpec(name=name, task="persona_filter", datasets=[ds], seed=1, annotators=[who],
+                                      annotators_per_item=1))
+        _answer(s, "s1", "ana", {**{f"a{i}": KEEP for i in range(1, 6)}, "a6": drop, "a8": drop})
+        _answer(s, "s2", "bo", {f"b{i}": KEEP for i in range(1, 9)})
+        released, sheet = build_release(s, ["s1", "s2"])
+    assert [(r["stage"], r["items"]) for r in sheet["release"]["funnel"]] == [
+        ("items in the studies", 16),
+        ("s1: its items still in", 8), ("s1: failed", 2), ("s1: held back, too few answers", 1),
+        ("s1: held back, undecided (other reason)", 0), ("s1: passed", 5),
+        ("s1: items not in it (not filtered by it)", 8),
+        ("s2: its items still in", 8), ("s2: failed", 0), ("s2: held back, too few answers", 0),
+        ("s2: held back, undecided (other reason)", 0), ("s2: passed", 8),
+        ("s2: items not in it (not filtered by it)", 5),
+        ("released", 13)]
+    assert sheet["release"]["items"] == 13 and {k: len(v) for k, v in released.items()} == {"A": 5, "B": 8}
