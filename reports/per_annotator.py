@@ -134,13 +134,28 @@ def per_annotator_table(data: StudyData, min_seconds: float = DEFAULT_MIN_SECOND
                 maj = majority_vote(others) if others else None
             if maj is not None:
                 pairs.append((labels[a.unit_id][aid], maj))
+    out_done: dict[str, int] = {}
+    for a in data.excluded_answers:
+        out_done[a.annotator_id] = out_done.get(a.annotator_id, 0) + 1
+    out_ids = {i for i, a in data.annotators.items() if a.name in data.excluded}
+    out_skips: dict[str, int] = {}
+    check_ids = {u.id for u in data.check_units}
+    for a in data.all_skipped:
+        if a.annotator_id in out_ids and a.unit_id not in check_ids:
+            out_skips[a.annotator_id] = out_skips.get(a.annotator_id, 0) + 1
     return _table(data.study, data.annotators, data.excluded, data.decided, min_seconds, per_item,
-                  {aid: len(m) for aid, m in mine_of.items()}, skips, check_rows, pairs_of)
+                  {aid: len(m) for aid, m in mine_of.items()}, skips, check_rows, pairs_of,
+                  excluded_work=(out_done, out_skips, seconds_per_item(data, excluded_too=True)))
 
 
-def _table(study, annotators, excluded, decided, min_seconds, per_item, n_mine, skips, check_rows, pairs_of):
+def _table(study, annotators, excluded, decided, min_seconds, per_item, n_mine, skips, check_rows, pairs_of,
+           excluded_work=({}, {}, {})):
     """The table from each annotator's seconds per item, answer count, skips, check results and (own label,
-    reference label) pairs: shared by per_annotator_table and per_annotator_table_columns."""
+    reference label) pairs: shared by per_annotator_table and per_annotator_table_columns. excluded_work: the
+    work of annotators excluded from the study (answers, skips by annotator id, and seconds per item of everyone,
+    excluded ones included): their rows show what they really did, flagged "excluded", while the too-fast
+    threshold and every figure stay computed without them."""
+    out_done, out_skips, all_secs = excluded_work
     human_ids = {i for i, a in annotators.items() if a.kind == "human"}
     human_secs = [s for aid, secs in per_item.items() if aid in human_ids for s in secs]
     threshold = too_fast_threshold(human_secs, min_seconds)
@@ -150,7 +165,7 @@ def _table(study, annotators, excluded, decided, min_seconds, per_item, n_mine, 
                  key=lambda i: annotators[i].name)
     rows = []
     for aid in ids:
-        secs = per_item.get(aid, [])
+        secs = all_secs.get(aid, []) if aid in excluded_ids else per_item.get(aid, [])
         pairs = pairs_of.get(aid, [])
         agree = sum(x == y for x, y in pairs) / len(pairs) if pairs else None
         if pairs:
@@ -172,7 +187,9 @@ def _table(study, annotators, excluded, decided, min_seconds, per_item, n_mine, 
             flags.append(f"agreement {agree:.2f} < {thresholds['min_agreement']:g}")
         if ann.name in excluded:
             flags.append(f"excluded: {excluded[ann.name]}")
-        rows.append([ann.name, ann.kind, n_mine.get(aid, 0), skips.get(aid, 0),
+        done = out_done.get(aid, 0) if aid in excluded_ids else n_mine.get(aid, 0)
+        skipped = out_skips.get(aid, 0) if aid in excluded_ids else skips.get(aid, 0)
+        rows.append([ann.name, ann.kind, done, skipped,
                      median_seconds(secs), fast,
                      agree, len(pairs), kappa, round(min(secs), 1) if secs else None, fast_share, check_acc,
                      len(checks), "; ".join(flags) or None])
@@ -181,7 +198,8 @@ def _table(study, annotators, excluded, decided, min_seconds, per_item, n_mine, 
             "of answers equal to the majority of the other annotators on the same item, or to the adjudicated answer "
             "where there is one (items without such a majority, or excluded by adjudication, left out); kappa = Cohen's kappa against that majority; attention checks = share of the "
             "keyed check items answered correctly; flags = thresholds missed (study options min_check_accuracy, "
-            "max_too_fast_share, min_agreement); an excluded annotator's answers are left out of every figure.")
+            "max_too_fast_share, min_agreement); an excluded annotator's answers are left out of every figure (their row "
+            "shows the items they did and their times, flagged excluded, with no agreement).")
     return Table(key="per_annotator", title="per annotator",
                  columns=["annotator", "kind", "items done", "skipped", "median s/item", "too fast",
                           "agreement with others", "items compared", "kappa vs others", "fastest s/item",
@@ -286,5 +304,10 @@ def per_annotator_table_columns(t: "StudyTable", min_seconds: float = DEFAULT_MI
             ok = check_fn(item, answer or {})
             if ok is not None:
                 check_rows.setdefault(aid, []).append(ok)
+    out_done = {ids[k]: n for k, n in enumerate(np.bincount(t.excluded_annotator, minlength=len(ids)).tolist())
+                if n}
+    out_skips = {ids[k]: n for k, n in enumerate(np.bincount(t.excluded_skip_annotator,
+                                                             minlength=len(ids)).tolist()) if n}
     return _table(t.study, t.annotators, t.excluded, t.decided, min_seconds, seconds_per_item_columns(t),
-                  n_mine, skips, check_rows, pairs_of)
+                  n_mine, skips, check_rows, pairs_of,
+                  excluded_work=(out_done, out_skips, seconds_per_item_columns(t, excluded_too=True)))

@@ -29,7 +29,8 @@ class StudyTable:
     (neither checks nor excluded annotators), sorted by unit then annotator id (the order of StudyData.answers):
     unit, annotator, code (int64 arrays) and first_seconds (float64, NaN without timing: AnswerRow.first_seconds).
     skip_unit, skip_annotator: the current skips, same filter and order. excluded_annotator,
-    excluded_first_seconds: current answers of excluded annotators (not checks). check_answers: (item, annotator
+    excluded_first_seconds: current answers of excluded annotators (not checks); excluded_skip_annotator: their
+    current skips (not checks). check_answers: (item, annotator
     id, answer dict) of every current answer on an attention check, excluded annotators included. adjudications:
     unit index -> the adjudication in force. values / lengths: the item payload fields asked for, one entry per
     unit (Store.unit_columns). notes: reports.notes.study_notes rows, oldest first. decided: ids of annotators with
@@ -56,6 +57,7 @@ class StudyTable:
     lengths: dict[str, list] = field(default_factory=dict)
     notes: list[dict] = field(default_factory=list)
     decided: set[str] = field(default_factory=set)
+    excluded_skip_annotator: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def names(self) -> list[str]:
         """index -> annotator name, for annotator_ids."""
@@ -134,4 +136,5 @@ def load_study_table(store: Store, study_name: str, values: dict[str, str] | Non
         skip_unit=np.searchsorted(kept, s_pos[s_fig]), skip_annotator=s_ann[s_fig],
         excluded_annotator=a_ann[~a_check & a_out], excluded_first_seconds=a_first[~a_check & a_out],
         excluded=excluded, check_answers=check_answers, adjudications=adjudications, values=values_out,
-        lengths=lengths_out, notes=notes, decided=log.decided)
+        lengths=lengths_out, notes=notes, decided=log.decided,
+        excluded_skip_annotator=s_ann[~np.isin(s_pos, positions[is_check]) & np.isin(s_ann, out_idx)])

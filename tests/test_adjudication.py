@@ -136,8 +136,10 @@ async def test_screen_sets_final_answers_excludes_and_changes(mcq3):
         assert len(history) == 3
         _, sheet = build_release(s, ["st"])
     reasons = {e["item"]: e["reason"] for e in sheet["exclusions"]}
-    assert reasons == {"q2": "excluded by adjudication: ambiguous"}
-    assert sheet["release"]["items"] == 5
+    # q4 and q5 have 2 answers of their quota of 3: held back (not adjudicated); q0, q1 (adjudicated), q3 released
+    assert reasons == {"q2": "excluded by adjudication: ambiguous", "q4": "too few answers (2 of 3)",
+                       "q5": "too few answers (2 of 3)"}
+    assert sheet["release"]["items"] == 3
 
 
 def test_no_disagreement_is_one_line_error(db_file):

@@ -13,6 +13,7 @@ from annotator.tasks.base import StudySpec
 from storage.models import ItemIn
 from storage.payloads import McqPayload
 from storage.store import Store
+from tests.test_quality import checked  # noqa: F401  (fixture)
 from tests.test_release import _answer
 
 KEEP = {"decision": "keep", "reasons": []}
@@ -105,3 +106,30 @@ def test_funnel_stages_count_only_their_own_studys_items(db_file):
         ("s2: items not in it (not filtered by it)", 5),
         ("released", 13)]
     assert sheet["release"]["items"] == 13 and {k: len(v) for k, v in released.items()} == {"A": 5, "B": 8}
+
+
+def test_an_excluded_annotators_row_shows_the_work_they_did(checked, capsys):
+    """mcq study: 6 items and 3 attention checks, ana and bo on each; bo answers all 9 (6 s each) and is excluded.
+    bo's row in `prefval report` and `prefval status st` says 6 items done (checks are not items), fastest 6.0 s,
+    flagged excluded, with no agreement figure; ana's row is unchanged (6 done)."""
+    from annotator.commands.report import build_reports
+    from tests.test_quality import COLS, _answer_all
+
+    with Store.open(checked, mode="rw") as s:
+        _answer_all(s, "ana", right=True, seconds=4.0, checks_right=True)
+        _answer_all(s, "bo", right=False, seconds=6.0, checks_right=False)
+    assert main(["study", "exclude-annotator", "st", "bo", "--reason", "careless", "--db", checked]) == 0
+    with Store.open(checked, mode="ro") as s:
+        rows = {r[0]: dict(zip(COLS, r)) for r in build_reports(s, ["st"])[0].per_annotator.rows}
+    assert rows["bo"]["items done"] == 6 and rows["bo"]["skipped"] == 0
+    assert rows["bo"]["fastest s/item"] == 6.0 and rows["bo"]["median s/item"] == 6.0
+    assert rows["bo"]["agreement with others"] is None and rows["bo"]["flags"] == "attention checks 0.00 < 0.8; excluded: careless"
+    assert rows["ana"]["items done"] == 6 and rows["ana"]["fastest s/item"] == 4.0
+    capsys.readouterr()
+    assert main(["status", "st", "--format", "json", "--db", checked]) == 0
+    out = json.loads(capsys.readouterr().out)
+    study = out["studies"][0]
+    table = next(t for t in study["tables"] if t["key"] == "per_annotator")
+    srows = {r[0]: dict(zip(table["columns"], r)) for r in table["rows"]}
+    assert srows["bo"]["items done"] == 6 and srows["bo"]["fastest s/item"] == 6.0
+    assert srows["bo"]["flags"] == "attention checks 0.00 < 0.8; excluded: careless"
