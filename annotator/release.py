@@ -288,24 +288,52 @@ def _dataset_file_stem(dataset: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset) or "dataset"
 
 
+#: endings of the files a release writes (SHEET_FILES aside): <dataset>.jsonl and the original-layout files
+RELEASE_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
+
+
+def is_release_file_name(name: str) -> bool:
+    """Whether name has the shape of a file that `prefval release` writes: DATASHEET.md, datasheet.json, or a
+    dataset file stem (_dataset_file_stem: letters, digits, -, _ and .) ending in RELEASE_SUFFIXES; never a hidden
+    name, a path or anything else (notes.txt)."""
+    if name in SHEET_FILES:
+        return True
+    return (bool(name) and not name.startswith(".") and name.endswith(RELEASE_SUFFIXES)
+            and all(c.isalnum() or c in "-_." for c in name))
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def earlier_release_files(folder: Path) -> set[str]:
-    """The names of the files an earlier release wrote into folder, read from its datasheet.json: DATASHEET.md,
-    datasheet.json, one JSONL file per released dataset and the original-layout files. Only plain file names
-    (no folder part) are returned, so a datasheet.json edited by hand cannot name a file outside folder.
+    """The names of the files in folder that an earlier release wrote and that are still as it wrote them, so that
+    `release --force` may replace them: datasheet.json itself, and every file that its release.files lists with
+    a sha256, whose name has the shape of a release file (is_release_file_name) and whose content on disk has that
+    sha256. A name merely listed (a datasheet.json edited by hand naming someone's notes.txt, a file changed since,
+    or a release by a prefval that recorded no hashes) is not returned, so it is never replaced or removed.
     Raises PrefvalError when datasheet.json is not a release's datasheet."""
     path = folder / "datasheet.json"
     try:
         sheet = json.loads(path.read_text(encoding="utf-8"))
-        rel = sheet["release"]
-        names = set(SHEET_FILES)
-        names.update(f"{_dataset_file_stem(d)}.jsonl" for d in rel["by_dataset"])
-        for orig in (rel.get("original_format") or {}).values():
-            names.update(f["file"] for f in orig["files"])
+        hashes = sheet["release"].get("files") or {}
+        names = {"datasheet.json"}
+        for name, digest in hashes.items():
+            if (isinstance(name, str) and isinstance(digest, str) and is_release_file_name(name)
+                    and name != "datasheet.json"):
+                f = folder / name
+                if f.is_file() and not f.is_symlink() and _sha256(f) == digest:
+                    names.add(name)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise PrefvalError(f"{path}: not the datasheet of a prefval release ({type(exc).__name__}: {exc}); "
                            "not replacing anything") from None
-    return {n for n in names if isinstance(n, str) and n and n not in (".", "..") and "/" not in n
-            and os.sep not in n and "\\" not in n}
+    return names
 
 
 def _check_release_folder(target: Path, out_dir: str, databases: list[str]) -> None:
@@ -328,8 +356,9 @@ def write_release(store: Store, study_names: list[str], out_dir: str, force: boo
     """Write the release into out_dir and return the datasheet dict.
 
     A new or empty out_dir receives the files. A non-empty one only with force, and only when it holds an earlier
-    release (datasheet.json): then the files that earlier release wrote (earlier_release_files) are replaced or
-    removed and nothing else in the folder is touched; a new release file whose name is taken by a file of
+    release (datasheet.json): then the files that earlier release wrote and that are unchanged since
+    (earlier_release_files: a release file name and the sha256 its datasheet.json records in release.files) are
+    replaced or removed and nothing else in the folder is touched; a new release file whose name is taken by a file of
     someone else is refused. A folder that holds the database, its -wal/-shm/-journal file or any SQLite file is
     refused even with force. The files are first written into a temporary folder beside out_dir; the old release's
     files are then moved aside, the new ones renamed in, and the old ones deleted (on an error the old ones are
@@ -368,9 +397,11 @@ def write_release(store: Store, study_names: list[str], out_dir: str, force: boo
                 sheet["release"].setdefault("original_format", {})[dataset] = {
                     "format": fmt, "files": [{"file": f"{safe}{f.suffix}", "records": f.records} for f in files],
                     "left_out": {k: sorted(v) for k, v in sorted(left_out.items())}}
+        (tmp / "DATASHEET.md").write_text(render_datasheet_md(sheet), encoding="utf-8")
+        # what `--force` later recognises as this release's own files (earlier_release_files)
+        sheet["release"]["files"] = {p.name: _sha256(p) for p in sorted(tmp.iterdir())}
         (tmp / "datasheet.json").write_text(json.dumps(sheet, ensure_ascii=False, sort_keys=True, indent=2) + "\n",
                                             encoding="utf-8")
-        (tmp / "DATASHEET.md").write_text(render_datasheet_md(sheet), encoding="utf-8")
         os.chmod(tmp, 0o755)
         if not target.exists():
             os.replace(tmp, target)

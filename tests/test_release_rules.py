@@ -133,3 +133,41 @@ def test_an_excluded_annotators_row_shows_the_work_they_did(checked, capsys):
     srows = {r[0]: dict(zip(table["columns"], r)) for r in table["rows"]}
     assert srows["bo"]["items done"] == 6 and srows["bo"]["fastest s/item"] == 6.0
     assert srows["bo"]["flags"] == "attention checks 0.00 < 0.8; excluded: careless"
+
+
+def test_force_never_removes_a_file_a_forged_datasheet_lists(db_file, tmp_path, capsys):
+    """A release of s (a1 kept) into out; the user adds notes.txt and edits datasheet.json so that it lists
+    notes.txt (in release.files with its true sha256, in by_dataset and as an original-layout file); later
+    A.jsonl is changed by hand. `release --force` leaves notes.txt as it
+    was, and refuses to replace the changed A.jsonl (not the file the release wrote), changing nothing."""
+    import hashlib
+
+    with Store.open(db_file, mode="create") as s:
+        _personas(s, "A", ["a1"])
+        create_study(s, StudySpec(name="s", task="persona_filter", datasets=["A"], seed=1, annotators=["ana"],
+                                  annotators_per_item=1))
+        _answer(s, "s", "ana", {"a1": KEEP})
+    out = tmp_path / "out"
+    assert main(["release", "s", "--out", str(out), "--db", db_file]) == 0
+    sheet = json.loads((out / "datasheet.json").read_text(encoding="utf-8"))
+    files = sheet["release"]["files"]
+    assert sorted(files) == ["A.jsonl", "DATASHEET.md"]  # (items made in the test have no original record)
+    assert files["A.jsonl"] == hashlib.sha256((out / "A.jsonl").read_bytes()).hexdigest()
+    # forged: notes.txt listed everywhere a name can be listed, with its real hash too
+    (out / "notes.txt").write_text("my notes")
+    real = hashlib.sha256(b"my notes").hexdigest()
+    sheet["release"]["files"]["notes.txt"] = real
+    sheet["release"]["by_dataset"]["notes.txt"] = 1
+    sheet["release"]["original_format"] = {"A": {"format": "jsonl", "files": [{"file": "notes.txt", "records": 1}],
+                                                 "left_out": {}}}
+    (out / "datasheet.json").write_text(json.dumps(sheet), encoding="utf-8")
+    assert main(["release", "s", "--out", str(out), "--db", db_file, "--force"]) == 0
+    assert (out / "notes.txt").read_text() == "my notes"
+    assert sorted(p.name for p in out.iterdir()) == ["A.jsonl", "DATASHEET.md", "datasheet.json", "notes.txt"]
+    # a release file changed by hand after the release is not the release's any more: refused, nothing changed
+    (out / "A.jsonl").write_text("my edit\n")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    capsys.readouterr()
+    assert main(["release", "s", "--out", str(out), "--db", db_file, "--force"]) == 1
+    assert "A.jsonl" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
