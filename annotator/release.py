@@ -73,6 +73,16 @@ def enough_answers(data, per_unit: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def adjudicated_fields(answer: dict[str, Any] | None) -> dict[str, Any]:
+    """What the release adds to an item that passed through an adjudicator's final answer, whatever its task type:
+    {"decided_by": "adjudication", "adjudicated_answer": the answer without its display-only keys
+    (reports.per_annotator.DISPLAY_KEYS, e.g. the letter shown on screen)}."""
+    from reports.per_annotator import DISPLAY_KEYS
+
+    return {"decided_by": "adjudication",
+            "adjudicated_answer": {k: v for k, v in (answer or {}).items() if k not in DISPLAY_KEYS}}
+
+
 def release_funnel(study_names: list[str], order: list[str], verdicts: dict[str, list[tuple[str, Any]]],
                    members: dict[str, set[str]]) -> list[dict[str, Any]]:
     """The release funnel: the items of all the studies, then per study in the order given the items of THAT study
@@ -126,6 +136,10 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
                 per_unit[uid] = (task.adjudicated_verdict(adj.answer or {}) if adj.kind == "final" else
                                  ReleaseVerdict(False, f"excluded by adjudication: {adj.reason}", {}))
         per_unit = enough_answers(data, per_unit)
+        for uid, adj in data.adjudications.items():
+            v = per_unit.get(uid)
+            if adj.kind == "final" and v is not None and v.passed:
+                per_unit[uid] = ReleaseVerdict(v.passed, v.reason, {**v.fields, **adjudicated_fields(adj.answer)})
         counts = {"units": len(data.units), "passed": 0, "failed": 0, TOO_FEW_KEY: 0, "undecided": 0}
         for u in data.units:
             v = per_unit[u.id]

@@ -59,8 +59,10 @@ def test_items_short_of_their_quota_are_held_back(db_file, tmp_path):
 
 
 def test_an_excluded_annotator_leaves_items_short_unless_adjudicated(db_file):
-    """3 annotators per item, ana, bo and cy answer q1..q3 (all A); cy is excluded: each item has 2 of 3 counted
-    answers, so q2 and q3 are held back; q1's final answer set by an adjudicator stands on its own: released."""
+    """3 annotators per item, ana, bo and cy answer q1..q3 (all A, the key); cy is excluded: each item has 2 of 3
+    counted answers, so q2 and q3 are held back; q1's final answer (B) set by an adjudicator stands on its own:
+    released, its release line saying what was decided. Majority-vote accuracy is over the annotators' votes
+    only (labelled so): 3 of 3 items (2 of 3 if the adjudicated B were used)."""
     with Store.open(db_file, mode="create") as s:
         _mcqs(s, "qs", ["q1", "q2", "q3"])
         create_study(s, StudySpec(name="m", task="mcq", datasets=["qs"], seed=1, annotators=["ana", "bo", "cy"],
@@ -69,11 +71,16 @@ def test_an_excluded_annotator_leaves_items_short_unless_adjudicated(db_file):
             _answer(s, "m", who, {q: MCQ_A for q in ("q1", "q2", "q3")})
         study = s.get_study("m")
         q1 = next(u for u in s.units(study.id) if s.get_item(u.item_id).external_id == "q1")
-        s.add_adjudication(study.id, q1.id, s.ensure_annotator("dee").id, "final", answer=MCQ_A)
+        s.add_adjudication(study.id, q1.id, s.ensure_annotator("dee").id, "final",
+                           answer={"choice": 1, "letter": "B", "shown": "B", "cant_tell": False})
     assert main(["study", "exclude-annotator", "m", "cy", "--reason", "careless", "--db", db_file]) == 0
     with Store.open(db_file, mode="ro") as s:
         released, sheet = build_release(s, ["m"])
     assert [r["external_id"] for r in released["qs"]] == ["q1"]
+    assert released["qs"][0]["release"] == {"decided_by": "adjudication",
+                                            "adjudicated_answer": {"choice": 1, "letter": "B", "cant_tell": False}}
+    mv = next(f for f in sheet["studies"][0]["figures"] if f["key"] == "majority_vote_accuracy")
+    assert mv["value"] == 1.0 and "adjudications not used" in mv["label"]
     assert sheet["studies"][0]["funnel"] == {"units": 3, "passed": 1, "failed": 0, "too_few_answers": 2,
                                              "undecided": 0}
     assert {e["item"]: e["reason"] for e in sheet["exclusions"]} == {
@@ -171,3 +178,37 @@ def test_force_never_removes_a_file_a_forged_datasheet_lists(db_file, tmp_path, 
     assert main(["release", "s", "--out", str(out), "--db", db_file, "--force"]) == 1
     assert "A.jsonl" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_export_rows_all_have_the_same_columns(db_file):
+    """mcq study, ana and bo on q1, q2: ana answers q1 (A), flags q2 without answering; bo answers q1 (B) and q2 (A); q1 is excluded
+    by adjudication. The adjudicator's exclusion row and ana's flag row carry the MCQ columns (None) like the answers,
+    every row the same keys in the same order."""
+    from annotator.commands.export import export_rows
+    from storage.models import AnnotationIn
+
+    with Store.open(db_file, mode="create") as s:
+        _mcqs(s, "qs", ["q1", "q2"])
+        create_study(s, StudySpec(name="m", task="mcq", datasets=["qs"], seed=1, annotators=["ana", "bo"],
+                                  annotators_per_item=2))
+        _answer(s, "m", "ana", {"q1": MCQ_A})
+        _answer(s, "m", "bo", {"q1": {"choice": 1, "letter": "B", "shown": "B", "cant_tell": False}, "q2": MCQ_A})
+        study = s.get_study("m")
+        units = {s.get_item(u.item_id).external_id: u for u in s.units(study.id)}
+        ana = s.ensure_annotator("ana")
+        a2 = next(a for a in s.assignments(study.id, ana.id) if a.unit_id == units["q2"].id)
+        s.add_annotation(AnnotationIn(study_id=study.id, unit_id=a2.unit_id, item_id=units["q2"].item_id,
+                                      annotator_id=ana.id, assignment_id=a2.id, status="flag"))
+        s.add_adjudication(study.id, units["q1"].id, s.ensure_annotator("dee").id, "exclude", reason="unclear")
+        rows = export_rows(s, "m")
+    assert len(rows) == 5
+    assert len({tuple(r) for r in rows}) == 1
+    assert list(rows[0])[:8] == ["study", "item", "item_b", "annotator", "annotator_kind", "status", "answer",
+                                 "choice_letter"]
+    excl = next(r for r in rows if r["status"] == "excluded")
+    assert (excl["item"], excl["note"], excl["choice_letter"], excl["is_correct"], excl["flagged"]) == (
+        "q1", "unclear", None, None, False)
+    flag = next(r for r in rows if r["status"] == "flagged")
+    assert (flag["annotator"], flag["item"], flag["choice_text"], flag["flagged"]) == ("ana", "q2", None, True)
+    bo_q1 = next(r for r in rows if r["annotator"] == "bo" and r["item"] == "q1")
+    assert (bo_q1["choice_letter"], bo_q1["choice_text"], bo_q1["is_correct"]) == ("B", "x", False)

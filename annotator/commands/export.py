@@ -36,7 +36,8 @@ def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
     and unflags included) plus id/supersedes.
     Adjudications follow as rows with annotator_kind "adjudicator" and status "adjudicated" (the final answer)
     or "excluded" (note: the reason); the ones in force, or every one with history=True.
-    Every row also has attention_check (the item is an attention check of the study, `--checks`),
+    Every row has the same keys in the same order (same_columns: the task's fields are None on rows without an
+    answer, e.g. an exclusion by adjudication). Every row also has attention_check (the item is an attention check of the study, `--checks`),
     check_correct (on an answered check: whether the answer is right; None elsewhere or for a check without a
     key), annotator_excluded and excluded_reason (the annotator is left out of the study's figures by
     `study exclude-annotator`, and why): checks and excluded annotators' rows are exported like any other,
@@ -73,6 +74,7 @@ def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
             rows_in.append(skips.get(key) or last_note.model_copy(update={"note": None}))
             covered.add(key)
     out = []
+    task_keys: list[str] = []  # the task's export columns, in the order first met
     for a in rows_in:
         unit = units[a.unit_id]
         item = data.items[unit.item_id]
@@ -82,7 +84,7 @@ def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
                "annotator": data.annotators[a.annotator_id].name,
                "annotator_kind": data.annotators[a.annotator_id].kind, "status": a.status, "answer": a.answer}
         if a.status in ("answered", "partial") and a.answer:
-            row.update(task.export_fields(unit, item, item_b, a.answer))
+            row.update(_task_fields(task.export_fields(unit, item, item_b, a.answer), task_keys))
         note = a.note if history else " | ".join(notes.get((a.unit_id, a.annotator_id), [])) or None
         row.update({"note": note})
         if not history:
@@ -110,14 +112,41 @@ def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
                "annotator_kind": "adjudicator", "status": "adjudicated" if adj.kind == "final" else "excluded",
                "answer": adj.answer}
         if adj.kind == "final" and adj.answer:
-            row.update(task.export_fields(unit, item, item_b, adj.answer))
-        row.update({"note": adj.reason, "submitted_at": adj.submitted_at, "seconds": None,
+            row.update(_task_fields(task.export_fields(unit, item, item_b, adj.answer), task_keys))
+        row["note"] = adj.reason
+        if not history:
+            row["flagged"] = False
+        row.update({"submitted_at": adj.submitted_at, "seconds": None,
                     "attention_check": adj.unit_id in checks, "check_correct": None, "annotator_excluded": False,
                     "excluded_reason": None})
         if history:
             row.update({"id": adj.id, "supersedes": adj.supersedes})
         out.append(row)
-    return out
+    return same_columns(out, task_keys)
+
+
+#: the first columns of every export row, before the task's own (TaskType.export_fields)
+HEAD_COLUMNS = ("study", "item", "item_b", "annotator", "annotator_kind", "status", "answer")
+
+
+def _task_fields(fields: dict, task_keys: list[str]) -> dict:
+    """fields, with their keys added to task_keys (the task's export columns met so far) in order."""
+    task_keys.extend(k for k in fields if k not in task_keys)
+    return fields
+
+
+def same_columns(rows: list[dict], task_keys: list[str]) -> list[dict]:
+    """Every row with the same keys in the same order: HEAD_COLUMNS, the task's columns (task_keys; None on a row
+    the task gave no value, such as a skip, a flag, an exclusion by adjudication, or a can't tell), then the rest
+    in the order first met (None where a row lacks one)."""
+    cols = list(HEAD_COLUMNS) + [k for k in task_keys if k not in HEAD_COLUMNS]
+    seen = set(cols)
+    for r in rows:
+        for k in r:
+            if k not in seen:
+                cols.append(k)
+                seen.add(k)
+    return [{k: r.get(k) for k in cols} for r in rows]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -23,6 +23,11 @@ from reports.study_data import StudyData
 from storage.payloads import letter
 
 MIN_VOTES = 2
+#: majority-vote accuracy measures the annotators' own votes against the key (HorizonBench 5.3), so an
+#: adjudicator's final answer is not a vote; the per-annotator agreement, which asks whether an annotator matches
+#: the item's settled answer, does use it. Label and note say so.
+MV_LABEL = "majority-vote accuracy (annotators' votes; adjudications not used)"
+MV_SOURCE = "the annotators' own answers, adjudicated final answers not used"
 
 
 def _distractor_fn(s: np.ndarray) -> np.ndarray:
@@ -51,7 +56,7 @@ def multi_annotator_figures(items: list[ItemAnswers], seed: int) -> list[Figure]
     with shared_resamples() as batch:  # the three statistics resample the same items: one draw for all three
         mv = share("majority_vote_accuracy", votes,
                    f"share of items whose plurality answer is the key, {why}; a tie gives no label and counts as "
-                   f"not correct ({ties} tied items)", seed, extra={"ties": ties})
+                   f"not correct ({ties} tied items); {MV_SOURCE}", seed, extra={"ties": ties})
         if multi:
             fk = fleiss_kappa(ratings, categories=cats, ci=True, seed=seed)
         else:
@@ -59,7 +64,7 @@ def multi_annotator_figures(items: list[ItemAnswers], seed: int) -> list[Figure]
         alo = at_least_one_correct(correct, ci=True, seed=seed) if multi else pooled_ratio(
             "at_least_one_correct", [], why, seed)
     mv, fk, alo = batch.result(mv), batch.result(fk), batch.result(alo)
-    return [Figure.from_stat("majority_vote_accuracy", "majority-vote accuracy", mv),
+    return [Figure.from_stat("majority_vote_accuracy", MV_LABEL, mv),
             Figure.from_stat("fleiss_kappa", "Fleiss' kappa (letters + can't tell)", fk),
             Figure.from_stat("at_least_one_correct", "items with at least one annotator correct", alo)]
 
@@ -226,7 +231,7 @@ def mcq_figures_table(t) -> FigureSet:
         mv = pooled_ratio_features(
             "majority_vote_accuracy", np.column_stack([np.ones(n_multi), votes.astype(np.float64)]),
             f"share of items whose plurality answer is the key, {why}; a tie gives no label and counts as "
-            f"not correct ({ties} tied items)", seed, extra={"ties": ties})
+            f"not correct ({ties} tied items); {MV_SOURCE}", seed, extra={"ties": ties})
         if n_multi:
             fk = fleiss_kappa(Prepared.from_codes(codes, cats), categories=cats, ci=True, seed=seed)
             alo = at_least_one_correct(correct_m, ci=True, seed=seed)
@@ -234,7 +239,7 @@ def mcq_figures_table(t) -> FigureSet:
             fk = pooled_ratio("fleiss_kappa", [], why, seed)
             alo = pooled_ratio("at_least_one_correct", [], why, seed)
     mv, fk, alo = batch.result(mv), batch.result(fk), batch.result(alo)
-    fs.figures.extend([Figure.from_stat("majority_vote_accuracy", "majority-vote accuracy", mv),
+    fs.figures.extend([Figure.from_stat("majority_vote_accuracy", MV_LABEL, mv),
                        Figure.from_stat("fleiss_kappa", "Fleiss' kappa (letters + can't tell)", fk),
                        Figure.from_stat("at_least_one_correct", "items with at least one annotator correct", alo)])
 
