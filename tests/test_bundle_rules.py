@@ -102,6 +102,12 @@ def test_bundle_with_answers_on_released_items_is_refused_whole(blind_main, tmp_
     # the export is on record: study, annotator, time, file name and item count (ana holds all 5 units)
     (rec,) = _rows(blind_main, "bundle_exports")
     assert (rec["file_name"], rec["n_items"], rec["study_name"]) == (out, 5, "bt") and rec["exported_at"]
+    with Store.open(blind_main, mode="ro") as s:
+        st, ana = s.get_study("bt"), s.find_annotator("ana")
+        assert s.bundles_out(st.id) == s.bundles_out(st.id, ana.id) == [
+            {"bundle_id": rec["id"], "annotator_id": ana.id, "annotator": "ana", "file_name": out,
+             "exported_at": rec["exported_at"], "n_items": 5}]
+        assert s.bundles_out(st.id, "someone-else") == []
     rc, said, err = _run(capsys, ["study", "unassign", "bt", "--annotator", "ana", "--db", blind_main])
     assert rc == 0 and "5 unanswered item(s) back to the pool" in said
     assert err.count("\n") == 0 and "warning" in err and "'ana'" in err and out in err and "5 items" in err, err
@@ -109,6 +115,7 @@ def test_bundle_with_answers_on_released_items_is_refused_whole(blind_main, tmp_
     rc, _, err = _run(capsys, ["bundle", "merge", out, "--db", blind_main])
     assert rc == 1 and err.count("\n") == 0, err
     assert out in err and "'ana'" in err and f"item '{_ext(blind_main, answered[0])}'" in err and "no longer holds" in err
+    assert err.rstrip().endswith("; nothing merged (assign it to them again to merge)"), err
     assert _counts(blind_main) == before and _sha(blind_main) == digest  # not even the first answer
     # given back to her, the same bundle merges whole: her 2 answers
     with Store.open(blind_main, mode="rw") as s:
@@ -116,6 +123,8 @@ def test_bundle_with_answers_on_released_items_is_refused_whole(blind_main, tmp_
         s.add_assignments(st.id, [(u, ana.id, i, 1) for i, u in enumerate(answered)])
     rc, said, _ = _run(capsys, ["bundle", "merge", out, "--db", blind_main])
     assert rc == 0 and "2 rows added (2 answered)" in said
+    with Store.open(blind_main, mode="ro") as s:
+        assert s.bundles_out(s.get_study("bt").id) == []  # merged back
     assert _counts(blind_main)["annotations"] == before["annotations"] + 2
     # merged back: no longer out, so taking items from ana warns no more
     rc, _, err = _run(capsys, ["study", "release", "bt", "--annotator", "ana", "--db", blind_main])

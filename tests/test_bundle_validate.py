@@ -96,6 +96,8 @@ CASES = {
     "seconds infinite": (lambda r: {"seconds": float("inf")}, "seconds", "inf is not a finite number"),
     "made-up supersedes": (lambda r: {"supersedes": "not-a-row"}, "supersedes",
                            "'not-a-row' is no other row of this annotator on this unit"),
+    "supersedes itself": (lambda r: {"id": "row-x", "supersedes": "row-x"}, "supersedes",
+                          "'row-x' is no other row of this annotator on this unit"),
 }
 
 

@@ -171,3 +171,17 @@ def test_records_from_items_refusals(kind, payload, why):
     with pytest.raises(InputError) as info:
         realpref.records_from_items([it])
     assert str(info.value) == f"(dataset): item x:mcq: field '(item)': has no RealPref layout: {why}"
+
+
+def test_a_query_with_a_snippet_but_no_pref_id_is_refused():
+    meta = {"variant": "mcq", "query_id": "q", "user_id": "u1"}
+    items = [Item(id="1", dataset_id="d", external_id="q:mcq", kind="mcq", content_hash="h",
+                  payload={"question": "which?", "options": ["a", "b", "c", "d"], "correct_index": 1, "metadata": meta,
+                           "snippet": [{"role": "user", "content": "hi"}]})]
+    items += [Item(id=v, dataset_id="d", external_id=f"q:{v}", kind="mcq", content_hash="h",
+                   payload={"question": f"{v}?", "options": ["True", "False"], "metadata": {"variant": v}})
+              for v in ("t", "f")]
+    with pytest.raises(InputError) as info:
+        realpref.records_from_items(items)
+    assert str(info.value) == ("(dataset): item q:mcq: field '(item)': has no RealPref layout: a snippet needs "
+                               "pref_id and expression_type")

@@ -32,6 +32,12 @@ def test_a_scenario_line_before_any_date_header_is_a_system_message():
         ("system", "Scenario: at the beach"), ("user", "hi\nScenario: still user text")]
 
 
+def test_scenario_lines_of_a_date_header_are_stripped_and_joined_to_it():
+    msgs = horizonbench.parse_conversation("Date: 2024-05-01\nScenario: at the beach   \nsunny day\nUser: hi")
+    assert [(m.role, m.content) for m in msgs] == [
+        ("system", "Date: 2024-05-01\nScenario: at the beach\nsunny day"), ("user", "hi")]
+
+
 def test_lazy_module_runs_its_code_on_first_use():
     name = "colorsys"  # small stdlib module, imported by nothing here
     saved = sys.modules.pop(name, None)
