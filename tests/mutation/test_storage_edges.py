@@ -97,3 +97,27 @@ def test_judgments_of_a_pairwise_study_need_both_items(store):
     assert str(info.value) == ("evaluate: record 1: field 'item_b': missing (this study's units are pairs: give item "
                                "and item_b)")
     assert not any(a.name == "judge" for a in store.annotators())  # nothing written
+
+
+def test_attention_checks_keep_pace_with_the_units_claimed(store):
+    # 10 units and 2 attention checks: each batch of 5 units brings ceil(2 * mine / 10) - checks held = 1 check
+    store.import_items("ds", "jsonl", [ItemIn(external_id=f"i{k}", kind="persona_record", payload={"text": str(k)})
+                                       for k in range(12)])
+    ids = [i.id for i in store.items("ds")]
+    st = store.create_study("s", "persona_filter", {"annotators_per_item": 1}, 1,
+                            [(i, None, {"check": {"expect": "keep"}} if k >= 10 else {}) for k, i in enumerate(ids)])
+    ann = store.ensure_annotator("ann")
+
+    def plan(units, nxt):
+        return [(u.id, nxt + n, 1) for n, u in enumerate(units)]
+
+    def held():
+        units = {u.id: u for u in store.units(st.id)}
+        mine = [units[a.unit_id] for a in store.assignments(st.id, ann.id)]
+        return sum(1 for u in mine if not u.extra), sum(1 for u in mine if u.extra)
+
+    assert store.claim_units(st.id, ann.id, 5, plan, spread_checks=True) == 6
+    assert held() == (5, 1)
+    assert store.claim_units(st.id, ann.id, 5, plan, spread_checks=True) == 6
+    assert held() == (10, 2)
+    assert store.claim_units(st.id, ann.id, 5, plan, spread_checks=True) == 0
