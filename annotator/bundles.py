@@ -67,7 +67,8 @@ def export_bundle(store: Store, study_name: str, annotator_name: str, out: str, 
 
     The file is built under a temporary name beside `out` and renamed into place, so a failure leaves no half
     bundle; the annotator, their claim and the export's record are written in one transaction of the main
-    database, committed only once the file is in place, so a failed export leaves the main database unchanged. Raises PrefvalError when `out` exists (without force), is any SQLite file (even with force: an earlier
+    database, committed only once the file is in place, so a failed export leaves the main database unchanged.
+    Raises PrefvalError when `out` exists (without force), is any SQLite file (even with force: an earlier
     bundle may hold answers not merged yet), has a -wal/-shm/-journal file beside it, is the database, or the
     annotator has no items.
     """

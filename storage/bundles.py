@@ -220,7 +220,7 @@ class BundlesMixin:
         the file is a readable, intact SQLite database (quick_check); it is a prefval bundle (meta 'bundle');
         it was cut from THIS database (database id) and from this instance of its study (study id: a study deleted
         and created again under the same name is another instance); its annotator is assigned in that study here;
-        every row to add names a unit, item and assignment of that study that exist here and belongs to the
+        every row names a unit, item and assignment of that study that exist here and belongs to the
         bundle's annotator; the annotator still holds every unit a row to add is on (an assignment released by
         `study release|unassign|rename-annotator` since the bundle was cut refuses the whole bundle, naming the
         first such item); and no answer to add makes an item's human annotators (those who answered it or hold
@@ -281,20 +281,28 @@ class BundlesMixin:
         present: set[str] = set(merged)
         known = {i: r["unit_id"] for i, r in merged.items()}  # rows a new row may supersede: id -> unit
         known.update({r.get("id"): r.get("unit_id") for r in rows})
-        exported_at, now = _parse_time(info.get("created_at")), _dt.datetime.now(_dt.timezone.utc)
+        # the export's time as this database recorded it (a bundle's own meta record can be edited), else the bundle's
+        recorded = self.db.execute("SELECT exported_at FROM bundle_exports WHERE id = ?",
+                                   [info.get("bundle_id")]).fetchone()
+        exported_at = _parse_time(recorded[0] if recorded else info.get("created_at"))
+        now = _dt.datetime.now(_dt.timezone.utc)
         new_rows, already = [], 0
         for row in rows:
             where = f"{path}: annotation {row.get('id')}"
             if row.get("study_id") != study_id or row.get("annotator_id") != annotator_id:
-                raise PrefvalError(f"{where}: field 'annotator_id': not the bundle's annotator and study")
+                raise PrefvalError(f"{where}: field 'annotator_id': not the bundle's annotator and study; "
+                                   f"nothing merged into {self.path}")
             if row["unit_id"] not in units:
-                raise PrefvalError(f"{where}: field 'unit_id': no such unit in study '{study_name}'")
-            if row.get("item_id") and row["item_id"] not in units[row["unit_id"]][:2]:
-                raise PrefvalError(f"{where}: field 'item_id': not an item of its unit")
-            if row.get("assignment_id") and assignments.get(row["assignment_id"]) != (row["unit_id"],
-                                                                                      annotator_id):
+                raise PrefvalError(f"{where}: field 'unit_id': no such unit in study '{study_name}'; nothing merged "
+                                   f"into {self.path}")
+            new = row.get("id") not in merged  # a new row names its item and assignment (as every screen does)
+            if (new or row.get("item_id")) and row.get("item_id") not in [i for i in units[row["unit_id"]][:2] if i]:
+                raise PrefvalError(f"{where}: field 'item_id': not an item of its unit; nothing merged into "
+                                   f"{self.path}")
+            if (new or row.get("assignment_id")) and \
+                    assignments.get(row.get("assignment_id")) != (row["unit_id"], annotator_id):
                 raise PrefvalError(f"{where}: field 'assignment_id': the annotator is not assigned this unit "
-                                   f"in {self.path}")
+                                   f"in {self.path}; nothing merged")
             if row["id"] in merged:
                 changed = [k for k in main_cols if k in row and row[k] != merged[row["id"]][k]
                            and not (k == "supersedes" and relinked_before.get(row["id"], "-") == row[k])]

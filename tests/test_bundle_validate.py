@@ -94,6 +94,8 @@ CASES = {
                                        "2020-01-01T00:00:00+00:00 is before the bundle was exported"),
     "seconds -5": (lambda r: {"seconds": -5}, "seconds", "-5.0 is not a finite number of seconds >= 0"),
     "seconds infinite": (lambda r: {"seconds": float("inf")}, "seconds", "inf is not a finite number"),
+    "no assignment": (lambda r: {"assignment_id": None}, "assignment_id", "the annotator is not assigned this unit"),
+    "no item": (lambda r: {"item_id": None}, "item_id", "not an item of its unit"),
     "made-up supersedes": (lambda r: {"supersedes": "not-a-row"}, "supersedes",
                            "'not-a-row' is no other row of this annotator on this unit"),
     "supersedes itself": (lambda r: {"id": "row-x", "supersedes": "row-x"}, "supersedes",
@@ -129,6 +131,21 @@ def test_a_made_up_supersedes_on_another_unit_is_refused_and_a_real_one_merges(b
             submitted_at=_later(row2), supersedes=row2["id"])
     rc, said, err = _run(capsys, ["bundle", "merge", out2, "--db", blind_main])
     assert rc == 0 and "2 rows added (2 answered)" in said, err
+
+
+def test_the_export_time_is_the_main_databases_not_the_bundles_own(blind_main, tmp_path, capsys):
+    out, row = _answered_bundle(blind_main, tmp_path, capsys)
+    bad = _insert(out, row, submitted_at="2021-06-01T00:00:00+00:00", supersedes=None)
+    conn = sqlite3.connect(out)  # the bundle's meta record moved back before that row: not believed
+    info = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'bundle'").fetchone()[0])
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'bundle'",
+                 [json.dumps({**info, "created_at": "2020-01-01T00:00:00+00:00"})])
+    conn.commit()
+    conn.close()
+    digest = _sha(blind_main)
+    rc, _, err = _run(capsys, ["bundle", "merge", out, "--db", blind_main])
+    assert rc == 1 and f"annotation {bad}: field 'submitted_at': 2021-06-01T00:00:00+00:00 is before" in err, err
+    assert _sha(blind_main) == digest
 
 
 # ---- the answer format of every task type ------------------------------------------------------------------
