@@ -290,19 +290,16 @@ class BundlesMixin:
         for row in rows:
             where = f"{path}: annotation {row.get('id')}"
             if row.get("study_id") != study_id or row.get("annotator_id") != annotator_id:
-                raise PrefvalError(f"{where}: field 'annotator_id': not the bundle's annotator and study; "
-                                   f"nothing merged into {self.path}")
+                raise PrefvalError(f"{where}: field 'annotator_id': not the bundle's annotator and study")
             if row["unit_id"] not in units:
-                raise PrefvalError(f"{where}: field 'unit_id': no such unit in study '{study_name}'; nothing merged "
-                                   f"into {self.path}")
+                raise PrefvalError(f"{where}: field 'unit_id': no such unit in study '{study_name}'")
             new = row.get("id") not in merged  # a new row names its item and assignment (as every screen does)
             if (new or row.get("item_id")) and row.get("item_id") not in [i for i in units[row["unit_id"]][:2] if i]:
-                raise PrefvalError(f"{where}: field 'item_id': not an item of its unit; nothing merged into "
-                                   f"{self.path}")
+                raise PrefvalError(f"{where}: field 'item_id': not an item of its unit")
             if (new or row.get("assignment_id")) and \
                     assignments.get(row.get("assignment_id")) != (row["unit_id"], annotator_id):
                 raise PrefvalError(f"{where}: field 'assignment_id': the annotator is not assigned this unit "
-                                   f"in {self.path}; nothing merged")
+                                   f"in {self.path}")
             if row["id"] in merged:
                 changed = [k for k in main_cols if k in row and row[k] != merged[row["id"]][k]
                            and not (k == "supersedes" and relinked_before.get(row["id"], "-") == row[k])]
