@@ -131,3 +131,30 @@ def test_a_big_import_commits_in_batches(store, monkeypatch):
     assert [i.external_id for i in store.items("ds")] == ["i0", "i1", "i2", "i3", "i4"]
     assert store.db.execute("SELECT COUNT(*) FROM context_messages").fetchone()[0] == 4
     assert store.db.execute("SELECT COUNT(*) FROM sources").fetchone()[0] == 3
+
+
+def test_the_same_import_running_beside_adds_nothing_twice(tmp_path, monkeypatch):
+    """Two processes importing the same file at once: the second one checked before the first wrote, then finds
+    the rows there when it writes; its rows are skipped (OR IGNORE), not an error and not duplicated."""
+    import storage.datasets
+    from storage.store import Store
+
+    path = tmp_path / "two.db"
+    first, other = Store.open(path, mode="create"), Store.open(path, mode="rw")
+    items = [_item("a", ctx="c1", end=2), _item("b")]
+    real = storage.datasets.write_transaction
+    calls = []
+
+    def beside(db):  # the other import runs whole just before this one takes its first write lock
+        if not calls:
+            calls.append(1)
+            other.import_items("ds", "jsonl", items, contexts=[CTX], sources={"h": "text"})
+        return real(db)
+
+    monkeypatch.setattr(storage.datasets, "write_transaction", beside)
+    r = first.import_items("ds", "jsonl", items, contexts=[CTX], sources={"h": "text"})
+    assert (r.n_added, r.n_contexts) == (2, 1)  # what it checked: nothing was there yet
+    for table, n in (("items", 2), ("contexts", 1), ("context_messages", 3), ("sources", 1), ("imports", 2)):
+        assert first.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == n, table
+    first.close()
+    other.close()

@@ -22,7 +22,7 @@ NOT_NULL = {
     "runs": {"kind", "started_at", "status"},
     "llm_calls": {"model", "template", "request", "reply_text", "created_at", "key_version"},
     "llm_claims": {"owner", "lease_until"}, "llm_budget_shares": {"spent_usd", "ended", "lease_until"},
-    "gen_rows": {"pipeline", "stage", "row_key", "status"},
+    "gen_rows": {"pipeline", "stage", "row_key", "status"}, "sources": {"text"},
 }
 FOREIGN = {
     "imports": {("dataset_id", "datasets")}, "contexts": {("dataset_id", "datasets")},
@@ -118,3 +118,24 @@ def test_claims_and_status_use_their_partial_indexes(store):
     plan = " ".join(r[3] for r in con.execute(
         "EXPLAIN QUERY PLAN SELECT MAX(submitted_at) FROM annotations WHERE study_id = ?", [st.id]))
     assert "idx_annotations_activity" in plan
+
+
+# the plain (not unique) indexes that reads of a study's units, queue, log and events go through
+INDEXED = {
+    "study_items": {("study_id", "position")},
+    "assignments": {("study_id", "annotator_id", "position")},
+    "annotations": {("study_id", "annotator_id"), ("assignment_id", "submitted_at"), ("study_id", "submitted_at"),
+                    ("study_id", "status", "annotator_id", "unit_id")},
+    "adjudications": {("study_id", "unit_id", "submitted_at")},
+    "events": {("at",)}, "runs": {("kind", "started_at")}, "llm_calls": {("run_id",)},
+}
+
+
+def test_indexes_are_on_real_columns(store):
+    con = store.db.conn
+    for table, wanted in INDEXED.items():
+        got = set()
+        for _, name, *_ in con.execute(f"PRAGMA index_list([{table}])"):
+            cols = [r[2] for r in con.execute(f"PRAGMA index_xinfo([{name}])") if r[5]]  # key columns only
+            got.add(tuple(cols))
+        assert wanted <= got, (table, wanted - got)
