@@ -83,15 +83,7 @@ def distractor_figures(items: list[ItemAnswers], seed: int) -> list[Figure]:
         wrong = [a["choice"] for a in it.chosen() if a["choice"] != it.key]
         if wrong:
             feats.append([len(wrong), sum(c == d for c in wrong), len(wrong) / (it.n_options - 1)])
-    what = "among wrong answers (options other than the key; can't tell left out) on items with a distractor"
-    sh = features_stat("distractor_share", feats, _distractor_fn, f"share choosing the distractor {what}", seed)
-    base = features_stat("distractor_baseline", feats, lambda s: _div(s[:, 2], s[:, 0]),
-                         f"uniform chance 1/(k-1) of picking it {what}", seed)
-    ratio = features_stat("distractor_ratio", feats, lambda s: _div(s[:, 1], s[:, 2]),
-                          "distractor share / uniform baseline (HorizonBench: 1.5x for models)", seed)
-    return [Figure.from_stat("distractor_share", "wrong answers on the pre-evolution distractor", sh),
-            Figure.from_stat("distractor_baseline", "uniform baseline 1/(k-1)", base),
-            Figure.from_stat("distractor_ratio", "distractor share / baseline", ratio)]
+    return _distractor_figures(feats, seed)
 
 
 def annotator_table(items: list[ItemAnswers]) -> Table | None:
@@ -275,6 +267,13 @@ def _distractor_figures_table(t, unit, code, kid, d_id, ds, seed) -> list[Figure
     n_opt = np.array([t.lengths["n_options"][u] for u in rows.tolist()], dtype=np.float64)
     feats = np.column_stack([n_wrong[rows], np.bincount(unit[on_d], minlength=n)[rows],
                              n_wrong[rows] / (n_opt - 1)]).astype(np.float64) if len(rows) else []
+    return _distractor_figures(feats, seed)
+
+
+def _distractor_figures(feats, seed: int) -> list[Figure]:
+    """The three distractor figures from per-item rows [wrong answers, of them on the distractor, share 1/(k-1)]
+    (an (n, 3) float array or an empty list): share, uniform baseline and their ratio, each with its bootstrap
+    interval (HorizonBench, distractor analysis)."""
     what = "among wrong answers (options other than the key; can't tell left out) on items with a distractor"
     sh = features_stat("distractor_share", feats, _distractor_fn, f"share choosing the distractor {what}", seed)
     base = features_stat("distractor_baseline", feats, lambda s: _div(s[:, 2], s[:, 0]),
