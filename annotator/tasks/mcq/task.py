@@ -96,15 +96,20 @@ class McqTask(TaskType):
     def answer_problem(self, status: str, answer: dict[str, Any], unit: Unit, item: Item, item_b: Item | None,
                        settings: dict[str, Any]) -> str | None:
         """An MCQ or T/F answer: can't tell (cant_tell true, no choice), or the index of one of the item's options
-        in its original order (an int, 0 <= choice < number of options) with cant_tell false or absent."""
+        in its original order (an int, 0 <= choice < number of options) with cant_tell false or absent; a "letter"
+        given is the choice's own letter (A for 0), none with can't tell."""
         n = len(item.payload.get("options") or [])
         if answer.get("cant_tell") is True:
+            if answer.get("letter") is not None:
+                return f"letter {answer.get('letter')!r} with cant_tell"
             return None if answer.get("choice") is None else f"choice {answer.get('choice')!r} with cant_tell"
         if answer.get("cant_tell") not in (None, False):
             return f"cant_tell {answer.get('cant_tell')!r} is not true or false"
         choice = answer.get("choice")
         if type(choice) is not int or not 0 <= choice < n:
             return f"choice {choice!r} is not one of the item's {n} options (0..{n - 1}) nor can't tell"
+        if "letter" in answer and answer["letter"] != letter(choice):
+            return f"letter {answer['letter']!r} is not the letter {letter(choice)!r} of choice {choice}"
         return None
 
     def describe_answer(self, view: UnitView, answer: dict[str, Any]) -> str:
