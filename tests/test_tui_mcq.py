@@ -254,12 +254,33 @@ async def test_no_full_collection_between_a_decision_key_and_the_next_item(mcq_s
         monkeypatch.setattr(app.session.store, "add_annotation", add_annotation)
         await decide(pilot, "a")
         assert app.session.index == 1 and during_write == [False]
-        await pilot.pause()  # the next item has been drawn and the screen refreshed
+        await pilot.pause(0.3)  # the next item has been drawn, and RESUME_DELAY (50 ms) has passed
         assert gc.isenabled()
         await decide(pilot, "b", "c", "d", "a", "b")  # the last decision leads to the summary screen
         assert isinstance(app.screen, SummaryScreen) and during_write == [False] * 6
-        await pilot.pause()
+        await pilot.pause(0.2)
         assert gc.isenabled()
     assert gc.isenabled()
     study, queue, rows = _answers(mcq_study)
     assert [r.status for r in rows] == ["answered"] * 6
+
+
+async def test_the_collector_comes_back_after_the_next_item_is_drawn_not_in_its_frame(mcq_study, monkeypatch):
+    """Resuming in the refresh that draws the next item let a full collection run in that same frame; the collector
+    is given back RESUME_DELAY later (made an hour here, so that no machine load can hide the difference), and
+    closing the app gives it back whatever the timer."""
+    import gc
+
+    from annotator import collector
+
+    monkeypatch.setattr(collector, "RESUME_DELAY", 3600.0)
+    app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await decide(pilot, "a")
+        await pilot.pause(0.3)
+        assert app.session.index == 1 and not gc.isenabled()
+        await decide(pilot, "b")  # a decision while paused: still committed
+        assert app.session.index == 2
+    assert gc.isenabled()
+    study, queue, rows = _answers(mcq_study)
+    assert [r.status for r in rows] == ["answered"] * 2
