@@ -38,7 +38,8 @@ from storage.store import Store
 
 BLOCK_CHARS = 2000   # nominal block size (characters)
 SNAP_CHARS = 400     # a block boundary moves up to this far forward to end after a newline or a space
-LAYOUT_CACHE = 256   # laid-out blocks kept (each at most ~BLOCK_CHARS characters of lines)
+LAYOUT_CACHE_LINES = 1000  # laid-out lines kept (oldest blocks dropped first): ~2.4 KB each once styled, so ~2.4 MB;
+# several screens even on a tall terminal (bench/tui.py: 256 blocks, ~4,600 lines, made 11 MB of a 1M-character scroll)
 CONTENT_CACHE_CHARS = 2_000_000  # message texts kept in memory, in characters
 FETCH_MESSAGES = 32  # messages read from the store at once at most ...
 FETCH_CHARS = 16_000  # ... and no more characters than this beyond the message asked for
@@ -368,8 +369,9 @@ class ContextView(ScrollView, can_focus=True):
         strips = [s.extend_cell_length(width).crop(0, width).apply_style(style) for s in strips]
         self._layout[i] = strips
         self.layouts_done += 1
-        while len(self._layout) > LAYOUT_CACHE:
-            self._layout.popitem(last=False)
+        lines = self.lines_laid_out
+        while lines > LAYOUT_CACHE_LINES and len(self._layout) > 1:
+            lines -= len(self._layout.popitem(last=False)[1])
         if self._heights[i] != len(strips) or not self._exact[i]:
             if self._heights[i] != len(strips):
                 self._heights[i] = len(strips)
@@ -593,8 +595,13 @@ class ContextView(ScrollView, can_focus=True):
     # ---- for tests and benchmarks ---------------------------------------------------------------------
     @property
     def blocks_laid_out(self) -> int:
-        """How many blocks are laid out and cached right now (bounded by LAYOUT_CACHE)."""
+        """How many blocks are laid out and cached right now."""
         return len(self._layout)
+
+    @property
+    def lines_laid_out(self) -> int:
+        """How many laid-out lines are cached right now (at most LAYOUT_CACHE_LINES, or one block's lines)."""
+        return sum(map(len, self._layout.values()))
 
     def visible_text(self) -> str:
         """The plain text of the lines in the viewport (what the annotator reads now)."""
