@@ -130,6 +130,48 @@ async def test_backspace_resume_note_and_back_change(iq_study):
     assert rows[-1].answer == {"labels": {"appropriateness": False}} and rows[-1].supersedes == rows[-2].id
 
 
+@pytest.mark.parametrize("size", [(80, 24), (110, 34)], ids=["compact-80x24", "wide-110x34"])
+async def test_a_check_key_keeps_every_pane_where_it_was_scrolled_and_a_new_item_starts_at_the_top(iq_study, size):
+    """Issue 12 (a newcomer's report): after each check key the conversation jumped back to its top and the
+    annotator lost their place. A check key redraws the same item: every pane keeps its scroll position; the
+    next item starts at the top."""
+    from annotator.widgets.context import ContextView
+
+    app = AnnotateApp(iq_study, "iq", "a1", show_timer=False)
+    async with app.run_test(size=size) as pilot:
+        await see_all(pilot)
+        context = app.screen.query_one("#iq-context", ContextView)
+        context.focus()
+        await pilot.press("home", "pagedown")  # the middle of the conversation
+        await pilot.pause()
+        middle = context.scroll_y
+        assert 0 < middle < context.max_scroll_y
+        shown = context.visible_text()
+        right = app.screen.query_one("#iq-right")
+        right.scroll_end(animate=False)  # the checks (compact: the right side scrolls as a whole)
+        await pilot.pause()
+        right_y = right.scroll_y
+        for n, key in enumerate(("t", "f", "t"), start=1):
+            await pilot.press(key)
+            await pilot.pause()
+            assert app.session.index == 0 and app.screen.partial is not None
+            assert len(app.screen.partial["labels"]) == n
+            assert app.screen.query_one("#iq-context", ContextView).scroll_y == middle
+            assert app.screen.query_one("#iq-context", ContextView).visible_text() == shown
+            assert app.screen.query_one("#iq-right").scroll_y == right_y
+        assert "▶ 4. best response" in str(app.screen.query_one(".dim.current").render())
+        await pilot.press("f")  # the last check: the item is answered and the next one shows from the top
+        await pilot.pause()
+        assert app.session.index == 1
+        assert app.screen.query_one("#iq-context", ContextView).scroll_y == 0
+        assert app.screen.query_one("#iq-right").scroll_y == 0
+    with Store.open(iq_study, mode="ro") as s:
+        rows = [r for r in s.annotations(s.get_study("iq").id) if r.status in ("partial", "answered")]
+    assert [r.status for r in rows] == ["partial", "partial", "partial", "answered"]
+    assert rows[-1].answer["labels"] == {"appropriateness": True, "relevance": False, "correctness": True,
+                                         "best_response": False}
+
+
 def test_item_quality_screen_snapshot(iq_study, snap_compare):
     app = AnnotateApp(iq_study, "iq", "a1", show_timer=False)
     async def read_then_answer(pilot):

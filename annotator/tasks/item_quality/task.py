@@ -127,7 +127,8 @@ class ItemQualityTask(TaskType):
         return ItemQualityView(
             store=store, context=ctx, persona=persona, details=details, metadata=extra, question=p.question, correct=correct,
             incorrect=incorrect, dimensions=view.settings["dimensions"],
-            help=view.settings.get("dimension_help") or {}, labels=self._labels(partial), previous=previous)
+            help=view.settings.get("dimension_help") or {}, labels=self._labels(partial), previous=previous,
+            unit_id=view.unit.id)
 
     # ---- outputs ----------------------------------------------------------------------------------------
     def answer_key(self, answer: dict[str, Any]) -> Any:

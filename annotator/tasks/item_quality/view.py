@@ -15,7 +15,8 @@ from annotator.widgets.seen import must_see
 class ItemQualityView(Horizontal):
     """context: (context_id, end) or None; persona: text or None; details: label -> value (question type,
     topic); metadata: more label -> value shown after the responses (the grounding when there is no persona);
-    labels: dimension -> bool given so far; previous: the stored answer's labels when revisiting."""
+    labels: dimension -> bool given so far; previous: the stored answer's labels when revisiting; unit_id: the
+    unit shown (a check key redraws the same unit in place: update_from)."""
 
     DEFAULT_CSS = """
     ItemQualityView { height: 1fr; }
@@ -38,8 +39,10 @@ class ItemQualityView(Horizontal):
 
     def __init__(self, store, context, persona: str | None, details: dict, question: str, correct: str,
                  incorrect: list[str], dimensions: list[str], help: dict[str, str], labels: dict[str, bool],
-                 previous: dict[str, bool] | None = None, metadata: dict | None = None) -> None:
+                 previous: dict[str, bool] | None = None, metadata: dict | None = None,
+                 unit_id: str | None = None) -> None:
         super().__init__()
+        self.unit_id = unit_id
         self.metadata = metadata or {}
         self.store, self.context, self.persona, self.details = store, context, persona, details
         self.question, self.correct, self.incorrect = question, correct, incorrect
@@ -85,21 +88,50 @@ class ItemQualityView(Horizontal):
                     yield must_see(Static(plain("\n".join(f"{visible(k)}: {visible(v)}"
                                                            for k, v in self.metadata.items())),
                                           classes="details metadata"), "the item's details")
-            current = next((d for d in self.dimensions if d not in self.labels), None)
             with Vertical(id="iq-dims") as box:
                 box.border_title = "Checks (True / False)"
-                for i, d in enumerate(self.dimensions, start=1):
-                    title = d.replace("_", " ")
-                    was = ""
-                    if self.previous and d in self.previous:
-                        was = f"  (stored: {'True' if self.previous[d] else 'False'})"
-                    if d in self.labels:
-                        yield Static(markup("✓ $i. $title: [b]$value[/b]", i=i, title=title,
-                                        value="True" if self.labels[d] else "False"),
-                                     classes="dim done")
-                    elif d == current:
-                        hint = f" — {self.help[d]}" if self.help.get(d) else ""
-                        yield must_see(Static(plain(f"▶ {i}. {title}{hint}{was}"), classes="dim current"),
-                                       "the current check")
-                    else:
-                        yield Static(plain(f"  {i}. {title}{was}"), classes="dim pending")
+                for text, cls in self.check_lines():
+                    line = Static(text, classes=cls)
+                    yield must_see(line, "the current check") if "current" in cls else line
+
+    def check_lines(self) -> list[tuple[object, str]]:
+        """(text, classes) of each check line, in the study's order: done ones with their answer, the current
+        one with its help, the pending ones (each with the stored answer when revisiting)."""
+        current = next((d for d in self.dimensions if d not in self.labels), None)
+        out: list[tuple[object, str]] = []
+        for i, d in enumerate(self.dimensions, start=1):
+            title = d.replace("_", " ")
+            was = ""
+            if self.previous and d in self.previous:
+                was = f"  (stored: {'True' if self.previous[d] else 'False'})"
+            if d in self.labels:
+                out.append((markup("✓ $i. $title: [b]$value[/b]", i=i, title=title,
+                                   value="True" if self.labels[d] else "False"), "dim done"))
+            elif d == current:
+                hint = f" — {self.help[d]}" if self.help.get(d) else ""
+                out.append((plain(f"▶ {i}. {title}{hint}{was}"), "dim current"))
+            else:
+                out.append((plain(f"  {i}. {title}{was}"), "dim pending"))
+        return out
+
+    def update_from(self, new: "ItemQualityView") -> bool:
+        """Show `new` in this mounted view when it is the same unit with other checks given (a check key): only
+        the check lines change, so the conversation, the persona and the item keep where they were scrolled to
+        (the annotator keeps their place). Returns False for another unit (or another layout): the caller mounts
+        `new`, which starts at the top."""
+        same = (self.is_mounted and new.unit_id is not None and new.unit_id == self.unit_id
+                and (new.context, new.persona, new.details, new.metadata, new.question, new.correct, new.incorrect,
+                     new.dimensions, new.help) == (self.context, self.persona, self.details, self.metadata,
+                                                   self.question, self.correct, self.incorrect, self.dimensions,
+                                                   self.help))
+        lines = self.query(".dim").results(Static) if same else []
+        lines = list(lines)
+        if not same or len(lines) != len(self.dimensions):
+            return False
+        self.labels, self.previous = new.labels, new.previous
+        for line, (text, cls) in zip(lines, self.check_lines()):
+            line.update(text)
+            line.set_classes(cls)
+            if "current" in cls:
+                must_see(line, "the current check")
+        return True
