@@ -127,6 +127,66 @@ async def test_a_page_turned_to_but_not_scrolled_through_does_not_count(paged_mc
     assert [r.answer["shown"] for r in _rows(paged_mcq, "m")] == ["B"]
 
 
+LONG_OPTION = ("This option keeps talking about the night train and the sleeper car. " * 200)[:PAGE_CHARS + 300]
+
+
+@pytest.fixture
+def two_paged_fields(db_file):
+    """A 3-page question and a 2-page option (the options are shown in a seeded order)."""
+    with Store.open(db_file, mode="create") as s:
+        s.import_items("q", "jsonl", [ItemIn(external_id="two", kind="mcq", payload=McqPayload(
+            question=LONG_QUESTION, options=["Trains", "Planes", "Cars", LONG_OPTION], correct_index=0).model_dump())])
+        create_study(s, StudySpec(name="m", task="mcq", datasets=["q"], annotators=["ana"], annotators_per_item=1))
+    return db_file
+
+
+def _on_screen(app, widget) -> int:
+    geo = app.screen.find_widget(widget)
+    return geo.region.intersection(geo.clip).height
+
+
+async def test_plus_turns_the_page_of_the_field_on_screen_and_never_one_out_of_sight(two_paged_fields):
+    """`+` turned the item's first field with a page left: with the long option on screen (the question scrolled
+    out of sight above), it turned the question, and the option stayed on its first page. It turns the field the
+    annotator sees; with no long field on screen, it turns the first one and brings it on screen."""
+    app = AnnotateApp(two_paged_fields, "m", "ana", show_timer=False)
+    async with app.run_test(size=(60, 16)) as pilot:
+        await _tracked(pilot)
+        question = app.screen.query_one(".question", PagedText)
+        option = next(w for w in app.screen.query(".option").results(PagedText) if w.pages == 2)
+        label = option.seen_label
+        pane = _pane_of(question)
+        pane.focus()
+        await pilot.press("end")  # the options: the long one's footer ("page 1/2: + next page") is on screen
+        await pilot.wait_for_animation()
+        await pilot.pause()
+        assert _on_screen(app, question) == 0 and _on_screen(app, option) > 0
+        await pilot.press("plus")
+        await pilot.pause()
+        assert (question.page, option.page) == (0, 1)
+        assert _on_screen(app, option) > 0
+        await _read_page(pilot, option)
+        assert f"{label} (1 of 2 pages left)" in _hint(app)  # its second page, read: its first one is left
+        assert "the question (3 of 3 pages left)" in _hint(app)  # no page of the question counted
+        # no long field on screen with a next page: the first one turns, and is brought on screen
+        await pilot.press("end")
+        await pilot.wait_for_animation()
+        await pilot.pause()
+        assert _on_screen(app, question) == 0
+        await pilot.press("plus")
+        await pilot.pause()
+        await pilot.pause()
+        assert (question.page, option.page) == (1, 1)
+        assert _on_screen(app, question) > 0
+        app.screen._observe()
+        assert "the question (3 of 3 pages left)" in _hint(app)  # page 2 is being shown, not read through yet
+        await pilot.press("a")
+        assert _rows(two_paged_fields, "m") == []
+        await see_all(pilot)
+        await pilot.press("a")
+    assert [r.answer["shown"] for r in _rows(two_paged_fields, "m")] == ["A"]
+
+
 async def test_adjudication_waits_for_every_page_of_a_long_option(db_file):
     from annotator.screens.adjudicate import AdjudicateApp
     from tests.test_adjudication import NAMES, _adjudications, _answer_plan, _mcq
@@ -244,7 +304,40 @@ def _expected(task: str, app) -> tuple[str, dict]:
             "judge_validation": ("answered", {"reflected": True})}[task]
 
 
-@pytest.mark.parametrize("size", [(60, 16), (80, 24)], ids=["60x16", "80x24"])
+SIZES = [(60, 16), (80, 24), (160, 50)]
+SIZE_IDS = ["60x16", "80x24", "160x50"]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+@pytest.mark.parametrize("task", list(FIRST_KEY))
+async def test_no_part_or_pane_is_cut_off_by_a_container_that_does_not_scroll(db_file, task, size):
+    """Every widget of the item panel lies inside its parent unless that parent scrolls it: a pane drawn past the
+    panel's edge has rows that no key brings on screen (an MCQ's question pane at 60x16 and 80x24 was laid out two
+    rows taller than the space left under the conversation: PgDn, which moves by the pane's height, jumped over
+    its last visible row, and the last row could never be shown)."""
+    from textual.containers import ScrollableContainer
+    from textual.scroll_view import ScrollView
+
+    _task_db(db_file, task)
+    app = AnnotateApp(db_file, "st", "ana", show_timer=False)
+    async with app.run_test(size=size) as pilot:
+        await _tracked(pilot)
+        await pilot.pause()
+        screen = app.screen
+        panel = screen.query_one("#item")
+        assert screen.find_widget(panel).region.height > 0
+        cut = []
+        for widget in panel.walk_children():
+            parent = widget.parent
+            if not widget.display or isinstance(parent, (ScrollableContainer, ScrollView)):
+                continue
+            region, outer = screen.find_widget(widget).region, screen.find_widget(parent).region
+            if region.height and region.intersection(outer) != region:
+                cut.append(f"{widget!r} at {region} outside {parent!r} at {outer}")
+        assert cut == []
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
 @pytest.mark.parametrize("task", list(FIRST_KEY))
 async def test_every_task_type_waits_for_every_part_and_each_can_be_scrolled_to(db_file, task, size):
     _task_db(db_file, task)
@@ -252,10 +345,12 @@ async def test_every_task_type_waits_for_every_part_and_each_can_be_scrolled_to(
     async with app.run_test(size=size) as pilot:
         await _tracked(pilot)
         assert list(dict.fromkeys(w.seen_label for w in app.screen.seen.parts)) == REQUIRED[task]
-        assert app.screen.seen.unseen(), "long fields: something must be below the fold at first"
-        await pilot.press(FIRST_KEY[task])
-        await pilot.pause()
-        assert _rows(db_file, "st") == []
+        below_the_fold = bool(app.screen.seen.unseen())
+        assert below_the_fold or size == (160, 50), "long fields: something must be below the fold at first"
+        if below_the_fold:
+            await pilot.press(FIRST_KEY[task])
+            await pilot.pause()
+            assert _rows(db_file, "st") == []
         await see_all(pilot, limit=400)  # fails when a part cannot be brought into view
         status, fields = _expected(task, app)
         await pilot.press(FIRST_KEY[task])
@@ -328,3 +423,40 @@ async def test_a_part_cut_off_by_its_own_height_never_counts_as_seen():
         tracker.observe()
         assert app.query_one("#cut").size.height == 3
         assert tracker.unseen_labels() == ["the cut text"]
+
+
+# ---- End jumps: the rows an animation passes are not read --------------------------------------------------------
+MIDDLE_QUESTION = " ".join(f"Sentence {i} of what the user said about their trips by train." for i in range(30))
+
+
+@pytest.mark.parametrize("animation", ["full", "none"])
+async def test_end_counts_only_what_it_shows_not_the_rows_the_scroll_passed(db_file, animation):
+    """A question longer than the pane at 60x16: End shows its last rows and the options; the rows between the
+    first screen and the last were never on screen at rest, so the decision is refused until they are. A row
+    counts only when it was on screen while the screen was still: an animated End passes over the middle rows
+    for a frame each (not read), and End without animation never draws them."""
+    with Store.open(db_file, mode="create") as s:
+        s.import_items("q", "jsonl", [ItemIn(external_id="mid", kind="mcq", payload=McqPayload(
+            question=MIDDLE_QUESTION, options=["Trains", "Planes", "Cars", "Boats"], correct_index=0).model_dump())])
+        create_study(s, StudySpec(name="m", task="mcq", datasets=["q"], annotators=["ana"], annotators_per_item=1))
+    app = AnnotateApp(db_file, "m", "ana", show_timer=False)
+    app.animation_level = animation
+    async with app.run_test(size=(60, 16)) as pilot:
+        await _tracked(pilot)
+        question = app.screen.query_one(".question", PagedText)
+        pane = _pane_of(question)
+        assert pane.max_scroll_y > 2 * pane.scrollable_content_region.height  # a middle no screen shows at rest
+        pane.focus()
+        await pilot.press("end")
+        await pilot.wait_for_animation()
+        await pilot.pause()
+        app.screen._observe()
+        assert pane.scroll_y == pane.max_scroll_y
+        assert "the question" in app.screen.seen.unseen_labels()
+        await pilot.press("a")
+        assert _rows(db_file, "m") == []
+        await pilot.press("home")
+        await pilot.wait_for_animation()
+        await see_all(pilot)  # PgDn by PgDn: every row at rest once
+        await pilot.press("b")
+    assert [(r.status, r.answer["shown"]) for r in _rows(db_file, "m")] == [("answered", "B")]

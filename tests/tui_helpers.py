@@ -17,8 +17,8 @@ def _pane_of(widget):
 
 async def see_all(pilot, limit: int = 300) -> int:
     """Press PgDn in the pane of the first part not seen yet (End in a stored conversation, which counts as seen once
-    its end was on screen; `+` on a long field whose page on screen was seen whole and has pages left) until every
-    part has been on screen.
+    its end was on screen; on a long field whose page on screen was seen whole and has pages left: PgUp/PgDn until
+    it is on screen, then `+` towards a page left after it, else `-`) until every part has been on screen.
     Returns the number of key presses it took; fails when a part cannot be reached by scrolling."""
     for _ in range(50):  # the item is tracked once it has been drawn
         screen = pilot.app.screen
@@ -32,17 +32,29 @@ async def see_all(pilot, limit: int = 300) -> int:
         if not unseen:
             return presses
         part = unseen[0]
-        if screen.seen.pages_left(part) and screen.seen.page_seen(part, part.page):
-            await pilot.press("plus")
-            await pilot.pause()
-            presses += 1
-            continue
         pane = _pane_of(part)
         assert pane is not None, f"{screen.seen.unseen_labels()} cannot be scrolled into view"
         if screen.focused is not pane:
             pane.focus()
-        # a stored conversation counts as seen once its end was on screen: End jumps there
-        await pilot.press("end" if getattr(pane, "seen_rule", "all") == "end" else "pagedown")
+        if screen.seen.pages_left(part) and screen.seen.page_seen(part, part.page):
+            # + and - turn the long field on screen: scroll back to it first, then turn towards a page left
+            geo = screen.find_widget(part)
+            if not geo.region.intersection(geo.clip).height:
+                await pilot.press("pageup" if geo.region.y < geo.clip.y else "pagedown")
+                await pilot.wait_for_animation()
+            else:
+                done = screen.seen.pages_done.get(id(part), set()) | {part.page}
+                ahead = any(p not in done for p in range(part.page + 1, part.pages))
+                await pilot.press("plus" if ahead else "minus")
+                await pilot.pause()
+            presses += 1
+            continue
+        # a stored conversation counts as seen once its end was on screen: End jumps there; a pane at its end with
+        # rows passed over (a jump) goes back to its top to be read down again
+        at_end = pane.scroll_y >= pane.max_scroll_y and pane.max_scroll_y > 0
+        rule_end = getattr(pane, "seen_rule", "all") == "end"
+        await pilot.press("end" if rule_end else ("home" if at_end else "pagedown"))
+        await pilot.wait_for_animation()  # rows count once the scroll came to rest (a reader's pause)
         presses += 1
     raise AssertionError(f"still not seen after {limit} presses: {screen.seen.unseen_labels()}")
 

@@ -77,7 +77,7 @@ class AnnotateScreen(Screen[None]):
         ("m", "flag the item \"needs review\" (or take the flag back) without answering it"),
         ("n", "write a note on the item"),
         ("tab", "next pane; ↑ ↓ PgUp PgDn Home End scroll the pane in focus"),
-        ("+ / -", "next / previous page of a long field (question, option, record, response)"),
+        ("+ / -", "next / previous page of the long field on screen (question, option, record, response)"),
         ("?", "this screen: the keys, then the study's guidelines"),
         ("q", "quit (every decision is already saved; reopening resumes at the first open item)"),
     ]
@@ -525,7 +525,7 @@ class AnnotateScreen(Screen[None]):
         await self._save(self.session.prepare("note", note=text))
 
     def action_page(self, step: int) -> None:
-        """Show the next (step 1) or previous (step -1) page of the item's long fields (widgets.paged_text)."""
+        """Show the next (step 1) or previous (step -1) page of the long field on screen (widgets.paged_text)."""
         from annotator.widgets.paged_text import turn_page
 
         if turn_page(self.query_one("#item", Vertical), step) is False:

@@ -2,8 +2,9 @@
 
 A field of any length draws in the time of one page: a 5 MB single-line question shows its first PAGE_CHARS
 characters and a line saying which page this is; `+` shows the next page and `-` the previous one (keys of the
-annotation and adjudication screens, through turn_page: forward, the item's first field with a page left). The text goes through annotator.safe_text:
-control characters become visible escapes and nothing in it is parsed as markup.
+annotation and adjudication screens, through turn_page: of the field on screen, so that a page never turns out of
+sight). The text goes through annotator.safe_text: control characters become visible escapes and nothing in it is
+parsed as markup.
 
 A field that is a part a decision is about (annotator/widgets/seen.py) counts as seen once every one of its pages
 has been seen whole: the field says which page it last drew on screen (`painted_page`, with a PageShown message),
@@ -101,11 +102,32 @@ class PagedText(Static):
 
 
 def turn_page(root: Any, step: int) -> bool | None:
-    """Turn a page of the long fields under root (a widget): step 1 shows the next page of the first field that
-    has one, -1 the previous page of the last field not on its first page. Returns True when a page turned, False
-    when there was none to turn, None when root has no long field."""
+    """Turn a page of a long field under root (a widget), the field the annotator is reading: of the fields with
+    a page in that direction (step 1: a next page, -1: a previous one), the one on screen whose "page N/M" line
+    is on screen, else the one with the most rows on screen; only when none is on screen the first such field
+    (-1: the last), which turn() then scrolls into view, so a page never turns where the annotator cannot see it.
+    Returns True when a page turned, False when there was none to turn, None when root has no long field."""
     fields = [w for w in root.query(PagedText) if w.pages > 1]
-    for field in (fields if step > 0 else list(reversed(fields))):
-        if field.turn(step):
-            return True
-    return False if fields else None
+    turnable = [w for w in fields if 0 <= w.page + step < w.pages]
+    if not turnable:
+        return False if fields else None
+    shown = [(w, _rows_on_screen(w)) for w in turnable]
+    seen = [(w, rows) for w, rows in shown if rows is not None and rows[1] > 0]
+    if seen:
+        footer = [w for w, (first, height) in seen if first + height >= w.size.height]
+        field = footer[0] if footer else max(seen, key=lambda pair: pair[1][1])[0]
+    else:
+        field = turnable[0] if step > 0 else turnable[-1]
+    return field.turn(step)
+
+
+def _rows_on_screen(widget: PagedText) -> tuple[int, int] | None:
+    """(first row, number of rows) of widget visible on screen now, None when it is not laid out."""
+    try:
+        geo = widget.screen.find_widget(widget)
+    except Exception:  # not on the screen's map (not displayed, not laid out)
+        return None
+    visible = geo.region.intersection(geo.clip).intersection(widget.screen.region)
+    if visible.height <= 0 or visible.width <= 0:
+        return (0, 0)
+    return (visible.y - geo.region.y, visible.height)

@@ -6,6 +6,11 @@ item: after every redraw and every scroll it records which rows of each part are
 container and the screen, not cut off at the side). A part counts as seen once each of its rows has been visible
 (shown whole at once, or scrolled through); a decision key is accepted only when every part is seen.
 
+A row counts only when it was on screen while the screen was still: the rows an animated scroll (End, Home,
+PgDn, PgUp) passes are on screen for a frame each, which nobody reads, so nothing is recorded while a scroll
+animation runs on a part or a pane around it, and what shows once it stops is. End therefore counts only the last
+screenful, as it does with animations turned off (then it jumps and draws nothing in between).
+
 A part may be a scrollable pane: then its rows are the pane's virtual content, and it counts as seen when its
 content has been scrolled through to the end. A conversation pane (annotator/widgets/context.py) draws only what
 is in its viewport and keeps count of the lines it drew: it is seen when it has drawn every line (`fully_seen`).
@@ -90,7 +95,7 @@ class SeenTracker:
     def observe(self) -> None:
         """Record the rows of every part that are visible now (for a paged field: of the page drawn now)."""
         for part in self.parts:
-            if not part.is_attached or not part.display:
+            if not part.is_attached or not part.display or _scrolling(part):
                 continue
             page = _page(part)
             if _pages(part) > 1 and getattr(part, "painted_page", None) != page:
@@ -213,6 +218,18 @@ def reveal_first_unseen(screen, unseen: list[Widget]) -> None:
         node = node.parent if node.parent is not screen else None
     if node is not None:
         screen.set_focus(node)
+
+
+def _scrolling(widget: Widget) -> bool:
+    """Whether the part or a pane around it is being scrolled by an animation (End, Home, PageDown): the rows
+    an animation passes are on screen for a frame, not read; what shows once it stops is observed then."""
+    animator = widget.app.animator
+    node = widget
+    while isinstance(node, Widget):
+        if animator.is_being_animated(node, "scroll_y") or animator.is_being_animated(node, "scroll_x"):
+            return True
+        node = node.parent
+    return False
 
 
 def _page(widget: Widget) -> int:

@@ -33,6 +33,7 @@ class McqView(Vertical):
     McqView .cant-tell.chosen { background: $accent 30%; color: $text; }
     McqView.no-context #qa { max-height: 100%; height: 1fr; }
     """
+    CONTEXT_MIN = 5  # rows the conversation pane keeps (its border and three lines)
 
     def __init__(self, question: str, options: list[str], chosen, store=None,
                  context: tuple[str, int | None] | None = None, snippet: list[Message] | None = None,
@@ -71,6 +72,19 @@ class McqView(Vertical):
                                self.option_label(i))
             cls = "cant-tell chosen" if self.chosen == "x" else "cant-tell"
             yield Static("[b]x[/b]  can't tell", classes=cls)
+
+    def on_resize(self, _event=None) -> None:
+        """Keep the question pane inside the panel: at most 80% of it and never more than what the conversation
+        pane's CONTEXT_MIN rows leave (CSS alone gives 80% + 5 rows, more than a panel lower than 25 rows has; the
+        pane's last rows were then drawn outside the panel, cut off, and PgDn, which moves by the pane's height,
+        jumped over a row that no key could bring on screen)."""
+        if self.context is None and self.snippet is None:
+            return
+        height = self.size.height
+        cap = max(3, min(height * 4 // 5, height - self.CONTEXT_MIN))
+        qa = self.query_one("#qa", VerticalScroll)
+        if qa.styles.max_height is None or qa.styles.max_height.cells != cap:
+            qa.styles.max_height = cap
 
     def option_label(self, i: int) -> str:
         """How "scroll to see ..." names option i: "option C", or "True" / "False" on a T/F item."""
