@@ -12,7 +12,7 @@ about S characters for each scale S (the published context_length_in_letters of 
 The same questions are imported once without any conversation (the baseline) and once per scale.
 
 Figures:
-1. start-up: seconds from process start to the first item on screen (a child process per run, headless), for a
+1. start-up: seconds from process start to the first item on screen (a child process per run, headless, 120x40), for a
    minimal Textual app, for the questions without conversations and for the questions with the largest scale;
    ratios: prefval over Textual, and with a conversation over without (target <= 1.5); wall-clock and CPU seconds
    (CPU: of the child process, less disturbed by other programs on a shared machine), runs of the three
@@ -56,6 +56,9 @@ def rss_mb():
         return int(f.read().split()[1]) * 4096 / 1e6
 
 
+SIZE = (120, 40)  # both apps: a fixed terminal size (headless, Textual's first guess and its driver's differed by a
+# line, and the resize that followed laid out and painted every screen a second time, which no terminal does)
+
 if mode == "minimal":
     from textual.app import App
     from textual.widgets import Static
@@ -68,19 +71,24 @@ if mode == "minimal":
             print(f"FIRST {time.time() - t0:.4f}")
             print(f"CPU {time.process_time():.4f}")
             self.exit()
-    Minimal().run(headless=True)
+    Minimal().run(headless=True, size=SIZE)
 elif mode == "first":
     db, study, who = sys.argv[3], sys.argv[4], sys.argv[5]
     from annotator.app import AnnotateApp
     class Timed(AnnotateApp):
         def on_mount(self):
-            super().on_mount()
+            # Textual calls the on_mount of every class in the MRO: AnnotateApp's runs after this one (a super() call
+            # here pushed a second annotation screen, and the figure counted two screens built)
             self.call_after_refresh(self.first)
         def first(self):
+            drawn = getattr(self.screen, "items_drawn", None)
+            if drawn == 0 or (drawn is None and not self.session.finished):  # no item drawn yet: after the next refresh
+                self.call_after_refresh(self.first)
+                return
             print(f"FIRST {time.time() - t0:.4f}")
             print(f"CPU {time.process_time():.4f}")
             self.exit()
-    Timed(db, study, who, show_timer=False).run(headless=True)
+    Timed(db, study, who, show_timer=False).run(headless=True, size=SIZE)
 else:  # scroll: PageDown from top to bottom, then End on a fresh item view
     import asyncio
     db, study, who = sys.argv[3], sys.argv[4], sys.argv[5]
