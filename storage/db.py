@@ -696,6 +696,8 @@ def _connect(path: str, mode: str):
 
 def open_database(path: str | Path = ":memory:", mode: str | None = None) -> sqlite_utils.Database:
     """Open a prefval SQLite file: busy timeout, foreign keys on, and for writing modes WAL and the schema migrated.
+    sqlite-utils plugins are not run on the connection: prefval's SQL uses none of their functions, and looking for
+    them read the metadata of every installed package each time a database was opened.
 
     mode (required for a file; ":memory:" is always a fresh database):
       "ro"     read only: the file must exist and be a prefval database at the current schema. Opened with SQLite's
@@ -711,7 +713,7 @@ def open_database(path: str | Path = ":memory:", mode: str | None = None) -> sql
     import sqlite3
 
     if str(path) == ":memory:":
-        db = sqlite_utils.Database(memory=True)
+        db = sqlite_utils.Database(memory=True, execute_plugins=False)
         db.execute("PRAGMA foreign_keys = ON")
         migrate(db)
         return db
@@ -731,7 +733,7 @@ def open_database(path: str | Path = ":memory:", mode: str | None = None) -> sql
             what = "an empty file" if not tables else f"another application's database (tables: " \
                    f"{', '.join(sorted(tables)[:5])}{', ...' if len(tables) > 5 else ''})"
             raise PrefvalError(f"{path}: not a prefval database ({what}); nothing was changed")
-        db = sqlite_utils.Database(conn)
+        db = sqlite_utils.Database(conn, execute_plugins=False)
         db.execute("PRAGMA foreign_keys = ON")
         version = _schema_version(db)
         if version > SCHEMA_VERSION:

@@ -74,7 +74,7 @@ class ItemIn(Model):
     source: dict[str, Any] | None = None
 
 
-class ItemSource(BaseModel):
+class ItemSource(Model):
     """An item's pointer to its original record (ItemIn.source), as `Store.item_sources` returns it."""
 
     external_id: str
