@@ -82,6 +82,10 @@ class AnnotateScreen(Screen[None]):
         ("q", "quit (every decision is already saved; reopening resumes at the first open item)"),
     ]
 
+    # the text fields: id -> (prompt, Input options)
+    FIELDS = {"note": ("note for this item (enter saves, escape cancels)", {}),
+              "goto": ("go to item number (enter goes, escape cancels)", {"type": "integer"})}
+
     def __init__(self, session: Session, show_timer: bool = True) -> None:
         super().__init__()
         self.session = session
@@ -107,11 +111,7 @@ class AnnotateScreen(Screen[None]):
         yield Static("", id="state")
         yield Static("", id="hint")  # one line always, so that the hint coming and going never moves the item
         yield Static("", id="keys")
-        yield Input(placeholder="note for this item (enter saves, escape cancels)", id="note", disabled=True,
-                    classes="field")
-        yield Input(placeholder="go to item number (enter goes, escape cancels)", id="goto", disabled=True,
-                    classes="field", type="integer")
-        yield KeyLine(self.BINDINGS)
+        yield KeyLine(self.BINDINGS)  # the text fields (note, go to) are mounted above it when first opened
 
     async def on_mount(self) -> None:
         self._size_classes()
@@ -454,9 +454,9 @@ class AnnotateScreen(Screen[None]):
         else:
             self.notify("Every item is answered or skipped (l lists them).", timeout=3)
 
-    def action_goto(self) -> None:
+    async def action_goto(self) -> None:
         if not self._refuse_while_saving():
-            self._open_field("goto", "")
+            await self._open_field("goto", "")
 
     async def action_item_list(self, start: str = "a") -> None:
         from annotator.screens.item_list import ItemListScreen  # DataTable: loaded on demand
@@ -478,15 +478,21 @@ class AnnotateScreen(Screen[None]):
             return
         await self._save(s.prepare("unflag" if s.is_flagged() else "flag"))
 
-    def action_note(self) -> None:
+    async def action_note(self) -> None:
         if self.session.finished:
             return
         earlier = self.session.notes()
-        self._open_field("note", f"earlier note: {visible(earlier[-1], layout=False)}  (a new note is added; enter "
+        await self._open_field("note", f"earlier note: {visible(earlier[-1], layout=False)}  (a new note is added; enter "
                          "saves, escape cancels)" if earlier else "note for this item (enter saves, escape cancels)")
 
-    def _open_field(self, name: str, placeholder: str) -> None:
-        field = self.query_one(f"#{name}", Input)
+    async def _open_field(self, name: str, placeholder: str) -> None:
+        """Show and focus the text field `name` ("note" or "goto"; FIELDS), empty; placeholder: its prompt ("": the
+        field's own). A field is mounted when first opened (most sessions never open one), then kept hidden."""
+        field = next(iter(self.query(f"#{name}").results(Input)), None)
+        if field is None:
+            prompt, options = self.FIELDS[name]
+            field = Input(placeholder=prompt, id=name, classes="field", **options)
+            await self.mount(field, before=self.query_one(KeyLine))
         if placeholder:
             field.placeholder = placeholder
         field.disabled = False
