@@ -8,13 +8,15 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from textual.app import App
-
 from annotator import collector
-from annotator.crash import OneLineCrash
-from annotator.screens.annotate import AnnotateScreen
-from annotator.session import Session
-from storage.store import Store
+
+with collector.paused_while_loading():
+    from textual.app import App
+
+    from annotator.crash import OneLineCrash
+    from annotator.screens.annotate import AnnotateScreen
+    from annotator.session import Session
+    from storage.store import Store
 
 
 class AnnotateApp(OneLineCrash, App[None]):

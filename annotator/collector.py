@@ -17,6 +17,24 @@ _frozen = False
 _paused = False  # whether collect_after_paint has paused the collector and not given it back yet
 
 
+@contextlib.contextmanager
+def paused_while_loading():
+    """No cyclic collection inside the block (the modules of an app being imported), and every object alive at its
+    end frozen (gc.freeze, as freeze_startup_objects); the collector is given back as it was. Importing the
+    annotation screen's modules (Textual, pydantic, sqlite-utils, prefval's own) creates some 50,000 objects that
+    stay alive as long as the process, and as their number grew the collector walked them again and again, in a
+    full collection among others, finding nothing to free: 20-40 ms of CPU, a tenth of the screen's start-up
+    (bench/tui.py). Frozen, they are not walked when the collector runs again."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was_enabled:
+            gc.enable()
+
+
 def freeze_startup_objects() -> None:
     """gc.freeze() once per process: every object alive now (modules, classes, the app and its session) leaves
     the collector's generations, so that a full collection no longer walks them (10-30 ms instead of 25-90 ms of
