@@ -282,7 +282,7 @@ REQUIRED = {
     "pairwise": ["the left preference", "the left conversation", "the right preference", "the right conversation"],
     "rubric": ["the preference", "the query", "the answer", "the levels of Preference awareness"],
     "item_quality": ["the end of the conversation", "the persona", "the item's details", "the question",
-                     "the correct response", "the incorrect responses", "the current check"],
+                     "the correct response", "the incorrect responses", "check 1 (appropriateness)"],
     "judge_validation": ["the preference", "the response"],
 }
 FIRST_KEY = {"mcq": "a", "easy_test": "a", "blind_test": "a", "persona_filter": "k", "gold_label": "1",
@@ -398,6 +398,34 @@ async def test_item_quality_waits_for_the_end_of_its_conversation_once_per_conve
     rows = _rows(db_file, "iq")
     assert [(r.status, r.answer["labels"]) for r in rows] == [("answered", {"relevance": True}),
                                                                ("answered", {"relevance": False})]
+
+
+async def test_each_item_quality_check_is_seen_before_it_is_answered(db_file):
+    """Every check line was labelled "the current check", and a label seen on the item counts for the rest of the
+    session: after answering check 1, check 2 (drawn below, out of sight at 60x16) counted as seen at once and took
+    an answer. Each check has its own label now."""
+    _task_db(db_file, "item_quality")
+    app = AnnotateApp(db_file, "st", "ana", show_timer=False)
+    async with app.run_test(size=(60, 16)) as pilot:
+        await _tracked(pilot)
+        await see_all(pilot)
+        right = app.screen.query_one("#iq-right")
+        right.focus()
+        await pilot.press("home")  # back to the persona: the checks are out of sight
+        await pilot.wait_for_animation()
+        await pilot.press("t")  # check 1 was on screen: its answer is kept
+        await pilot.pause()
+        current = app.screen.query_one(".dim.current")
+        assert "2. relevance" in str(current.render()) and _on_screen(app, current) == 0
+        await pilot.press("f")
+        await pilot.pause()
+        assert [r.answer["labels"] for r in _rows(db_file, "st")] == [{"appropriateness": True}]
+        assert "Not saved: first scroll to see check 2 (relevance)." in _notices(app)
+        await see_all(pilot)
+        await pilot.press("f")
+        await pilot.pause()
+    assert [r.answer["labels"] for r in _rows(db_file, "st")] == [
+        {"appropriateness": True}, {"appropriateness": True, "relevance": False}]
 
 
 async def test_a_part_cut_off_by_its_own_height_never_counts_as_seen():

@@ -309,7 +309,7 @@ def test_item_quality_persona_from_the_system_message_and_responses_split_by_the
         "    PagedText.incorrect !the incorrect responses: Incorrect  a ham",
         "    PagedText.incorrect !the incorrect responses: Incorrect  a kite",
         "  Vertical#iq-dims <Checks (True / False)>",
-        "    Static.current.dim !the current check: ▶ 1. answerable — the history says  (stored: True)",
+        "    Static.current.dim !check 1 (answerable): ▶ 1. answerable — the history says  (stored: True)",
         "    Static.dim.pending:   2. single correct  (stored: False)",
     ]
 
@@ -332,9 +332,9 @@ def test_item_quality_without_persona_shows_the_metadata_and_labels_in_progress(
         "    Static.details.metadata !the item's details: grounding: turn 2",
         "  Vertical#iq-dims <Checks (True / False)>",
         "    Static.dim.done: ✓ 1. answerable: True",
-        "    Static.current.dim !the current check: ▶ 2. single correct",
+        "    Static.current.dim !check 2 (single correct): ▶ 2. single correct",
     ]
     no_context = _item("mcq", payload)
     lines = outline(get_task("item_quality").compose_item(_view(no_context, settings={"dimensions": ["answerable"]}),
                                                           None, None))
-    assert lines[0] == "VerticalScroll#iq-right" and lines[-1] == "    Static.current.dim !the current check: ▶ 1. answerable"
+    assert lines[0] == "VerticalScroll#iq-right" and lines[-1] == "    Static.current.dim !check 1 (answerable): ▶ 1. answerable"

@@ -273,7 +273,7 @@ def test_item_quality_everything_shown_second_check_current():
         "    Static.details.metadata !the item's details: grounding: turn 3",
         "  Vertical#iq-dims <Checks (True / False)>",
         "    Static.dim.done: ✓ 1. answerable: False",
-        "    Static.current.dim !the current check: ▶ 2. single correct — only one response fits  (stored: False)",
+        "    Static.current.dim !check 2 (single correct): ▶ 2. single correct — only one response fits  (stored: False)",
         "    Static.dim.pending:   3. grounded  (stored: True)",
     ]
 
@@ -287,7 +287,7 @@ def test_item_quality_bare_item_first_check_current_then_all_done():
         "    PagedText.incorrect !the incorrect responses: Incorrect  a ham",
         "    PagedText.incorrect !the incorrect responses: Incorrect  a kite",
         "  Vertical#iq-dims <Checks (True / False)>",
-        "    Static.current.dim !the current check: ▶ 1. answerable",
+        "    Static.current.dim !check 1 (answerable): ▶ 1. answerable",
         "    Static.dim.pending:   2. single correct",
         "    Static.dim.pending:   3. grounded",
     ]

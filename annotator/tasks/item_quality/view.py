@@ -90,15 +90,17 @@ class ItemQualityView(Horizontal):
                                           classes="details metadata"), "the item's details")
             with Vertical(id="iq-dims") as box:
                 box.border_title = "Checks (True / False)"
-                for text, cls in self.check_lines():
+                for text, cls, label in self.check_lines():
                     line = Static(text, classes=cls)
-                    yield must_see(line, "the current check") if "current" in cls else line
+                    yield must_see(line, label) if label else line
 
-    def check_lines(self) -> list[tuple[object, str]]:
-        """(text, classes) of each check line, in the study's order: done ones with their answer, the current
-        one with its help, the pending ones (each with the stored answer when revisiting)."""
+    def check_lines(self) -> list[tuple[object, str, str | None]]:
+        """(text, classes, label) of each check line, in the study's order: done ones with their answer, the
+        current one with its help, the pending ones (each with the stored answer when revisiting). The current
+        check is a part the decision is about, labelled with its number and name ("check 2 (relevance)"): a label
+        of its own, so that the next check, drawn where it may be out of sight, is not taken for the one seen."""
         current = next((d for d in self.dimensions if d not in self.labels), None)
-        out: list[tuple[object, str]] = []
+        out: list[tuple[object, str, str | None]] = []
         for i, d in enumerate(self.dimensions, start=1):
             title = d.replace("_", " ")
             was = ""
@@ -106,12 +108,12 @@ class ItemQualityView(Horizontal):
                 was = f"  (stored: {'True' if self.previous[d] else 'False'})"
             if d in self.labels:
                 out.append((markup("✓ $i. $title: [b]$value[/b]", i=i, title=title,
-                                   value="True" if self.labels[d] else "False"), "dim done"))
+                                   value="True" if self.labels[d] else "False"), "dim done", None))
             elif d == current:
                 hint = f" — {self.help[d]}" if self.help.get(d) else ""
-                out.append((plain(f"▶ {i}. {title}{hint}{was}"), "dim current"))
+                out.append((plain(f"▶ {i}. {title}{hint}{was}"), "dim current", f"check {i} ({title})"))
             else:
-                out.append((plain(f"  {i}. {title}{was}"), "dim pending"))
+                out.append((plain(f"  {i}. {title}{was}"), "dim pending", None))
         return out
 
     def update_from(self, new: "ItemQualityView") -> bool:
@@ -129,9 +131,9 @@ class ItemQualityView(Horizontal):
         if not same or len(lines) != len(self.dimensions):
             return False
         self.labels, self.previous = new.labels, new.previous
-        for line, (text, cls) in zip(lines, self.check_lines()):
+        for line, (text, cls, label) in zip(lines, self.check_lines()):
             line.update(text)
             line.set_classes(cls)
-            if "current" in cls:
-                must_see(line, "the current check")
+            if label:
+                must_see(line, label)
         return True
