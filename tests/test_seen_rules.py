@@ -428,6 +428,40 @@ async def test_each_item_quality_check_is_seen_before_it_is_answered(db_file):
         {"appropriateness": True}, {"appropriateness": True, "relevance": False}]
 
 
+@pytest.mark.parametrize("size", [(60, 16), (80, 24)], ids=["60x16", "80x24"])
+async def test_a_rubric_score_keeps_the_item_pane_where_it_was_and_waits_for_the_next_levels(db_file, size):
+    """A score key redraws the same item: the item pane (a long answer) keeps where it was scrolled to instead of
+    jumping back to its top; the rubric pane shows the next dimension, whose levels must be on screen before its
+    score is taken."""
+    _task_db(db_file, "rubric")
+    app = AnnotateApp(db_file, "st", "ana", show_timer=False)
+    async with app.run_test(size=size) as pilot:
+        await _tracked(pilot)
+        await see_all(pilot)
+        item = app.screen.query_one("#rb-item")
+        assert item.max_scroll_y > 0
+        item.focus()
+        await pilot.press("home", "pagedown")
+        await pilot.wait_for_animation()
+        where = item.scroll_y
+        assert 0 < where <= item.max_scroll_y
+        await pilot.press("3")
+        await pilot.pause()
+        assert [r.answer["scores"] for r in _rows(db_file, "st")] == [{"awareness": 3}]
+        item = app.screen.query_one("#rb-item")
+        assert item.scroll_y == where
+        assert app.screen.query_one("#rb-dims").scroll_y == 0
+        assert "▶ 2." in str(app.screen.query_one("#rb-dims .dim.current").render())
+        app.screen._observe()
+        unseen = app.screen.seen.unseen_labels()
+        assert unseen and all(label.startswith("the levels of ") for label in unseen)
+        await see_all(pilot)
+        assert item.scroll_y == where  # the levels were read in the rubric pane: the item did not move
+        await pilot.press("4")
+        await pilot.pause()
+    assert [r.answer["scores"] for r in _rows(db_file, "st")] == [{"awareness": 3}, {"awareness": 3, "alignment": 4}]
+
+
 async def test_a_part_cut_off_by_its_own_height_never_counts_as_seen():
     """A Static whose box is lower than its text (max-height, no scrolling) shows only its first rows: the tracker
     must not take those rows for the whole part."""

@@ -8,6 +8,7 @@ has been on screen (annotator/widgets/seen.py); the state line then says what to
 """
 from __future__ import annotations
 
+import inspect
 import weakref
 
 from rich.markup import escape
@@ -144,9 +145,10 @@ class AnnotateScreen(Screen[None]):
         panel = self.query_one("#item", Vertical)
         new = s.task.compose_item(view, self.partial, s.store)
         old = panel.children[0] if len(panel.children) == 1 else None
-        # A view that can show the next item in place (same layout, same context) is updated, not remounted.
-        self._in_place = bool(old is not None and type(old) is type(new) and hasattr(old, "update_from")
-                              and old.update_from(new))
+        # A view that can show the next item in place (same layout, same context), or the same item after one step of
+        # a multi-step decision, is updated, not remounted (update_from may be a coroutine: it mounts new lines).
+        in_place = old is not None and type(old) is type(new) and hasattr(old, "update_from") and old.update_from(new)
+        self._in_place = bool(await in_place if inspect.isawaitable(in_place) else in_place)
         if not self._in_place:
             if self.focused is not None and not self._note_open():
                 self.set_focus(None)  # never leave focus on a widget that is about to be removed

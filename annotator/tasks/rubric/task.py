@@ -184,7 +184,7 @@ class RubricTask(TaskType):
             previous = view.answer.get("scores") or {}
         return RubricView(preference=p.preference, query=p.query, answer=p.answer,
                           rubric=study_rubric(view.settings), scores=scores, previous=previous,
-                          calibration=calibration, reference=reference)
+                          calibration=calibration, reference=reference, unit_id=view.unit.id)
 
     # ---- outputs ----------------------------------------------------------------------------------------
     def disagrees(self, answers: list[dict[str, Any]], settings: dict[str, Any]) -> bool:
