@@ -334,6 +334,12 @@ async def test_no_part_or_pane_is_cut_off_by_a_container_that_does_not_scroll(db
             region, outer = screen.find_widget(widget).region, screen.find_widget(parent).region
             if region.height and region.intersection(outer) != region:
                 cut.append(f"{widget!r} at {region} outside {parent!r} at {outer}")
+        for pane in panel.query("*"):
+            # a pane that scrolls its own content pages by its own height: all of it must be on screen
+            if isinstance(pane, (ScrollableContainer, ScrollView)) and pane.display and pane.max_scroll_y > 0:
+                geo = screen.find_widget(pane)
+                if geo.region.intersection(geo.clip) != geo.region:
+                    cut.append(f"{pane!r} scrolls but shows only {geo.region.intersection(geo.clip)} of {geo.region}")
         assert cut == []
 
 
