@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterator, get_args
 from storage.db import now_iso, write_transaction
 from storage.errors import PrefvalError
 from storage.models import Item, Status, Study, Unit, content_hash, new_id
+from storage.textfile import regular_file
 from storage.studies import unit_quota
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -408,11 +409,7 @@ def bundle_connection(path: str) -> Iterator[sqlite3.Connection]:
     removed on leaving. Raises PrefvalError (one line) for a missing file, a file that is not SQLite, or one
     that is truncated or corrupt (PRAGMA quick_check).
     """
-    p = Path(path)
-    if p.is_dir():
-        raise PrefvalError(f"{path}: is a folder, not a bundle file")
-    if not p.is_file():
-        raise PrefvalError(f"{path}: no such bundle file")
+    p = regular_file(path, "bundle file")
     with open(p, "rb") as fh:
         head = fh.read(len(SQLITE_MAGIC))
     if head != SQLITE_MAGIC:

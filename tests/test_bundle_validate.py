@@ -219,7 +219,7 @@ def test_every_task_type_checks_its_own_answers():
 def test_merge_of_a_folder_says_it_is_a_folder(blind_main, tmp_path, capsys):
     digest = _sha(blind_main)
     rc, _, err = _run(capsys, ["bundle", "merge", str(tmp_path), "--db", blind_main])
-    assert rc == 1 and err.count("\n") == 0 and f"{tmp_path}: is a folder, not a bundle file" in err, err
+    assert rc == 1 and err.count("\n") == 0 and f"{tmp_path}: not a regular file (a directory)" in err, err
     assert _sha(blind_main) == digest
 
 

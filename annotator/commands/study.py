@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from annotator.safe_text import echo, visible
 from storage.errors import PrefvalError
-from storage.textfile import read_text
+from storage.textfile import read_text, regular_file
 
 
 def _parse_options(pairs: list[str]) -> dict:
@@ -127,10 +126,7 @@ def run_create(args: argparse.Namespace) -> int:
         raise PrefvalError("--sample must be at least 1")
     guidelines = None
     if args.guidelines:
-        path = Path(args.guidelines)
-        if not path.is_file():
-            raise PrefvalError(f"{path}: no such file")
-        guidelines = read_text(path)
+        guidelines = read_text(regular_file(args.guidelines, "guidelines file"))
     names = [n.strip() for n in (args.annotators or "").split(",") if n.strip()]
     spec = StudySpec(name=args.name, task=args.task, datasets=args.dataset, sample=args.sample, seed=args.seed,
                      annotators_per_item=args.annotators_per_item, annotators=names, guidelines=guidelines,

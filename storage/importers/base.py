@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from storage.errors import InputError, PrefvalError
 from storage.models import ContextIn, ItemIn
-from storage.textfile import read_text
+from storage.textfile import read_text, regular_file
 
 
 @dataclass
@@ -42,14 +42,11 @@ def file_sha256(paths: list[Path]) -> str:
 
 
 def check_paths(paths: list[str | Path]) -> list[Path]:
-    """Paths as Path objects; raises PrefvalError for one that is missing or not a file."""
+    """Paths as Path objects; raises PrefvalError (one line naming the path) for one that is missing, not a regular
+    file (a directory, /dev/null, a FIFO: see storage.textfile.regular_file) or empty."""
     out = []
     for p in paths:
-        p = Path(p)
-        if p.is_dir():
-            raise PrefvalError(f"{p}: is a directory, not a file")
-        if not p.is_file():
-            raise PrefvalError(f"{p}: no such file")
+        p = regular_file(p)
         if p.stat().st_size == 0:
             raise PrefvalError(f"{p}: empty file")
         out.append(p)
@@ -85,11 +82,9 @@ def load_yaml_or_json(path: str | Path, what: str = "file") -> Any:
     """Parse a small settings file: .json as JSON, anything else as YAML (safe_load).
 
     what: how the file is named in errors ("rubric file", "mapping file"). Raises PrefvalError (one line naming
-    the file) when it is missing or does not parse.
+    the file) when it is missing, not a regular file, or does not parse.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise PrefvalError(f"{p}: no such {what}")
+    p = regular_file(path, what)
     is_json = p.suffix.lower() == ".json"
     try:
         text = read_text(p)

@@ -35,7 +35,7 @@ MCQ = {"question": "Which?", "options": ["red", "green", "blue"]}
 
 # ---- shared readers (storage/importers/base.py) ---------------------------------------------------------------
 def test_check_paths_names_the_problem(tmp_path):
-    assert _error(PrefvalError, check_paths, [tmp_path]) == f"{tmp_path}: is a directory, not a file"
+    assert _error(PrefvalError, check_paths, [tmp_path]) == f"{tmp_path}: not a regular file (a directory)"
     assert _error(PrefvalError, check_paths, [tmp_path / "gone.csv"]) == f"{tmp_path / 'gone.csv'}: no such file"
     empty = _write(tmp_path, "empty.csv", "")
     assert _error(PrefvalError, check_paths, [empty]) == f"{empty}: empty file"

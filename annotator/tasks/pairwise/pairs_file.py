@@ -12,7 +12,7 @@ from typing import Any
 
 from storage.errors import InputError, PrefvalError
 from storage.models import Item
-from storage.textfile import read_text
+from storage.textfile import read_text, regular_file
 
 
 def _rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -47,9 +47,7 @@ def read_pairs(path: str, a_by_id: dict[str, Item], b_by_id: dict[str, Item],
     a_by_id / b_by_id: external id -> item of dataset A / B. Raises PrefvalError (InputError) for a missing file,
     an empty file, a row without a_id/b_id, an id not in its dataset, or a pair listed twice.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise PrefvalError(f"{p}: no such pairs file")
+    p = regular_file(path, "pairs file")
     pairs: list[tuple[Item, Item]] = []
     seen: set[tuple[str, str]] = set()
     for record, row in _rows(p):
