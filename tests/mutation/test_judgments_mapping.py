@@ -173,3 +173,11 @@ def test_records_checked_before_anything_is_written(store):
     assert (again.n_added, again.n_present, again.n_assigned) == (0, 1, 0)
     judge = next(a for a in store.annotators() if a.name == "judge")
     assert (judge.kind, judge.model) == ("llm", "m-1")
+
+
+def test_mcq_choice_that_is_no_index_letter_or_text_names_the_file():
+    # "purple" is no digit, no letter form and no option's text: parse_index's error, with this record's file
+    assert err(j._mcq, rec({"choice": "purple"}), MCQ, None, {}) == (
+        "judged.jsonl: line 3: field 'choice': expected a 0-based index, a letter or an option's text, got 'purple'")
+    assert err(j._mcq, rec({"choice": True}), MCQ, None, {}) == (  # a boolean names no option of a 3-option item
+        "judged.jsonl: line 3: field 'choice': expected an index or a letter, got True")
