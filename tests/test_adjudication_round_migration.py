@@ -128,6 +128,7 @@ def test_a_writing_open_converts_the_rounds_with_the_old_gold_labels(old_db, cap
         ext = {u.id: s.get_item(u.item_id).external_id for u in s.units(gold.id)}
         log = [(ext[a.unit_id], a.kind, a.answer, names[a.adjudicator_id], a.reason)
                for a in s.adjudication_log(gold.id)]
+        converted = [a.submitted_at for a in s.adjudication_log(gold.id) if a.reason]
         studies = {st.name: st for st in s.studies(include_archived=True)}
         visible = [st.name for st in s.studies()]
         events = [e.payload["name"] for e in s.events(kind="study_archived") if "reason" in e.payload]
@@ -140,6 +141,11 @@ def test_a_writing_open_converts_the_rounds_with_the_old_gold_labels(old_db, cap
         ("g8", "final", {"label": 1}, "dee",
          "converted from the adjudication round study 'adj' (strict majority of its annotators: dee apply)"),
     ]
+    # the converted rows are one microsecond apart, so that the log keeps the round's order
+    import datetime
+
+    first, second = (datetime.datetime.fromisoformat(str(t)) for t in converted)
+    assert second - first == datetime.timedelta(microseconds=1)
     assert visible == ["gold"] and sorted(events) == ["adj", "adj_arch", "adj_old"]
     assert studies["adj"].settings["adjudication_round"] == "converted into 2 adjudication(s) of 'gold'"
     assert studies["adj_old"].settings["adjudication_round"].startswith("not converted: a later")

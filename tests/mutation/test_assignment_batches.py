@@ -1,6 +1,7 @@
 """A big named assignment (storage/studies.py add_assignments) is written in batches of BATCH_ROWS rows, each its own
-transaction, and every batch keeps the study, positions and seeds of its rows (README, "Mutation testing").
-BATCH_ROWS is set to 2 here so that five rows make three batches (2 + 2 + 1)."""
+transaction, and every batch keeps the study, positions and seeds of its rows; existing rows are found however
+many there are; released rows are not held (README, "Mutation testing"). In the `st` fixture BATCH_ROWS is set to
+2, so that five rows make three batches (2 + 2 + 1)."""
 from __future__ import annotations
 
 import sqlite3
@@ -65,3 +66,29 @@ def test_inside_a_callers_transaction_nothing_is_split(st):
         with write_transaction(store.db):
             store.add_assignments(study.id, rows)
     assert _rows(store, study.id) == []  # one transaction: all or nothing
+
+
+def test_ids_past_the_first_thousand_are_looked_up_too(store):
+    # 11 units x 100 annotators = 1100 rows in one batch (under BATCH_ROWS): the existing ids are looked up 500 at a
+    # time (0-499, 500-999, 1000-1099), so a second call finds all 1100 and adds none
+    store.import_items("ds", "jsonl", [ItemIn(external_id=f"i{k:02d}", kind="persona_record", payload={"text": str(k)})
+                                       for k in range(11)])
+    ids = [r[0] for r in store.db.execute("SELECT id FROM items ORDER BY external_id")]
+    study = store.create_study("s", "persona_filter", {"annotators_per_item": 100}, 1, [(i, None, {}) for i in ids])
+    units = store.units(study.id)
+    people = [store.ensure_annotator(f"a{k:03d}") for k in range(100)]
+    rows = [(u.id, a.id, pos, 1) for a in people for pos, u in enumerate(units)]
+    assert len(rows) == 1100
+    assert store.add_assignments(study.id, rows) == 1100
+    assert store.add_assignments(study.id, rows) == 0
+    assert store.db.execute("SELECT COUNT(*) FROM assignments").fetchone()[0] == 1100
+
+
+def test_an_annotator_whose_units_were_all_released_holds_none(st):
+    store, study, _other, units = st
+    ann, bo = store.ensure_annotator("ann"), store.ensure_annotator("bo")
+    store.add_assignments(study.id, [(units[0].id, ann.id, 0, 1), (units[1].id, bo.id, 0, 1),
+                                     (units[2].id, bo.id, 1, 1)])
+    assert store.release_assignments(study.id, ann.id) == 1
+    assert store.assignment_count(study.id) == 2
+    assert [(p["annotator"], p["assigned"]) for p in store.annotator_progress(study.id)] == [("bo", 2)]
