@@ -288,9 +288,7 @@ class Session:
         """unit id -> seconds of this annotator's earlier visits to it since its latest answer ("visit" events of
         visits that ended without an answer: quit, back, skip, moving on)."""
         out: dict[str, float] = {}
-        for e in self.store.events("visit", self.study.id):
-            if e.annotator_id != self.annotator.id:
-                continue
+        for e in self.store.events("visit", self.study.id, self.annotator.id):  # not every annotator's visits
             uid = e.payload.get("unit_id")
             cur = self._current.get(uid)
             if cur is not None and cur.status == "answered" and e.at <= cur.submitted_at:

@@ -164,7 +164,7 @@ def newcomer_question(store: Store, study: Study, name: str) -> str | None:
 
     known = study_annotator_names(store, study)
     me = store.find_annotator(name)
-    if not known or (me is not None and store.assignments(study.id, me.id)):
+    if not known or (me is not None and store.queue_length(study.id, me.id)):  # a count, not their whole queue
         return None
     close = difflib.get_close_matches(name.strip(), known, n=1, cutoff=0.6)
     hint = f" Did you mean '{close[0]}'?" if close else ""

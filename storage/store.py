@@ -82,12 +82,15 @@ class Store(DatasetsMixin, StudiesMixin, AnnotationsMixin, BundlesMixin, Adjudic
             "annotator_id": annotator_id, "payload": json.dumps(payload, ensure_ascii=False, default=str),
         })
 
-    def events(self, kind: str | None = None, study_id: str | None = None) -> list[Event]:
-        """Events in time order, optionally of one kind and/or one study."""
+    def events(self, kind: str | None = None, study_id: str | None = None,
+               annotator_id: str | None = None) -> list[Event]:
+        """Events in time order, optionally of one kind, one study and/or one annotator."""
         where, params = [], []
         if kind:
             where.append("kind = ?"); params.append(kind)
         if study_id:
             where.append("study_id = ?"); params.append(study_id)
+        if annotator_id:
+            where.append("annotator_id = ?"); params.append(annotator_id)
         rows = self.db["events"].rows_where(" AND ".join(where) or None, params, order_by="at")
         return [Event(**{**r, "payload": json.loads(r["payload"] or "{}")}) for r in rows]
