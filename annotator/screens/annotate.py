@@ -109,8 +109,8 @@ class AnnotateScreen(Screen[None]):
         with Horizontal(id="body"):
             yield Vertical(id="item")
             yield Static("", id="recent")
-        yield Static("", id="state")
-        yield Static("", id="hint")  # one line always, so that the hint coming and going never moves the item
+        yield self._empty_line("state")
+        yield self._empty_line("hint")  # one line always, so that the hint coming and going never moves the item
         yield Static("", id="keys")
         yield KeyLine(self.BINDINGS)  # the text fields (note, go to) are mounted above it when first opened
 
@@ -244,6 +244,14 @@ class AnnotateScreen(Screen[None]):
 
         # hidden below WIDE columns: then the screen needs no new layout for it (showing it lays out anyway)
         self._set_line("recent", lines, text, layout=self.has_class("wide"))
+
+    @staticmethod
+    def _empty_line(name: str) -> Static:
+        """The Static #name, empty, known to _set_line as showing "" (an item with nothing to say there, the usual
+        case, then costs no redraw after the first one)."""
+        line = Static("", id=name)
+        line._shown = ""  # type: ignore[attr-defined]
+        return line
 
     def _set_line(self, name: str, shown: object, content, layout: bool = True) -> None:
         """Show content() in the Static #name unless `shown` (what it is made from) is what it already shows: a
