@@ -15,13 +15,15 @@ Figures:
 1. start-up: seconds from process start to the first item on screen (a child process per run, headless, 120x40), for a
    minimal Textual app, for the questions without conversations and for the questions with the largest scale;
    ratios: prefval over Textual, and with a conversation over without (target <= 1.5); wall-clock and CPU seconds
-   (CPU: of the child process, less disturbed by other programs on a shared machine), runs of the three
-   interleaved; compiled modules kept between runs in a folder of the bench, as an install keeps them;
+   (CPU: of the child process, less disturbed by other programs on a shared machine), runs interleaved; compiled
+   modules kept between runs in a folder of the bench, as an install keeps them; and the questions without
+   conversations through `prefval annotate` (the command as a user starts it: its parser and checks included);
 2. decision key -> next item on screen with the answer committed (ms, p50/p95/max), without conversations and
    with each scale; ratio of each p95 to the baseline's (target <= 1.5, and flat across scales);
 3. flat in the study's size: studies of --sizes MCQ items (synthetic questions of PersonaMem's length, no
    conversation), each item assigned to two annotators by name and already answered by one of them (a study in
-   progress); start-up and decision keys of the other: each figure and its ratio to the smallest study's;
+   progress); start-up (also through `prefval annotate`) and decision keys of the other: each figure and its ratio
+   to the smallest study's;
 4. scrolling a 1,000,000-character conversation (500 messages) from top to bottom by PageDown presses in a child
    process: presses, seconds, resident memory (MB) after the first item, at each quarter and at the end (ratio to
    the start; flat means ~1.0), and the time for one End press on a fresh view.
@@ -89,6 +91,39 @@ elif mode == "first":
             print(f"CPU {time.process_time():.4f}")
             self.exit()
     Timed(db, study, who, show_timer=False).run(headless=True, size=SIZE)
+elif mode == "cli":  # the user's path: `prefval annotate STUDY --annotator WHO --db DB`, its app run headless
+    import importlib.machinery
+    db, study, who = sys.argv[3], sys.argv[4], sys.argv[5]
+
+    def timed(app_class):
+        def run_checked(self, **kw):
+            def first():
+                drawn = getattr(self.screen, "items_drawn", None)
+                if drawn == 0 or (drawn is None and not self.session.finished):
+                    self.call_after_refresh(first)
+                    return
+                print(f"FIRST {time.time() - t0:.4f}", file=sys.__stdout__)
+                print(f"CPU {time.process_time():.4f}", file=sys.__stdout__)
+                self.exit()
+            self.call_later(self.call_after_refresh, first)
+            self.run(headless=True, size=SIZE)
+        app_class.run_checked = run_checked
+
+    class Hook:  # patches AnnotateApp when the command imports it, so that every import keeps its own place
+        def find_spec(self, name, path, target=None):
+            if name != "annotator.app":
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.machinery.PathFinder.find_spec(name, path)
+            run = spec.loader.exec_module
+            def exec_module(module):
+                run(module)
+                timed(module.AnnotateApp)
+            spec.loader.exec_module = exec_module
+            return spec
+    sys.meta_path.insert(0, Hook())
+    from annotator.cli import main
+    main(["annotate", study, "--annotator", who, "--db", db] + (["--new-annotator"] if sys.argv[6:] == ["new"] else []))
 else:  # scroll: PageDown from top to bottom, then End on a fresh item view
     import asyncio
     db, study, who = sys.argv[3], sys.argv[4], sys.argv[5]
@@ -329,17 +364,19 @@ def main() -> None:
         child(args.repo, "first", db, "bench-bare", "warmup")  # warm the OS file cache once for all
         child(args.repo, "first", db, big, "warmup")
         child(args.repo, "minimal")
-        base, bare, ctx = [], [], []
-        for i in range(args.runs):  # interleaved, so that a change in the machine's load hits all three alike
+        base, bare, ctx, cli = [], [], [], []
+        for i in range(args.runs):  # interleaved, so that a change in the machine's load hits them all alike
             base.append(child(args.repo, "minimal"))
             bare.append(child(args.repo, "first", db, "bench-bare", f"s{i}"))
             ctx.append(child(args.repo, "first", db, big, f"s{i}"))
+            cli.append(child(args.repo, "cli", db, "bench-bare", f"c{i}", "new"))
         for key, what in (("FIRST", "wall"), ("CPU", "CPU")):
-            m_base, m_bare, m_ctx = (statistics.median(r[key] for r in x) for x in (base, bare, ctx))
+            m_base, m_bare, m_ctx, m_cli = (statistics.median(r[key] for r in x) for x in (base, bare, ctx, cli))
             print(f"start-up to first item, {what} seconds (median of {args.runs}): minimal Textual app {m_base:.3f} s; "
                   f"questions without conversations {m_bare:.3f} s ({m_bare / m_base:.2f}x Textual; target <= 2x)" + (
                       f"; with {max(scales):,}-character conversations {m_ctx:.3f} s ({m_ctx / m_bare:.2f}x without; "
-                      "target <= 1.5x)" if scales else ""))
+                      "target <= 1.5x)" if scales else "") +
+                  f"; the same through `prefval annotate` {m_cli:.3f} s ({m_cli / m_base:.2f}x Textual)")
         print("decision key -> next item, answer committed (ms):")
         ref = None
         for label, study in studies.items():
@@ -357,11 +394,14 @@ def main() -> None:
             print(f"(built in {time.perf_counter() - t:.1f} s)")
             child(args.repo, "first", size_db, size_studies[sizes[0]], "ana")  # warm the file cache
             runs = {n: [] for n in size_studies}
+            cli_runs = {n: [] for n in size_studies}
             for _ in range(args.runs):  # interleaved
                 for n, st in size_studies.items():
                     runs[n].append(child(args.repo, "first", size_db, st, "ana"))
+                    cli_runs[n].append(child(args.repo, "cli", size_db, st, "ana"))
             first = {n: statistics.median(r["FIRST"] for r in rs) for n, rs in runs.items()}
             first_cpu = {n: statistics.median(r["CPU"] for r in rs) for n, rs in runs.items()}
+            first_cli = {n: statistics.median(r["FIRST"] for r in rs) for n, rs in cli_runs.items()}
             print("study size: start-up to first item (median of {}) and decision key -> next item (ms):".format(
                 args.runs))
             ref_first, ref_cpu = first[sizes[0]], first_cpu[sizes[0]]
@@ -371,7 +411,8 @@ def main() -> None:
                 p50, p95 = statistics.median(lat), pct(lat, 0.95)
                 ref95 = ref95 or p95
                 print(f"  {n:>9,} items: start-up {first[n]:.3f} s ({first[n] / ref_first:.2f}x; CPU "
-                      f"{first_cpu[n]:.3f} s, {first_cpu[n] / ref_cpu:.2f}x)  decisions p50 "
+                      f"{first_cpu[n]:.3f} s, {first_cpu[n] / ref_cpu:.2f}x; through `prefval annotate` "
+                      f"{first_cli[n]:.3f} s, {first_cli[n] / first_cli[sizes[0]]:.2f}x)  decisions p50 "
                       f"{p50:6.1f}  p95 {p95:6.1f}  over {len(lat)}  p95 ratio {p95 / ref95:.2f}x "
                       f"{'(baseline)' if n == sizes[0] else '(flat = 1.0x)'}")
         sc = child(args.repo, "scroll", db, "long", "reader")

@@ -11,7 +11,6 @@ and a line saying how many; running it again retries them (everything finished c
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from typing import Any, Callable
 
@@ -134,6 +133,8 @@ def _run_stage(store, args, jobs, config: dict, description: str, models: list[s
         return None, RunResult(budget_stopped=True)
     run_id = store.start_run("evaluate", config, name=description)
     try:
+        import asyncio
+
         result = asyncio.run(_send(store, run_id, jobs, args, models, description, budget))
     except BaseException:
         store.finish_run(run_id, "interrupted")
