@@ -17,12 +17,14 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from annotator.adjudication import AdjudicationSession
 from annotator.crash import OneLineCrash
 from annotator.safe_text import visible
-from annotator.widgets.seen import SeenTracker, must_see, refusal, reveal_first_unseen, unseen_hint
+from annotator.widgets.hint import fit_hint, hint_text
+from annotator.widgets.key_line import KeyGroups, KeyLine
+from annotator.widgets.seen import SeenTracker, must_see, refusal, reveal_first_unseen
 from storage.errors import PrefvalError
 from storage.store import Store
 
@@ -31,10 +33,14 @@ EXCLUDE_KEY = "E"
 
 class AdjudicateScreen(Screen[None]):
     DEFAULT_CSS = """
-    AdjudicateScreen #head { dock: top; height: 1; background: $primary-background; padding: 0 1; }
+    AdjudicateScreen #head { dock: top; height: auto; background: $primary-background; padding: 0 1; }
     AdjudicateScreen #body { height: 1fr; }
     AdjudicateScreen #item { width: 2fr; }
     AdjudicateScreen #answers { width: 1fr; border-left: solid $accent; padding: 0 1; }
+    AdjudicateScreen.narrow #body { layout: vertical; }
+    AdjudicateScreen.narrow #item { width: 1fr; height: 1fr; }
+    AdjudicateScreen.narrow #answers { width: 1fr; height: auto; max-height: 35%; border-left: none;
+                                       border-top: solid $accent; }
     AdjudicateScreen #state { height: auto; padding: 0 1; color: $warning; }
     AdjudicateScreen #hint { height: 1; padding: 0 1; color: $warning; }
     AdjudicateScreen #keys { height: auto; padding: 0 1; background: $boost; }
@@ -46,9 +52,10 @@ class AdjudicateScreen(Screen[None]):
         Binding("u", "move(-1)", "previous"), Binding("less_than_sign", "move(-1)", "previous", show=False),
         Binding("q", "quit_app", "quit"),
         Binding("escape", "close_reason", "cancel", show=False),
-        Binding("plus", "page(1)", "next page of a long field", show=False),
-        Binding("minus", "page(-1)", "previous page of a long field", show=False),
+        Binding("plus", "page(1)", "next page of a long field", show=False, key_display="+"),
+        Binding("minus", "page(-1)", "previous page of a long field", show=False, key_display="-"),
     ]
+    NARROW = 100  # below this width the answers go under the item and the header is compact
 
     def __init__(self, session: AdjudicationSession) -> None:
         super().__init__()
@@ -65,21 +72,30 @@ class AdjudicateScreen(Screen[None]):
             yield Vertical(id="item")
             yield VerticalScroll(id="answers")
         yield Static("", id="state")
-        yield Static("", id="hint")  # one line always: the hint coming and going never moves the item
-        yield Static("", id="keys")
-        yield Input(placeholder="why is this item excluded? (enter saves, escape cancels)", id="reason",
+        # the "scroll to see" hint: wrapped, its rows kept while the unit is on screen (annotator/widgets/hint.py)
+        yield Static("", id="hint")
+        yield KeyGroups(id="keys")
+        yield Input(placeholder="reason for excluding (enter saves, escape cancels)", id="reason",
                     disabled=True)
-        yield Footer()
+        yield KeyLine(self.BINDINGS)
 
     async def on_mount(self) -> None:
+        self.set_class(self.size.width < self.NARROW, "narrow")
         await self.show_current()
+
+    def _draw_head(self) -> None:
+        s = self.session
+        done, total = s.progress()
+        figures = f"{done}/{total} adjudicated · disagreement {s.index + 1}/{total}"
+        if self.size.width < self.NARROW:  # compact: no command, no task name
+            line = f"{s.study.name} · {s.adjudicator.name} · {figures}"
+        else:
+            line = f"adjudicate {s.study.name} ({s.task.name}) · {s.adjudicator.name} · {figures}"
+        self.query_one("#head", Static).update(Text(visible(line, layout=False)))
 
     async def show_current(self) -> None:
         s = self.session
-        done, total = s.progress()
-        self.query_one("#head", Static).update(Text(visible(
-            f"adjudicate {s.study.name} ({s.task.name}) · {s.adjudicator.name} · {done}/{total} adjudicated · "
-            f"disagreement {s.index + 1}/{total}", layout=False)))
+        self._draw_head()
         self.seen.forget()
         view = s.view()
         if self.focused is not None and not self._reason_open():
@@ -104,13 +120,8 @@ class AdjudicateScreen(Screen[None]):
         elif cur is not None:
             state = f"excluded: {cur.reason} (a decision key sets a final answer instead)"
         self.query_one("#state", Static).update(Text(visible(state)))
-        keys = Text()
-        for k in s.task.decision_keys(view, self.partial):
-            keys.append(visible(k.shown, layout=False), style="bold")
-            keys.append(f" {visible(k.label, layout=False)}  ")
-        keys.append(EXCLUDE_KEY, style="bold")
-        keys.append(" exclude with a reason")
-        self.query_one("#keys", Static).update(keys)
+        keys = [(k.shown, k.label) for k in s.task.decision_keys(view, self.partial)]
+        self.query_one("#keys", KeyGroups).set_groups(keys + [(EXCLUDE_KEY, "exclude with a reason")])
         self.call_after_refresh(self._track_new_unit)
 
     # ---- what has been seen (the annotation screen's rule: annotator/widgets/seen.py) ------------------------
@@ -136,12 +147,18 @@ class AdjudicateScreen(Screen[None]):
         if not self.is_attached or self.seen.unit != self.session.unit.id:
             return  # the unit on screen is being replaced: _track_new_unit observes it once it is drawn
         self.seen.observe()
-        self.query_one("#hint", Static).update(Text(unseen_hint(self.seen)), layout=False)
+        line = self.query_one("#hint", Static)
+        width = line.size.width or self.size.width
+        hint = hint_text(self.seen, width - line.styles.gutter.width, 2 if self.size.height < 40 else None)
+        fit_hint(line, hint, self.seen.unit, width)
+        line.update(Text(hint), layout=False)
         # remembered for this session: going back to a unit needs no scrolling again for what was seen
         self._seen_labels.setdefault(self.seen.unit, set()).update(self.seen.seen_labels())
         self._seen_keys.update(self.seen.seen_keys())
 
     def on_resize(self, event: events.Resize) -> None:
+        self.set_class(self.size.width < self.NARROW, "narrow")
+        self._draw_head()
         self.call_after_refresh(self._observe)
 
     def on_paged_text_page_shown(self, _event) -> None:

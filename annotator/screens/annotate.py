@@ -11,7 +11,6 @@ from __future__ import annotations
 import inspect
 import weakref
 
-from rich.markup import escape
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -21,11 +20,12 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from annotator import collector
-from annotator.safe_text import markup, plain, visible
+from annotator.safe_text import plain, visible
 from annotator.screens.summary import SummaryScreen
 from annotator.session import PendingDecision, Session
-from annotator.widgets.key_line import KeyLine
-from annotator.widgets.seen import SeenTracker, refusal, reveal_first_unseen, unseen_hint
+from annotator.widgets.hint import fit_hint, hint_text
+from annotator.widgets.key_line import KeyGroups, KeyLine
+from annotator.widgets.seen import SeenTracker, refusal, reveal_first_unseen
 from annotator.widgets.status_header import StatusHeader
 from storage.errors import DatabaseBusy, PrefvalError
 
@@ -33,7 +33,9 @@ from storage.errors import DatabaseBusy, PrefvalError
 MIN_WIDTH, MIN_HEIGHT = 60, 16
 WIDE = 140    # from this width on, the history of the last decisions shows beside the item
 NARROW = 100  # below this width the header is compact
-SHORT = 24    # below this height the footer is hidden (`?` lists every key)
+SHORT = 24    # below this height the footer is hidden (`?` lists every key: the key line says so)
+# the shared keys kept on the bottom line when the whole line would need more than one (the rest: `?`)
+COMPACT_KEYS = ["s", "u", "right_square_bracket", "l", "m", "n"]
 
 
 class AnnotateScreen(Screen[None]):
@@ -45,7 +47,7 @@ class AnnotateScreen(Screen[None]):
     AnnotateScreen.wide #recent { display: block; }
     AnnotateScreen #keys { height: auto; padding: 0 1; color: $text; background: $boost; }
     AnnotateScreen #state { height: auto; padding: 0 1; color: $warning; }
-    AnnotateScreen #hint { height: 1; padding: 0 1; color: $warning; text-wrap: nowrap; text-overflow: ellipsis; }
+    AnnotateScreen #hint { height: 1; padding: 0 1; color: $warning; }
     AnnotateScreen .field { dock: bottom; display: none; }
     AnnotateScreen .field.open { display: block; }
     AnnotateScreen.short KeyLine { display: none; }
@@ -109,10 +111,15 @@ class AnnotateScreen(Screen[None]):
         with Horizontal(id="body"):
             yield Vertical(id="item")
             yield Static("", id="recent")
-        yield self._empty_line("state")
-        yield self._empty_line("hint")  # one line always, so that the hint coming and going never moves the item
-        yield Static("", id="keys")
-        yield KeyLine(self.BINDINGS)  # the text fields (note, go to) are mounted above it when first opened
+        state = self._empty_line("state")
+        state.display = False  # an empty state line takes no row (_set_line shows it when it has something to say)
+        yield state
+        # the "scroll to see" hint: one line at least, and as many as the item's longest hint needs (wrapped, never
+        # cut), kept while the item is on screen, so that the hint shrinking or going never moves the item
+        yield self._empty_line("hint")
+        yield KeyGroups(id="keys")
+        # the text fields (note, go to) are mounted above it when first opened
+        yield KeyLine(self.BINDINGS, compact=COMPACT_KEYS)
 
     async def on_mount(self) -> None:
         self._size_classes()
@@ -127,7 +134,7 @@ class AnnotateScreen(Screen[None]):
         secs = s.seconds_on_item() if (self.show_timer and not s.finished) else None
         self.query_one(StatusHeader).show(s.study.name, s.task.name, s.annotator.name, done, total, s.index, secs,
                                           unclaimed=s.unclaimed, compact=self.size.width < NARROW,
-                                          flagged=s.is_flagged())
+                                          flagged=s.is_flagged(), width=self.size.width - 2)
 
     async def show_current(self) -> None:
         """Draw the current unit, or the summary when the queue is done."""
@@ -156,9 +163,7 @@ class AnnotateScreen(Screen[None]):
             await panel.mount(new)
             self._focus_item()
         self.items_drawn += 1
-        keys = [(k.shown, k.label) for k in s.task.decision_keys(view, self.partial)]
-        self._set_line("keys", keys, lambda: plain("  ").join(
-            markup("[b]$key[/b] $label", layout=False, key=shown, label=label) for shown, label in keys))
+        self._draw_keys(view)
         state = self.message
         if current is not None and current.status == "answered":
             state = (state + "  " if state else "") + (
@@ -212,8 +217,12 @@ class AnnotateScreen(Screen[None]):
         if not self.is_attached or s.finished or self.seen.unit != s.queue[s.index].unit_id:
             return  # the item on screen is being replaced: _track_new_item observes it once it is drawn
         self.seen.observe()
-        hint = self._unseen_hint()
-        self._set_line("hint", hint, lambda: hint, layout=False)  # one line, always
+        hint_line = self.query_one("#hint", Static)
+        width = hint_line.size.width or self.size.width
+        # below 40 rows the hint keeps to 2 rows (the parts that do not fit are counted; a refusal names them all)
+        hint = hint_text(self.seen, width - hint_line.styles.gutter.width, 2 if self.size.height < 40 else None)
+        fit_hint(hint_line, hint, self.seen.unit, width)
+        self._set_line("hint", hint, lambda: plain(hint, layout=False), layout=False)
         # remembered for this session: going back to the item needs no scrolling again for what was seen
         self._seen_labels.setdefault(self.seen.unit, set()).update(self.seen.seen_labels())
         self._seen_keys.update(self.seen.seen_keys())
@@ -222,12 +231,19 @@ class AnnotateScreen(Screen[None]):
         """A page of a long field was drawn: record it (a field counts once every page was seen whole)."""
         self.call_after_refresh(self._observe)
 
-    def _unseen_hint(self) -> str:
-        return escape(unseen_hint(self.seen))
-
     def _reveal_first_unseen(self) -> None:
         """Focus the pane holding the first unseen part, so that ↓ / PgDn scroll it."""
         reveal_first_unseen(self, self.seen.unseen())
+
+    def _draw_keys(self, view=None) -> None:
+        """The decision keys of the item on screen; on a short terminal (no bottom line) also "? all keys"."""
+        s = self.session
+        if s.finished:
+            return
+        keys = [(k.shown, k.label) for k in s.task.decision_keys(view or s.view(), self.partial)]
+        if self.has_class("short"):
+            keys.append(("?", "all keys"))
+        self.query_one("#keys", KeyGroups).set_groups(keys)
 
     def _draw_recent(self) -> None:
         """The history of the last decisions (newest first) beside the item, like Prodigy's sidebar."""
@@ -261,10 +277,15 @@ class AnnotateScreen(Screen[None]):
             return
         widget._shown = shown  # type: ignore[attr-defined]
         widget.update(content(), layout=layout)
+        if name == "state":  # an empty state line takes no row (every row counts on a small terminal)
+            widget.display = bool(shown)
 
     def _size_classes(self) -> None:
         self.set_class(self.size.width >= WIDE, "wide")
-        self.set_class(self.size.height < SHORT, "short")
+        short = self.size.height < SHORT
+        if short != self.has_class("short"):
+            self.set_class(short, "short")
+            self._draw_keys()
 
     def _focus_item(self) -> None:
         """Focus the first scrollable pane of the item (so arrows and PgUp/PgDn scroll it), or nothing."""
@@ -492,8 +513,9 @@ class AnnotateScreen(Screen[None]):
         if self.session.finished:
             return
         earlier = self.session.notes()
-        await self._open_field("note", f"earlier note: {visible(earlier[-1], layout=False)}  (a new note is added; enter "
-                         "saves, escape cancels)" if earlier else "note for this item (enter saves, escape cancels)")
+        # the keys first: a long earlier note is cut at the field's edge, never what enter and escape do
+        await self._open_field("note", "enter saves (a new note), escape cancels · earlier note: "
+                               f"{visible(earlier[-1], layout=False)}" if earlier else "")
 
     async def _open_field(self, name: str, placeholder: str) -> None:
         """Show and focus the text field `name` ("note" or "goto"; FIELDS), empty; placeholder: its prompt ("": the

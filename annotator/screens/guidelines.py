@@ -20,6 +20,7 @@ class GuidelinesScreen(ModalScreen[None]):
     GuidelinesScreen { align: center middle; }
     GuidelinesScreen > VerticalScroll { width: 80%; height: 80%; border: thick $accent; background: $surface;
                                         padding: 0 1; }
+    GuidelinesScreen.small > VerticalScroll { width: 100%; height: 100%; }
     """
     BINDINGS = [Binding("escape", "close", "close"), Binding("question_mark", "close", "close"),
                 Binding("q", "close", "close", show=False)]
@@ -32,6 +33,7 @@ class GuidelinesScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll() as v:
             v.border_title = "Keys and guidelines (escape to close)"
+            v.border_subtitle = "↑↓ PgUp PgDn scroll"
             if self.keys:
                 table = Table(title=Text("Keys", style="bold"), title_justify="left", show_header=False,
                               box=None, padding=(0, 2, 0, 0))
@@ -41,6 +43,16 @@ class GuidelinesScreen(ModalScreen[None]):
                     table.add_row(Text(visible(key, layout=False)), Text(visible(what, layout=False)))
                 yield Static(table, id="keys-table")
             yield Markdown(self.text)
+
+    def on_mount(self) -> None:
+        self._fit()
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Below 100x30 the box takes the whole terminal (at 60x16 a box of 80% shows 10 rows of keys)."""
+        self.set_class(self.app.size.width < 100 or self.app.size.height < 30, "small")
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -11,10 +11,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable
 
 from annotator.safe_text import visible
 from annotator.session import Session
+from annotator.widgets.key_line import KeyGroups
 
 FILTERS = {  # key -> (name, test on an item_statuses() row)
     "a": ("all", lambda r: True),
@@ -33,7 +34,7 @@ class ItemListScreen(ModalScreen[int | None]):
     DEFAULT_CSS = """
     ItemListScreen { align: center middle; }
     ItemListScreen > Vertical { width: 90%; height: 90%; border: thick $accent; background: $surface; }
-    ItemListScreen #filters { height: auto; padding: 0 1; background: $boost; }
+    ItemListScreen #filters { background: $boost; }
     ItemListScreen DataTable { height: 1fr; }
     """
     BINDINGS = [Binding("escape", "close", "close"), Binding("l", "close", "close", show=False),
@@ -49,7 +50,7 @@ class ItemListScreen(ModalScreen[int | None]):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Your items (enter opens one, escape closes)"
-            yield Static("", id="filters")
+            yield KeyGroups(id="filters")  # wrapped between filters at any width, never cut
             yield DataTable(id="items", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
@@ -66,9 +67,8 @@ class ItemListScreen(ModalScreen[int | None]):
     def action_filter(self, key: str) -> None:
         self.filter_key = key
         counts = {k: sum(1 for r in self.rows if t(r)) for k, (_, t) in FILTERS.items()}
-        self.query_one("#filters", Static).update(Text("   ").join(
-            Text.assemble((f"{k} ", "bold"), (f"{name} ({counts[k]})", "reverse" if k == key else ""))
-            for k, (name, _) in FILTERS.items()))
+        self.query_one("#filters", KeyGroups).set_groups(
+            [(k, f"{name} ({counts[k]})", "reverse" if k == key else "") for k, (name, _) in FILTERS.items()])
         table = self.query_one(DataTable)
         table.clear()
         current = self.session.index

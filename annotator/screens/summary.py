@@ -5,12 +5,13 @@ import statistics
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from annotator.safe_text import markup
 from annotator.session import Session
+from annotator.widgets.key_line import KeyLine
 from annotator.widgets.status_header import format_seconds
 
 
@@ -39,7 +40,8 @@ class SummaryScreen(Screen[str]):
 
     DEFAULT_CSS = """
     SummaryScreen { align: center middle; }
-    SummaryScreen > Vertical { width: 70; height: auto; border: round $success; padding: 1 2; }
+    SummaryScreen > VerticalScroll { width: 70; max-width: 100%; height: auto; max-height: 100%;
+                                     border: round $success; padding: 1 2; }
     """
     BINDINGS = [Binding("u", "back", "back to last item"), Binding("r", "review", "review skipped"),
                 Binding("l", "item_list", "list"), Binding("q", "quit_app", "quit")]
@@ -49,9 +51,10 @@ class SummaryScreen(Screen[str]):
         self.session = session
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        with VerticalScroll():
             yield Static(summary_text(self.session), id="summary")
-        yield Footer()
+        skipped = self.session.counts()["skipped"]  # r only when there is something to review
+        yield KeyLine([b for b in self.BINDINGS if skipped or b.action != "review"])
 
     def action_back(self) -> None:
         self.dismiss("back")

@@ -114,7 +114,7 @@ class SearchPrompt(ModalScreen[str | None]):
         self.last = last
 
     def compose(self) -> ComposeResult:
-        yield Input(value=self.last, placeholder="find in the conversation (enter: next match, escape: close)",
+        yield Input(value=self.last, placeholder="find (enter: next match, escape: close)",
                     id="find")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -435,7 +435,11 @@ class ContextView(ScrollView, can_focus=True):
         where = "all" if total <= height else "top" if y <= 0 else "end" if y >= total - height else \
             f"{100 * y // (total - height)}%"
         span = f"{first}" if first == last else f"{first}–{last}"
-        subtitle = f"{span} of {self.total} · {where} · ↑↓ PgUp PgDn Home End · / find"
+        # the keys only when they fit the border whole (a narrow pane: `?` lists them), the position always
+        room = self.size.width - 6
+        subtitle = next((t for t in (f"{span} of {self.total} · {where} · ↑↓ PgUp PgDn Home End · / find",
+                                     f"{span} of {self.total} · {where} · / find") if len(t) <= room),
+                        f"{span} of {self.total} · {where}")
         if self.border_subtitle != subtitle:
             self.border_subtitle = subtitle
 

@@ -200,7 +200,7 @@ def test_persona_record_under_its_parent_persona_with_the_stored_drop():
         "  PagedText.profile-text !the profile: A retired nurse in Leeds",
         "Vertical#record.dropped <Life event>",
         "  PagedText.record-text !the record: Adopted a dog",
-        "Vertical#reasons <Drop reasons (a digit marks or unmarks one, d drops)>",
+        "Vertical#reasons <Drop reasons>",
         "  Static#reason-0.reason !the drop reasons: 1  [ ] vague",
         "  Static#reason-1.reason !the drop reasons: 2  [ ] unsafe",
         "  Static#reason-2.chosen.reason !the drop reasons: 3  [x] duplicate",

@@ -118,7 +118,7 @@ def test_persona_event_with_profile_dropped_for_two_reasons():
         "  PagedText.profile-text !the profile: A chef, 40",
         "Vertical#record.dropped <Life event>",
         "  PagedText.record-text !the record: Moved to Lyon",
-        "Vertical#reasons <Drop reasons (a digit marks or unmarks one, d drops)>",
+        "Vertical#reasons <Drop reasons>",
         "  Static#reason-0.reason !the drop reasons: 1  [ ] too vague",
         "  Static#reason-1.chosen.reason !the drop reasons: 2  [x] unsafe",
         "  Static#reason-2.chosen.reason !the drop reasons: 3  [x] duplicate",
@@ -130,7 +130,7 @@ def test_persona_kept_undecided_and_unknown_record_types():
     assert outline(kept) == [
         "Vertical#record.kept <Preference>",
         "  PagedText.record-text !the record: Likes jazz",
-        "Vertical#reasons <Drop reasons (a digit marks or unmarks one, d drops)>",
+        "Vertical#reasons <Drop reasons>",
         "  Static#reason-0.reason !the drop reasons: 1  [ ] too vague",
     ]
     titles = {t: outline(PersonaRecordView("x", t, None, [], None, []))[0] for t in ("persona", "profile", "habit")}

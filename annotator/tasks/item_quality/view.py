@@ -25,7 +25,8 @@ class ItemQualityView(Horizontal):
     ItemQualityView.compact { layout: vertical; }
     ItemQualityView.compact #iq-context { width: 1fr; height: 1fr; min-height: 4; }
     ItemQualityView.compact #iq-right { width: 1fr; height: 2fr; }
-    ItemQualityView.compact #iq-persona, ItemQualityView.compact #iq-item { height: auto; max-height: 1000; }
+    ItemQualityView.compact #iq-persona, ItemQualityView.compact #iq-item { height: auto; max-height: 1000;
+                                                                          overflow-y: hidden; }
     ItemQualityView #iq-persona { height: auto; max-height: 7; border: round $panel-lighten-2; padding: 0 1; }
     ItemQualityView #iq-item { height: 1fr; border: round $accent; padding: 0 1; }
     ItemQualityView .details { color: $text-muted; }

@@ -24,8 +24,8 @@ class McqView(Vertical):
 
     DEFAULT_CSS = """
     McqView { height: 1fr; }
-    McqView #context { height: 1fr; min-height: 5; }
-    McqView #qa { height: auto; max-height: 80%; border: round $accent; padding: 0 1; }
+    McqView #context { height: 1fr; min-height: 3; }
+    McqView #qa { height: auto; max-height: 70%; border: round $accent; padding: 0 1; }
     McqView .question { text-style: bold; margin-bottom: 1; }
     McqView .option { margin-bottom: 1; }
     McqView .option.chosen { background: $accent 30%; text-style: bold; }

@@ -5,7 +5,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
-from annotator.safe_text import markup
+from annotator.safe_text import markup, plain
 from annotator.widgets.paged_text import PagedText
 from annotator.widgets.seen import must_see
 
@@ -46,10 +46,11 @@ class PersonaRecordView(VerticalScroll):
                 yield must_see(PagedText(self.pr_profile, classes="profile-text"), "the profile")
         cls = {"keep": "kept", "drop": "dropped"}.get(self.pr_decision or "", "")
         with Vertical(id="record", classes=cls) as rec:
-            rec.border_title = TYPE_TITLES.get(self.pr_record_type, self.pr_record_type.title())
+            rec.border_title = plain(TYPE_TITLES.get(self.pr_record_type, self.pr_record_type.title()),
+                                     layout=False)
             yield must_see(PagedText(self.pr_text, classes="record-text"), "the record")
         with Vertical(id="reasons") as box:
-            box.border_title = "Drop reasons (a digit marks or unmarks one, d drops)"
+            box.border_title = "Drop reasons"  # the key line says how: digits mark or unmark, d drops
             for i, reason in enumerate(self.pr_reasons):
                 on = reason in self.pr_chosen
                 yield must_see(Static(markup("[b]$n[/b]  $mark $reason", n=i + 1, mark="[x]" if on else "[ ]",

@@ -1,0 +1,60 @@
+"""The "scroll to see" hint line of the annotation and adjudication screens, fitted to the terminal.
+
+The hint (annotator/widgets/seen.py's `unseen_hint`) is wrapped over as many rows as it needs, never cut at the
+right edge. On a short terminal, where every row is needed for the item, it is held to `max_rows`: the parts that
+fit are named and the rest counted ("▼ scroll to see the end of the conversation, the question and 4 more parts
+(End, ↓ PgDn, tab: next pane)"); a refused decision key names them all. For one item at one width the line's
+height only grows, so the hint shrinking as parts are seen never moves the item.
+"""
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import Static
+
+from annotator.widgets.key_line import rows_needed
+from annotator.widgets.seen import SeenTracker, unseen_hint
+
+
+def rows_of(text: str, cells: int) -> int:
+    """Rows `text` takes wrapped at `cells` cells (at least 1)."""
+    return max(1, rows_needed(Content(text).wrap(cells), cells)) if text and cells > 0 else 1
+
+
+def hint_text(tracker: SeenTracker, cells: int, max_rows: int | None = None) -> str:
+    """The hint for what `tracker` has not seen yet, in at most `max_rows` rows of `cells` cells when it can: the
+    whole hint when it fits, else the keys in short form and as many parts as fit, the others counted. Plain
+    text ("" when everything was seen)."""
+    from annotator.safe_text import visible
+
+    whole = unseen_hint(tracker)
+    if not whole or max_rows is None or rows_of(whole, cells) <= max_rows:
+        return whole
+    unseen = tracker.unseen()
+    keys = ["↓ PgDn", "tab: next pane"]
+    if any(getattr(w, "seen_rule", "") == "end" for w in unseen):
+        keys.insert(0, "End")
+    if any(tracker.pages_left(w) for w in unseen):
+        keys.insert(0, "+ page")
+    parts = [visible(d, layout=False) for d in tracker.unseen_descriptions()]
+    text = f"▼ scroll to see {', '.join(parts)} ({', '.join(keys)})"
+    for shown in range(len(parts) - 1, 0, -1):
+        if rows_of(text, cells) <= max_rows:
+            break
+        more = len(parts) - shown
+        text = (f"▼ scroll to see {', '.join(parts[:shown])} and {more} more part{'s' if more > 1 else ''} "
+                f"({', '.join(keys)})")
+    return text
+
+
+def fit_hint(widget: Static, text: str, unit: object, width: int) -> None:
+    """Give a hint line (a Static) the rows `text` needs at `width` cells (its whole width; padding and border
+    are taken off here), wrapped and at least one. For one unit at one width the rows only grow (the first hint
+    names the most parts), so the hint shrinking or going as parts are seen never moves what is above it."""
+    cells = max(1, width - widget.styles.gutter.width)
+    rows = rows_of(text, cells)
+    key = (unit, cells)
+    if getattr(widget, "_hint_for", None) == key:
+        rows = max(rows, widget._hint_rows)  # type: ignore[attr-defined]
+    widget._hint_for, widget._hint_rows = key, rows  # type: ignore[attr-defined]
+    if widget.styles.height is None or widget.styles.height.value != rows:
+        widget.styles.height = rows
