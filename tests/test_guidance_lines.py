@@ -259,3 +259,59 @@ async def test_adjudication_screen_guidance_is_whole(long_mcq3, size):
         await pilot.pause()
         cut += ["all seen: " + c for c in check_guidance(app)]
     assert cut == []
+
+
+def test_key_groups_break_only_between_groups_and_fall_back_to_the_compact_form():
+    from textual.binding import Binding
+    from textual.content import Content
+
+    from annotator.widgets.key_line import KeyGroups, KeyLine, pack, rows_needed
+
+    pieces = [Content("a one"), Content("b two"), Content("c three")]
+    assert [line.plain for line in pack(pieces, 12)] == ["a one  b two", "c three"]  # 5 + 2 + 5 = 12 fits
+    assert [line.plain for line in pack(pieces, 11)] == ["a one", "b two", "c three"]
+    assert [line.plain for line in pack(pieces, 40)] == ["a one  b two  c three"]
+    assert rows_needed([Content("x" * 25)], 10) == 3  # a piece wider than a line is folded over 3 rows
+    groups = KeyGroups([("x", "can't tell"), ("E", "exclude with a reason")])
+    assert [line.plain for line in groups.lines(30)] == ["x can't tell", "E exclude with a reason"]
+    # the bottom line: whole when it fits, else the keys used most with "? all keys" when that needs fewer rows
+    bindings = [Binding("s", "skip", "skip"), Binding("o", "first_open", "first open"),
+                Binding("question_mark", "keys", "keys", key_display="?"), Binding("q", "quit", "quit")]
+    line = KeyLine(bindings, compact=["s"])
+    assert [x.plain for x in line.lines(80)] == ["s skip  o first open  ? keys  q quit"]  # 36 cells
+    assert [x.plain for x in line.lines(30)] == ["s skip  ? all keys  q quit"]  # whole: 2 rows; compact: 1
+    assert [x.plain for x in line.lines(12)] == ["s skip", "? all keys", "q quit"]  # 3 rows against 4
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+async def test_gold_label_adjudication_guidance_is_whole(db_file, size):
+    from annotator.screens.adjudicate import AdjudicateApp
+    from annotator.study_setup import create_study
+    from annotator.tasks.base import StudySpec
+    from storage.models import ItemIn
+    from storage.store import Store
+    from tests.test_adjudication import NAMES, _answer_plan
+
+    cands = [ItemIn(external_id=g, kind="gold_candidate", payload={
+        "recipient": "the landlord's property manager", "task": "ask for the heating to be repaired this week",
+        "attribute": f"attribute {g}: " + "a remembered detail about the user " * 4}) for g in ("g1", "g2")]
+    with Store.open(db_file, mode="create") as s:
+        s.import_items("c", "jsonl", cands)
+        create_study(s, StudySpec(name="gold-label-study-of-december", task="gold_label", datasets=["c"], seed=1,
+                                  annotators=NAMES, options={"context_threshold": "0"}))
+        _answer_plan(s, "gold-label-study-of-december", {"g1": [{"label": 1}, {"label": 0}, {"label": 0}],
+                                                         "g2": [{"label": 0}, {"label": 1}, {"label": 1}]})
+    app = AdjudicateApp(db_file, "gold-label-study-of-december", "judy")
+    async with app.run_test(size=size) as pilot:
+        for _ in range(3):
+            await pilot.pause()
+        cut = check_guidance(app)
+        s = app.screen.session
+        keys = _words(_shown_in(_rows(app), _visible_region(app, app.screen.query_one("#keys"))))
+        for k in s.task.decision_keys(s.view(), None):
+            if _words(f"{k.shown} {k.label}") not in keys:
+                cut.append(f"decision key {k.shown} not on screen: {keys!r}")
+        await see_all(pilot)
+        await pilot.pause()
+        cut += check_guidance(app)
+    assert cut == []
