@@ -183,11 +183,30 @@ async def test_item_list_and_keys_screen_guidance_is_whole(db, size):
     async with app.run_test(size=size) as pilot:
         for _ in range(3):
             await pilot.pause()
+        screen = app.screen
+        await pilot.press("m")  # item 1 flagged, then answered whole (a T/F key per check)
+        for _ in range(10):
+            if screen.session.index != 0:
+                break
+            await see_all(pilot)
+            await pilot.press("t")
+            await pilot.pause()
+        assert screen.session.index == 1
         await pilot.press("l")
         for _ in range(3):
             await pilot.pause()
         assert type(app.screen).__name__ == "ItemListScreen"
         cut = ["list: " + c for c in check_guidance(app)]
+        row = next(r for r in app.screen.rows if r["position"] == 0)
+        assert row["flagged"] and row["answer"]
+        table = _words(_shown_in(_rows(app), _visible_region(app, app.screen.query_one("DataTable"))))
+        first = table[table.index(" 1 ") if " 1 " in table else 0:]
+        if "⚑" not in first.split(" 2 ")[0]:
+            cut.append(f"list: the flag of item 1 is not on screen: {table!r}")
+        answer = _words(row["answer"])
+        shortened = [answer[:k] + "…" for k in range(8, len(answer))]
+        if answer not in table and not any(x in table for x in shortened):
+            cut.append(f"list: item 1's answer {answer!r} neither whole nor shortened with '…': {table!r}")
         filters = _words(_shown_in(_rows(app), _visible_region(app, app.screen.query_one("#filters"))))
         for name in ("all", "unanswered", "skipped", "flagged", "noted", "answered"):
             assert name in filters, filters

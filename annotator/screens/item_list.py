@@ -25,7 +25,8 @@ FILTERS = {  # key -> (name, test on an item_statuses() row)
     "n": ("noted", lambda r: r["noted"]),
     "d": ("answered", lambda r: r["status"] == "answered"),
 }
-STATUS_TEXT = {"open": "unanswered", "partial": "unanswered (started)", "skipped": "skipped", "answered": "answered"}
+STATUS_TEXT = {"open": "unanswered", "partial": "started", "skipped": "skipped", "answered": "answered"}
+COLUMNS = ("#", "status", "flag", "note", "your answer")  # the answer last: it alone is shortened to fit ("…")
 
 
 class ItemListScreen(ModalScreen[int | None]):
@@ -54,10 +55,29 @@ class ItemListScreen(ModalScreen[int | None]):
             yield DataTable(id="items", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_columns("#", "status", "your answer", "flag", "note")
         self.action_filter(self.filter_key)
-        table.focus()
+        self.query_one(DataTable).focus()
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        """Lay the rows out again when the table's width changed (the answer column takes what is left)."""
+        if self.query_one(DataTable).size.width != getattr(self, "_fitted_to", None):
+            self.action_filter(self.filter_key)
+
+    def answer_width(self, rows: list[dict]) -> int | None:
+        """Cells left for the answer column once #, status, flag and note have theirs (and the scrollbar its 2),
+        at least 12; None before the table is laid out (then the column takes its answers' width)."""
+        table = self.query_one(DataTable)
+        if not table.size.width:
+            return None
+        pad = 2 * table.cell_padding
+        widths = [max([len(COLUMNS[0])] + [len(f"{r['position'] + 1} ▶") for r in rows]),
+                  max([len(COLUMNS[1])] + [len(STATUS_TEXT[r["status"]]) for r in rows]),
+                  len(COLUMNS[2]), len(COLUMNS[3])]
+        return max(12, table.size.width - 2 - sum(w + pad for w in widths) - pad)
 
     def shown(self) -> list[dict]:
         """The rows the current filter lets through, in queue order."""
@@ -70,13 +90,18 @@ class ItemListScreen(ModalScreen[int | None]):
         self.query_one("#filters", KeyGroups).set_groups(
             [(k, f"{name} ({counts[k]})", "reverse" if k == key else "") for k, (name, _) in FILTERS.items()])
         table = self.query_one(DataTable)
-        table.clear()
+        table.clear(columns=True)
+        shown = self.shown()
+        self._fitted_to = table.size.width
+        for name in COLUMNS[:-1]:
+            table.add_column(name)
+        table.add_column(COLUMNS[-1], width=self.answer_width(shown))
         current = self.session.index
-        for r in self.shown():
+        for r in shown:
             i = r["position"]
             table.add_row(Text(f"{i + 1}" + (" ▶" if i == current else "")), Text(STATUS_TEXT[r["status"]]),
-                          Text(visible(r["answer"], layout=False)), Text("⚑" if r["flagged"] else ""),
-                          Text("✎" if r["noted"] else ""),
+                          Text("⚑" if r["flagged"] else ""), Text("✎" if r["noted"] else ""),
+                          Text(visible(r["answer"], layout=False), overflow="ellipsis", no_wrap=True),
                           key=str(i))
         positions = [r["position"] for r in self.shown()]
         if current in positions:
