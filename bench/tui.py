@@ -23,7 +23,7 @@ Figures:
 3. flat in the study's size: studies of --sizes MCQ items (synthetic questions of PersonaMem's length, no
    conversation), each item assigned to two annotators by name and already answered by one of them (a study in
    progress); start-up (also through `prefval annotate`) and decision keys of the other: each figure and its ratio
-   to the smallest study's;
+   to the smallest study's; and the start-up of the annotator who answered every item (one run per size);
 4. scrolling a 1,000,000-character conversation (500 messages) from top to bottom by PageDown presses in a child
    process: presses, seconds, resident memory (MB) after the first item, at each quarter and at the end (ratio to
    the start; flat means ~1.0), and the time for one End press on a fresh view.
@@ -415,6 +415,11 @@ def main() -> None:
                       f"{first_cli[n]:.3f} s, {first_cli[n] / first_cli[sizes[0]]:.2f}x)  decisions p50 "
                       f"{p50:6.1f}  p95 {p95:6.1f}  over {len(lat)}  p95 ratio {p95 / ref95:.2f}x "
                       f"{'(baseline)' if n == sizes[0] else '(flat = 1.0x)'}")
+            # the other annotator, who answered every item, opening the study again (one run each: slow when not flat)
+            back = {n: child(args.repo, "first", size_db, st, "bo") for n, st in size_studies.items()}
+            print("  reopened by the annotator who answered every item (one run): " + "; ".join(
+                f"{n:,} items {back[n]['FIRST']:.3f} s ({back[n]['FIRST'] / back[sizes[0]]['FIRST']:.2f}x; CPU "
+                f"{back[n]['CPU']:.3f} s)" for n in size_studies) + " (flat = 1.0x)")
         sc = child(args.repo, "scroll", db, "long", "reader")
         if "PRESSES" in sc:
             quarters = " ".join(f"{sc[k]:.0f}" for k in ("RSSQ1", "RSSQ2", "RSSQ3", "RSSQ4") if k in sc)
