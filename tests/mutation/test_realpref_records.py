@@ -162,6 +162,8 @@ def test_records_from_items_import_back_to_the_same_items():
      "a persona sentence travels only inside its profile"),
     ("persona_record", {"text": "t", "record_type": "profile", "metadata": {"user_id": "x"}},
      "a profile needs user_id and original_persona"),
+    ("persona_record", {"text": "t", "record_type": "profile", "metadata": {"original_persona": "o"}},
+     "a profile needs user_id and original_persona"),  # no user_id at all: refused, not a KeyError
     ("conversation_record", {"preference": "p", "messages": [], "metadata": {"user_id": "u"}},
      "a conversation needs user_id, pref_id and expression_type"),
     ("rubric_item", {"preference": "p", "query": "q", "answer": "a"}, "kind rubric_item"),

@@ -82,3 +82,18 @@ def test_every_index_has_its_name_columns_and_uniqueness(store):
         got[name] = (table, cols, unique)
     assert got == INDEXES
 
+
+
+# every table's primary key: "id" except where a row is named by other columns
+PRIMARY_KEYS = {t: ["id"] for t in COLUMNS} | {
+    "context_messages": ["context_id", "idx"], "llm_budget_shares": ["scope", "owner"], "llm_calls": ["key"],
+    "llm_claims": ["key"], "meta": ["key"], "queue_lengths": ["study_id", "annotator_id"],
+    "schema_migrations": ["version"],
+}
+
+
+def test_every_table_has_its_primary_key(store):
+    con = store.db.conn
+    for table, pk in PRIMARY_KEYS.items():
+        got = [r[1] for r in sorted(con.execute(f"PRAGMA table_info([{table}])"), key=lambda r: r[5]) if r[5]]
+        assert got == pk, table
