@@ -15,20 +15,11 @@ from annotator.cli import main
 from storage.errors import PrefvalError
 from storage.importers.base import load_yaml_or_json
 from storage.textfile import regular_file
-
-S = Path(__file__).resolve().parents[1] / "sample_data"
+from tests.test_importers_errors import db  # noqa: F401  (the fixture: a database holding one dataset)
 
 
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-@pytest.fixture
-def db(tmp_path, capsys) -> Path:
-    path = tmp_path / "t.db"
-    assert main(["import", "benchpres", str(S / "benchpres/sample.jsonl"), "--dataset", "seed", "--db", str(path)]) == 0
-    capsys.readouterr()
-    return path
 
 
 def _refused(db: Path, capsys, fmt: str, target: str, kind: str) -> None:
