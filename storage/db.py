@@ -469,7 +469,8 @@ def _m11_item_sources(db: sqlite_utils.Database) -> None:
 
 
 def message_sizes_json(sizes: list[tuple[str, int]]) -> str:
-    """contexts.message_sizes: the (role, length in characters) of each message of a context, in order, as JSON."""
+    """contexts.message_sizes: the (role, length in characters) of each message of a context, in order, as compact
+    JSON (no spaces: it is kept for every context), e.g. '[["user",5],["assistant",12]]'."""
     import json
 
     return json.dumps([[role, n] for role, n in sizes], ensure_ascii=False, separators=(",", ":"))

@@ -1,5 +1,5 @@
 """Small storage rules each worked by hand: a bundle row's note must be text; an annotator stored without a kind is
-human; claimed assignments carry their creation time; an event tag needs both words and an event; a record
+human; contexts' message sizes are compact JSON; claimed assignments carry their creation time; an event tag needs both words and an event; a record
 imported before sources named their file is released as JSONL; a CIMemories release labels only the items that
 have a label; sqlite-utils' dateutil import stays lazy (README, "Mutation testing")."""
 from __future__ import annotations
@@ -19,6 +19,15 @@ from storage.models import ItemIn, ItemSource
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
+
+
+def test_message_sizes_are_compact_json():
+    from storage.db import message_sizes_json
+
+    assert message_sizes_json([("user", 5), ("assistant", 12)]) == '[["user",5],["assistant",12]]'
+    assert message_sizes_json([("user", 0)]) == '[["user",0]]'
+    assert message_sizes_json([("système", 3)]) == '[["système",3]]'  # text as text, not \u escapes
+    assert message_sizes_json([]) == "[]"
 
 
 def test_a_bundle_rows_note_must_be_text_or_absent():
@@ -87,7 +96,12 @@ def test_a_cimemories_release_labels_only_the_items_with_a_label():
 
 
 def test_sqlite_utils_leaves_dateutil_parser_unloaded():
+    import sqlite_utils
+
+    import storage.db
+
     pytest.importorskip("dateutil.parser")
+    assert storage.db._import_sqlite_utils() is sqlite_utils  # (in this process: already imported, the same module)
     code = "import sys; import storage.db; print(type(sys.modules['dateutil.parser']).__name__)"
     got = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert got.stdout.strip() == "_LazyModule"  # in sys.modules for sqlite-utils, its code not run yet
