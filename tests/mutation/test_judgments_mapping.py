@@ -173,6 +173,10 @@ def test_records_checked_before_anything_is_written(store):
     assert (again.n_added, again.n_present, again.n_assigned) == (0, 1, 0)
     judge = next(a for a in store.annotators() if a.name == "judge")
     assert (judge.kind, judge.model) == ("llm", "m-1")
+    study = store.get_study("st")
+    logged = [(e.study_id, e.annotator_id, e.payload) for e in store.events("judgments_imported")]
+    assert logged == [(study.id, judge.id, {"file": "evaluate", "added": 2, "present": 0}),
+                      (study.id, judge.id, {"file": "evaluate", "added": 0, "present": 1})]
 
 
 def test_mcq_choice_that_is_no_index_letter_or_text_names_the_file():

@@ -97,3 +97,8 @@ def test_every_table_has_its_primary_key(store):
     for table, pk in PRIMARY_KEYS.items():
         got = [r[1] for r in sorted(con.execute(f"PRAGMA table_info([{table}])"), key=lambda r: r[5]) if r[5]]
         assert got == pk, table
+
+
+def test_the_views_have_their_names(store):
+    got = [r[0] for r in store.db.conn.execute("SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name")]
+    assert got == ["annotation_history", "current_annotations", "current_answers"]

@@ -1,7 +1,9 @@
 """Small storage rules each worked by hand: a bundle row's note must be text; an annotator stored without a kind is
 human; contexts' message sizes are compact JSON; claimed assignments carry their creation time; an event tag needs both words and an event; a record
 imported before sources named their file is released as JSONL; a CIMemories release labels only the items that
-have a label; sqlite-utils' dateutil import stays lazy (README, "Mutation testing")."""
+have a label; sqlite-utils' dateutil import stays lazy; stored rows without settings or kind; events name their
+study and annotator; the cache writer's thread; busy claims; which environment values count as secrets (README,
+"Mutation testing")."""
 from __future__ import annotations
 
 import datetime as dt
@@ -105,3 +107,92 @@ def test_sqlite_utils_leaves_dateutil_parser_unloaded():
     code = "import sys; import storage.db; print(type(sys.modules['dateutil.parser']).__name__)"
     got = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert got.stdout.strip() == "_LazyModule"  # in sys.modules for sqlite-utils, its code not run yet
+
+
+def test_a_kindless_annotator_found_again_by_ensure_is_human(store):
+    store.db.execute("INSERT INTO annotators (id, name, kind, model, created_at) VALUES "
+                     "('a-old', 'olga', NULL, NULL, '2025-01-01T00:00:00')")
+    again = store.ensure_annotator("olga")
+    assert (again.id, again.kind) == ("a-old", "human")
+
+
+def test_a_study_stored_without_settings_reads_as_empty_settings(store):
+    store.db.execute("INSERT INTO studies (id, name, task_type, settings, seed, created_at) VALUES "
+                     "('s-old', 'old', 'mcq', NULL, 1, '2025-01-01T00:00:00')")
+    assert store.get_study("old").settings == {}
+
+
+def test_released_assignments_are_logged_with_their_annotator(store):
+    store.import_items("ds", "jsonl", [ItemIn(external_id="i0", kind="persona_record", payload={"text": "0"})])
+    (iid,) = (r[0] for r in store.db.execute("SELECT id FROM items"))
+    study = store.create_study("s", "persona_filter", {"annotators_per_item": 1}, 1, [(iid, None, {})])
+    ann = store.ensure_annotator("ann")
+    store.add_assignments(study.id, [(store.units(study.id)[0].id, ann.id, 0, 1)])
+    assert store.release_assignments(study.id, ann.id) == 1
+    assert [(e.study_id, e.annotator_id) for e in store.events("assignments_released")] == [(study.id, ann.id)]
+
+
+def test_cimemories_items_name_their_profile_and_file():
+    path = ROOT / "sample_data/cimemories/sample_profiles.json"
+    parsed = cimemories.read([path])
+    first_name = json.loads(path.read_text(encoding="utf-8"))[0]["bio"]["name"]
+    assert parsed.items[0].payload["profile_name"] == first_name
+    assert parsed.source_path == str(path)
+
+
+def test_the_cache_writer_thread_never_keeps_the_process_alive(tmp_path):
+    from storage.llm_calls import LLMCallWriter
+    from storage.store import Store
+
+    path = str(tmp_path / "w.db")
+    Store.open(path, mode="create").close()
+    writer = LLMCallWriter(path)
+    try:
+        assert writer._thread.daemon is True and writer._thread.name == "prefval-llm-cache-writer"
+    finally:
+        writer.close()
+
+
+def test_a_claim_held_by_a_live_other_client_is_busy(store):
+    from storage.llm_calls import BUSY, CLAIMED, ClaimHolder, ClaimOwner
+
+    a = ClaimOwner(token="host-a:1:aa", host="host-a", pid=1)
+    b = ClaimOwner(token="host-b:2:bb", host="host-b", pid=2)
+    assert store.claim_llm_calls(["k1", "k2"], a, 60, lambda h, now: True) == {"k1": CLAIMED, "k2": CLAIMED}
+    seen = []
+
+    def alive(holder, now):
+        seen.append(holder)
+        return holder.token == a.token and holder.host == "host-a" and holder.pid == 1
+
+    assert store.claim_llm_calls(["k1"], b, 60, alive) == {"k1": BUSY}
+    assert [h.token for h in seen] == [a.token] and isinstance(seen[0], ClaimHolder)
+    assert store.claim_llm_calls(["k2"], b, 60, lambda h, now: False) == {"k2": CLAIMED}  # taken over
+
+
+def test_secret_values_from_the_minimum_length_longest_first(monkeypatch):
+    import os
+
+    from storage.secrets import _SECRET_ENV_NAME, MIN_SECRET_LENGTH, secret_values
+
+    for k in [k for k in os.environ if _SECRET_ENV_NAME.search(k)]:  # this machine's own: out of the way
+        monkeypatch.delenv(k)
+    assert MIN_SECRET_LENGTH == 6
+    monkeypatch.setenv("A_TOKEN", "zzzzzz")  # exactly 6: kept
+    monkeypatch.setenv("B_API_KEY", "aaaaaaaaaa")  # 10
+    monkeypatch.setenv("C_SECRET", "short")  # 5: too short to look for
+    assert secret_values() == ["aaaaaaaaaa", "zzzzzz"]  # longest first (by text, "zzzzzz" would come first)
+
+
+def test_a_benchpres_row_of_the_wrong_shape_names_file_line_and_field(tmp_path):
+    from storage.errors import InputError
+    from storage.importers import benchpres
+
+    good = (ROOT / "sample_data/benchpres/sample.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    bad = json.loads(good)
+    bad["preference_attribute"] = "humorous tone"  # a string, not a list
+    path = tmp_path / "rows.jsonl"
+    path.write_text(good + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        benchpres.read([path])
+    assert str(info.value).startswith(f"{path}: line 2: field 'preference_attribute': ")
