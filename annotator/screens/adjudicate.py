@@ -22,7 +22,7 @@ from textual.widgets import Input, Static
 from annotator.adjudication import AdjudicationSession
 from annotator.crash import OneLineCrash
 from annotator.safe_text import visible
-from annotator.widgets.hint import fit_hint, hint_text
+from annotator.widgets.hint import fitted_hint
 from annotator.widgets.key_line import KeyGroups, KeyLine
 from annotator.widgets.seen import SeenTracker, must_see, refusal, reveal_first_unseen
 from storage.errors import PrefvalError
@@ -148,10 +148,7 @@ class AdjudicateScreen(Screen[None]):
             return  # the unit on screen is being replaced: _track_new_unit observes it once it is drawn
         self.seen.observe()
         line = self.query_one("#hint", Static)
-        width = line.size.width or self.size.width
-        hint = hint_text(self.seen, width - line.styles.gutter.width, 2 if self.size.height < 40 else None)
-        fit_hint(line, hint, self.seen.unit, width)
-        line.update(Text(hint), layout=False)
+        line.update(Text(fitted_hint(line, self.seen, self.size)), layout=False)
         # remembered for this session: going back to a unit needs no scrolling again for what was seen
         self._seen_labels.setdefault(self.seen.unit, set()).update(self.seen.seen_labels())
         self._seen_keys.update(self.seen.seen_keys())

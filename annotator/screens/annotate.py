@@ -23,7 +23,7 @@ from annotator import collector
 from annotator.safe_text import plain, visible
 from annotator.screens.summary import SummaryScreen
 from annotator.session import PendingDecision, Session
-from annotator.widgets.hint import fit_hint, hint_text
+from annotator.widgets.hint import fitted_hint
 from annotator.widgets.key_line import KeyGroups, KeyLine
 from annotator.widgets.seen import SeenTracker, refusal, reveal_first_unseen
 from annotator.widgets.status_header import StatusHeader
@@ -217,11 +217,7 @@ class AnnotateScreen(Screen[None]):
         if not self.is_attached or s.finished or self.seen.unit != s.queue[s.index].unit_id:
             return  # the item on screen is being replaced: _track_new_item observes it once it is drawn
         self.seen.observe()
-        hint_line = self.query_one("#hint", Static)
-        width = hint_line.size.width or self.size.width
-        # below 40 rows the hint keeps to 2 rows (the parts that do not fit are counted; a refusal names them all)
-        hint = hint_text(self.seen, width - hint_line.styles.gutter.width, 2 if self.size.height < 40 else None)
-        fit_hint(hint_line, hint, self.seen.unit, width)
+        hint = fitted_hint(self.query_one("#hint", Static), self.seen, self.size)
         self._set_line("hint", hint, lambda: plain(hint, layout=False), layout=False)
         # remembered for this session: going back to the item needs no scrolling again for what was seen
         self._seen_labels.setdefault(self.seen.unit, set()).update(self.seen.seen_labels())

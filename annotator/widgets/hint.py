@@ -58,3 +58,16 @@ def fit_hint(widget: Static, text: str, unit: object, width: int) -> None:
     widget._hint_for, widget._hint_rows = key, rows  # type: ignore[attr-defined]
     if widget.styles.height is None or widget.styles.height.value != rows:
         widget.styles.height = rows
+
+
+SHORT_ROWS = 40  # below this terminal height the hint keeps to 2 rows (a refusal still names every part)
+
+
+def fitted_hint(widget: Static, tracker: SeenTracker, screen_size) -> str:
+    """The hint for `tracker` fitted to the hint line `widget` on a screen of `screen_size` (a Size, cells): held
+    to 2 rows below SHORT_ROWS rows, the line given the rows it needs (fit_hint). Returns the plain text to show
+    ("" when everything was seen)."""
+    width = widget.size.width or screen_size.width
+    hint = hint_text(tracker, width - widget.styles.gutter.width, 2 if screen_size.height < SHORT_ROWS else None)
+    fit_hint(widget, hint, tracker.unit, width)
+    return hint
