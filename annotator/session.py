@@ -5,7 +5,6 @@ Store.add_annotation, which has committed when it returns, so a decision is on d
 """
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,9 +15,11 @@ from annotator.tasks import get_task
 from annotator.tasks.base import Decision, TaskType, UnitView, seeded_permutation
 from storage.errors import PrefvalError
 from storage.models import AnnotationIn, Annotation, Assignment
+from storage.queue_state import UnitState
 from storage.store import Store
 
 RECENT = 5  # decisions kept in the on-screen history
+LIST_PAGE = 200  # rows of the item list read at once
 UNIT_PAGE = 200  # units read at once, from the one needed on in queue order
 QUEUE_PAGE = 500  # queue entries read at once
 
@@ -114,6 +115,12 @@ class Session:
     is left in the queue, so people who start later share the work). progress() and counts() are over the queue
     claimed so far; `unclaimed` is how many more units this annotator could still claim (0: the queue is all).
 
+    Nothing per answer is read at start: the counts come from SQL aggregates (Store.queue_counts) and are kept as
+    decisions come; the first open item is found by one query (Store.queue_first); the state of a unit (its latest
+    decision, flag, notes) is read when the unit is shown or decided on (Store.unit_states) and kept for the
+    session; the item list is read a page at a time (item_rows). So a study of 100,000 answered items reopens as
+    fast as one of 100.
+
     clock: seconds, monotonic (injectable for tests); wall: ISO timestamp source for started_at.
     Raises PrefvalError when the study is unknown or has nothing for this annotator (every unit already has its
     quota of annotators); DatabaseBusy when the first claim could not get the write lock.
@@ -131,24 +138,26 @@ class Session:
         self.clock = clock
         self._now_iso = now_iso
         self._items: dict = {}
-        self._current: dict[str, Annotation] = {}
-        self._answered: set[str] = set()
+        self._states: dict[str, UnitState] = {}  # unit id -> its state, for the units read so far
         self.conflicts = 0
         self.queue: Queue = Queue(None, "", "")
         self.units: dict = {}
         self.unclaimed = 0
-        self.reload_queue()
-        self.sync()
-        if self.resume_index() == len(self.queue):  # nothing open in the queue: claim the next batch
-            self.claim(store)
-            self.reload_queue()
+        self._recent: list[Annotation] | None = None
+        self.reload_queue()  # counts the queue's answered and skipped items (SQL aggregates)
+        first = self.resume_index()
+        if first == len(self.queue):  # nothing open in the queue: claim the next batch
+            if self.claim(store):
+                self.reload_queue()
+                first = self.resume_index()
         if not self.queue:
             raise PrefvalError(f"study '{study_name}' has no items for annotator '{annotator_name}' "
                                "(every item already has its annotators)")
         self.unclaimed = self.count_unclaimed(store)
         self._carried = self._unanswered_visits()
         self._visit_decided = False
-        self.index = self.resume_index()
+        self.index = first
+        self._arrived()
         self.shown_at = clock()
         self.started_iso = now_iso()
         store.log_event("session_start", self.study.id, self.annotator.id, index=self.index)
@@ -189,64 +198,83 @@ class Session:
         return self.status_of(unit_id) in ("answered", "skipped")
 
     def _recount(self) -> None:
-        """Count answered and closed (answered or skipped) units of the queue from scratch: from the units this
-        annotator decided on, not from the whole queue (the same time in a queue of 100 or of 100,000)."""
-        skipped = {u for u, a in self._current.items() if a.status == "skipped" and u not in self._answered}
-        in_queue = self.store.queue_members(self.study.id, self.annotator.id, self._answered | skipped) \
-            if self.queue else set()
-        self._n_answered = len(self._answered & in_queue)
-        self._n_closed = self._n_answered + len(skipped & in_queue)
+        """Count answered and closed (answered or skipped) units of the queue from scratch, in SQL
+        (Store.queue_counts: no answer is read into Python)."""
+        if not self.queue:
+            self._n_answered = self._n_closed = 0
+            return
+        c = self.store.queue_counts(self.study.id, self.annotator.id, marks=False)
+        self._n_answered = c["answered"]
+        self._n_closed = c["answered"] + c["skipped"]
 
     def _changing(self, unit_id: str):
         """Snapshot of one unit's counted state before a change; pass it to _changed after the change."""
-        return unit_id, unit_id in self._answered, self._closed(unit_id)
+        return unit_id, self._state(unit_id).answered, self._closed(unit_id)
 
     def _changed(self, before) -> None:
         unit_id, answered, closed = before
         if self.queue.position_of(unit_id) is not None:
-            self._n_answered += (unit_id in self._answered) - answered
+            self._n_answered += self._state(unit_id).answered - answered
             self._n_closed += self._closed(unit_id) - closed
 
     # ---- state ----------------------------------------------------------------------------------------
+    def _state(self, unit_id: str) -> UnitState:
+        """The state of one unit (read from the file the first time it is needed)."""
+        st = self._states.get(unit_id)
+        if st is None:
+            st = self._states[unit_id] = self.store.unit_states(self.study.id, self.annotator.id, [unit_id])[unit_id]
+        return st
+
+    @property
+    def recent(self) -> list[Annotation]:
+        """This annotator's last RECENT answers and skips, newest first (read when first needed)."""
+        if self._recent is None:
+            self._recent = self.store.recent_decisions(self.study.id, self.annotator.id, RECENT)
+        return self._recent
+
+    @recent.setter
+    def recent(self, rows: list[Annotation]) -> None:
+        self._recent = rows
+
     def sync(self) -> None:
-        """Re-read this annotator's current decisions from the file (another window or process may have written):
-        the latest decision row per unit, and which units have an answer that counts."""
-        self._current = {a.unit_id: a for a in self.store.current_annotations(
-            self.study.id, self.annotator.id, status=("answered", "skipped", "partial"))}
-        self._answered = {a.unit_id for a in self.store.current_annotations(self.study.id, self.annotator.id)}
-        self._flags = self.store.flagged(self.study.id, self.annotator.id)
-        self._noted = self.store.noted_units(self.study.id, self.annotator.id)
-        self.recent = self.store.recent_decisions(self.study.id, self.annotator.id, RECENT)
+        """Forget what was read of this annotator's decisions (another window or process may have written): the
+        counts are read again from the file, and each unit's state when it is next needed."""
+        self._states = {}
+        self._recent = None
         self._recount()
 
     def sync_unit(self, unit_id: str) -> None:
         """Re-read one unit's state from the file (cheap; done before the unit is drawn)."""
-        latest = self.store.latest_decision(self.study.id, unit_id, self.annotator.id)
         before = self._changing(unit_id)
-        if latest is None:
-            self._current.pop(unit_id, None)
-        else:
-            self._current[unit_id] = latest
-        if self.store.has_answer(self.study.id, unit_id, self.annotator.id):
-            self._answered.add(unit_id)
+        self._states[unit_id] = self.store.unit_states(self.study.id, self.annotator.id, [unit_id])[unit_id]
         self._changed(before)
 
     def status_of(self, unit_id: str) -> str | None:
         """"answered" when the unit has an answer that counts (also while it is being re-scored), else the status
         of the latest decision row ("skipped", "partial") or None."""
-        if unit_id in self._answered:
+        st = self._state(unit_id)
+        if st.answered:
             return "answered"
-        a = self._current.get(unit_id)
-        return a.status if a else None
+        return st.latest.status if st.latest is not None else None
+
+    def _entry(self, index: int) -> tuple[int, str]:
+        """(position, assignment id) of the queue entry at index: where a search in queue order starts after."""
+        a = self.queue[index]
+        return a.position, a.id
+
+    def _first(self, which: str, after: int | None = None) -> int | None:
+        """The queue index of the first `which` ("open" or "skipped") item, after index `after` when given,
+        found in the file (Store.queue_first); None when there is none in this session's queue."""
+        i = self.store.queue_first(self.study.id, self.annotator.id, which,
+                                   after=self._entry(after) if after is not None else None)
+        return i if i is not None and i < len(self.queue) else None
 
     def resume_index(self) -> int:
         """The first item with neither an answer nor a skip; len(queue) when there is none."""
         if self._n_closed == len(self.queue):
             return len(self.queue)
-        for i in range(len(self.queue)):  # as far as the first open item: proportional to the work done
-            if self.status_of(self.queue.unit_id(i)) not in ("answered", "skipped"):
-                return i
-        return len(self.queue)
+        i = self._first("open")
+        return len(self.queue) if i is None else i
 
     @property
     def finished(self) -> bool:
@@ -280,7 +308,7 @@ class Session:
         n = self.task.shuffle_size(unit, item, item_b)
         order = seeded_permutation(n, a.shuffle_seed) if n else []
         return UnitView(unit=unit, item=item, item_b=item_b, assignment=a, order=order,
-                        current=self._current.get(a.unit_id), settings=self.study.settings,
+                        current=self._state(a.unit_id).latest, settings=self.study.settings,
                         position=index, total=len(self.queue))
 
     # ---- navigation -----------------------------------------------------------------------------------
@@ -288,9 +316,12 @@ class Session:
         """unit id -> seconds of this annotator's earlier visits to it since its latest answer ("visit" events of
         visits that ended without an answer: quit, back, skip, moving on)."""
         out: dict[str, float] = {}
-        for e in self.store.events("visit", self.study.id, self.annotator.id):  # not every annotator's visits
+        visits = self.store.events("visit", self.study.id, self.annotator.id)  # not every annotator's visits
+        latest = {u: st.latest for u, st in self.store.unit_states(
+            self.study.id, self.annotator.id, {e.payload.get("unit_id") for e in visits}).items()}
+        for e in visits:
             uid = e.payload.get("unit_id")
-            cur = self._current.get(uid)
+            cur = latest.get(uid)
             if cur is not None and cur.status == "answered" and e.at <= cur.submitted_at:
                 continue
             out[uid] = out.get(uid, 0.0) + float(e.payload.get("seconds") or 0.0)
@@ -308,7 +339,13 @@ class Session:
                 self._carried[uid] = self._carried.get(uid, 0.0) + secs
         self._visit_decided = False
 
+    def _arrived(self) -> None:
+        """Read the state of the item now shown, when not read yet (what a decision on it will supersede)."""
+        if self.index < len(self.queue):
+            self._state(self.queue.unit_id(self.index))
+
     def _moved(self) -> None:
+        self._arrived()
         self.shown_at = self.clock()
         self.started_iso = self._now_iso()
 
@@ -357,21 +394,20 @@ class Session:
         if self._n_closed == n:
             self.go(n)
             return
-        for j in itertools.chain(range(self.index + 1, n), range(0, self.index + 1)):
-            if self.status_of(self.queue.unit_id(j)) not in ("answered", "skipped"):
-                self.go(j)
-                return
-        self.go(n)
+        i = self._first("open", after=self.index) if self.index < n else None
+        if i is None:
+            i = self._first("open")
+        self.go(n if i is None else i)
 
     def next_skipped(self) -> bool:
         """Go to the first skipped item (review pass). False when none is skipped."""
         if self._n_closed == self._n_answered:  # nothing skipped
             return False
-        for j in range(len(self.queue)):
-            if self.status_of(self.queue.unit_id(j)) == "skipped":
-                self.go(j)
-                return True
-        return False
+        i = self._first("skipped")
+        if i is None:
+            return False
+        self.go(i)
+        return True
 
     # ---- decisions ------------------------------------------------------------------------------------
     # Every decision is prepared on the screen's thread, written (committed) through a Store that may belong to
@@ -382,7 +418,7 @@ class Session:
         """Capture a decision on the current item (time on item, the row shown) without writing anything."""
         a = self.queue[self.index]
         unit = self.unit(a.unit_id, self.index)
-        shown = self._current.get(a.unit_id)
+        shown = self._state(a.unit_id).latest  # (read now when not yet: apply() counts from the state before)
         row = AnnotationIn(
             study_id=self.study.id, unit_id=unit.id, item_id=unit.item_id, annotator_id=self.annotator.id,
             assignment_id=a.id, status=status, answer=answer, note=note, source="human",
@@ -413,14 +449,15 @@ class Session:
         to the next item in queue order."""
         row = pending.committed
         unit_id = pending.assignment.unit_id
-        reviewing = unit_id in self._answered
+        st = self._state(unit_id)
+        reviewing = st.answered
         before = self._changing(unit_id)
         if row is not None and row.status in ("answered", "skipped", "partial"):
             if row.supersedes != pending.shown_id:  # another window changed this item meanwhile
                 self.conflicts += 1
-            self._current[pending.assignment.unit_id] = row
+            st.latest = row
         if row is not None and row.status == "answered":
-            self._answered.add(unit_id)
+            st.answered = True
             self._carried.pop(unit_id, None)
             if self.index == pending.index:  # the visit ended with this answer: no "visit" event for it
                 self._visit_decided = True
@@ -428,9 +465,9 @@ class Session:
         if row is not None and row.status in ("answered", "skipped"):
             self.recent = ([row] + [r for r in self.recent if r.unit_id != unit_id])[:RECENT]
         if row is not None and row.status == "note":
-            self._noted.add(unit_id)
+            st.noted = True
         if row is not None and row.status in ("flag", "unflag"):
-            (self._flags.add if row.status == "flag" else self._flags.discard)((unit_id, self.annotator.id))
+            st.flagged = row.status == "flag"
         if pending.claimed:
             self.reload_queue()
         if pending.unclaimed is not None:
@@ -443,8 +480,9 @@ class Session:
 
     def prepare_move_on(self) -> PendingDecision:
         """`s` on an answered item: nothing to append, only move on (claiming the next batch if needed)."""
-        return PendingDecision(self.index, self.queue[self.index], None, None, advance=True,
-                               claim=self.needs_claim())
+        a = self.queue[self.index]
+        self._state(a.unit_id)  # read now when not yet: apply() counts from the state before
+        return PendingDecision(self.index, a, None, None, advance=True, claim=self.needs_claim())
 
     def _append(self, status: str, answer: dict[str, Any] | None = None, note: str | None = None,
                 advance: bool = False) -> Annotation:
@@ -462,7 +500,7 @@ class Session:
     def skip(self) -> Annotation | None:
         """Record a skip (its own row) and move on. On an item that already has an answer, `s` only moves on to
         the next item in queue order: the answer stands (returns None)."""
-        if self.queue[self.index].unit_id in self._answered:
+        if self._state(self.queue[self.index].unit_id).answered:
             self.apply(self.write(self.store, self.prepare_move_on()))
             return None
         return self._append("skipped", advance=True)
@@ -478,7 +516,7 @@ class Session:
         """Whether the current item is flagged "needs review" by this annotator (False when finished)."""
         if self.finished:
             return False
-        return (self.queue[self.index].unit_id, self.annotator.id) in self._flags
+        return self._state(self.queue[self.index].unit_id).flagged
 
     def flag(self) -> bool:
         """Toggle the "needs review" flag of the current item without answering it: appends a "flag" or an
@@ -488,10 +526,6 @@ class Session:
         on = not self.is_flagged()
         self._append("flag" if on else "unflag")  # apply() records the new state
         return on
-
-    def flagged_units(self) -> set[str]:
-        """Unit ids of this annotator's queue that are flagged."""
-        return {u for u, _ in self._flags}
 
     def recent_lines(self) -> list[tuple[int, str]]:
         """The last RECENT answers and skips, newest first, as (queue position, what was decided as the
@@ -507,22 +541,31 @@ class Session:
                 out.append((i, self.task.describe_answer(self.view_at(i), r.answer or {})))
         return out
 
-    def item_statuses(self) -> list[dict[str, Any]]:
-        """One row per queue position: {"position", "status" ("answered" | "skipped" | "partial" | "open"),
-        "flagged", "noted", "answer" (as the annotator saw it, or "")} for the item list."""
+    def item_counts(self) -> dict[str, int]:
+        """How many items of the queue each item-list filter lets through (Store.ITEM_FILTERS names: "all",
+        "unanswered" (open or started), "skipped", "flagged", "noted", "answered"), counted in SQL."""
+        c = self.store.queue_counts(self.study.id, self.annotator.id)
+        return {"all": c["total"], "unanswered": c["open"] + c["partial"], "skipped": c["skipped"],
+                "flagged": c["flagged"], "noted": c["noted"], "answered": c["answered"]}
+
+    def item_rows(self, which: str = "all", offset: int = 0, limit: int = LIST_PAGE) -> list[dict[str, Any]]:
+        """A page of the item list: the items the filter `which` (see item_counts) lets through, in queue order,
+        from the `offset`-th of them, at most `limit`: {"position", "status" ("answered" | "skipped" | "partial" |
+        "open"), "flagged", "noted", "answer" (as the annotator saw it, or "")}. Read from the file a page at a
+        time (Store.queue_items), so the list of a queue of 100,000 answered items opens at once."""
         out = []
-        flagged = self.flagged_units()
-        for i, a in enumerate(self.queue):
-            st = self.status_of(a.unit_id) or "open"
+        for row in self.store.queue_items(self.study.id, self.annotator.id, which, offset, limit):
+            st = row.state  # as in the file now (another window may have written)
+            status = st.status
             answer = ""
-            if st == "answered":
-                cur = self._current.get(a.unit_id)
+            if status == "answered":
+                cur = st.latest
                 if cur is not None and cur.status == "answered" and cur.answer is not None:
-                    answer = self.task.describe_answer(self.view_at(i), cur.answer)
+                    answer = self.task.describe_answer(self.view_at(row.position), cur.answer)
                 else:  # a re-scoring is in progress: the answer that counts is the latest answered row
                     answer = "(being changed)"
-            out.append({"position": i, "status": st, "flagged": a.unit_id in flagged,
-                        "noted": a.unit_id in self._noted, "answer": answer})
+            out.append({"position": row.position, "status": status, "flagged": st.flagged, "noted": st.noted,
+                        "answer": answer})
         return out
 
     def notes(self) -> list[str]:

@@ -22,10 +22,11 @@ from storage.generation import GenerationMixin
 from storage.db import BUSY_TIMEOUT_MS, now_iso, open_database
 from storage.llm_calls import LLMCallsMixin
 from storage.models import Event, new_id
+from storage.queue_state import QueueStateMixin
 from storage.studies import StudiesMixin
 
 
-class Store(DatasetsMixin, StudiesMixin, AnnotationsMixin, BundlesMixin, AdjudicationsMixin, LLMCallsMixin, GenerationMixin):
+class Store(DatasetsMixin, StudiesMixin, AnnotationsMixin, QueueStateMixin, BundlesMixin, AdjudicationsMixin, LLMCallsMixin, GenerationMixin):
     """Access to one prefval database. Not thread-safe: use one Store per thread."""
 
     def __init__(self, db: sqlite_utils.Database, path: str = ":memory:"):

@@ -14,23 +14,28 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable
 
 from annotator.safe_text import visible
-from annotator.session import Session
+from annotator.session import LIST_PAGE, Session
 from annotator.widgets.key_line import KeyGroups
 
-FILTERS = {  # key -> (name, test on an item_statuses() row)
-    "a": ("all", lambda r: True),
-    "o": ("unanswered", lambda r: r["status"] in ("open", "partial")),
-    "s": ("skipped", lambda r: r["status"] == "skipped"),
-    "f": ("flagged", lambda r: r["flagged"]),
-    "n": ("noted", lambda r: r["noted"]),
-    "d": ("answered", lambda r: r["status"] == "answered"),
+FILTERS = {  # key -> (name, the Session.item_rows filter)
+    "a": ("all", "all"),
+    "o": ("unanswered", "unanswered"),  # open or started (partial)
+    "s": ("skipped", "skipped"),
+    "f": ("flagged", "flagged"),
+    "n": ("noted", "noted"),
+    "d": ("answered", "answered"),
 }
 STATUS_TEXT = {"open": "unanswered", "partial": "started", "skipped": "skipped", "answered": "answered"}
 COLUMNS = ("#", "status", "flag", "note", "your answer")  # the answer last: it alone is shortened to fit ("…")
 
 
 class ItemListScreen(ModalScreen[int | None]):
-    """Dismisses with the queue position to open (Enter) or None (escape / l)."""
+    """Dismisses with the queue position to open (Enter) or None (escape / l).
+
+    The list is read a page of LIST_PAGE rows at a time (Session.item_rows) and its filters are counted in SQL
+    (Session.item_counts), so the list of a queue of 100,000 answered items opens at once; `]` and `[` show the
+    next and previous page when the filter lets more than a page through. "all" opens on the page of the current
+    item."""
 
     DEFAULT_CSS = """
     ItemListScreen { align: center middle; }
@@ -39,14 +44,24 @@ class ItemListScreen(ModalScreen[int | None]):
     ItemListScreen DataTable { height: 1fr; }
     """
     BINDINGS = [Binding("escape", "close", "close"), Binding("l", "close", "close", show=False),
-                Binding("q", "close", "close", show=False)] + [
+                Binding("q", "close", "close", show=False),
+                Binding("right_square_bracket", "page(1)", "next page", show=False),
+                Binding("left_square_bracket", "page(-1)", "previous page", show=False)] + [
         Binding(k, f"filter('{k}')", name, show=False) for k, (name, _) in FILTERS.items()]
 
     def __init__(self, session: Session, start: str = "a") -> None:
         super().__init__()
         self.session = session
         self.filter_key = start
-        self.rows = session.item_statuses()
+        self.counts = session.item_counts()
+        self.page_start = self._start_offset(start)
+        self.rows = session.item_rows(FILTERS[start][1], self.page_start, LIST_PAGE)
+
+    def _start_offset(self, key: str) -> int:
+        """The first row of the page a filter opens on: the current item's page for "all", else the first."""
+        if FILTERS[key][1] == "all" and self.session.index < len(self.session.queue):
+            return self.session.index // LIST_PAGE * LIST_PAGE
+        return 0
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
@@ -65,7 +80,7 @@ class ItemListScreen(ModalScreen[int | None]):
     def _fit(self) -> None:
         """Lay the rows out again when the table's width changed (the answer column takes what is left)."""
         if self.query_one(DataTable).size.width != getattr(self, "_fitted_to", None):
-            self.action_filter(self.filter_key)
+            self._draw()
 
     def answer_width(self, rows: list[dict]) -> int | None:
         """Cells left for the answer column once #, status, flag and note have theirs (and the scrollbar its 2),
@@ -80,15 +95,35 @@ class ItemListScreen(ModalScreen[int | None]):
         return max(12, table.size.width - 2 - sum(w + pad for w in widths) - pad)
 
     def shown(self) -> list[dict]:
-        """The rows the current filter lets through, in queue order."""
-        test = FILTERS[self.filter_key][1]
-        return [r for r in self.rows if test(r)]
+        """The rows of the page shown (those the current filter lets through), in queue order."""
+        return self.rows
+
+    def action_page(self, step: int) -> None:
+        """Show the next (step 1) or previous (step -1) page of the current filter, when there is one."""
+        offset = self.page_start + step * LIST_PAGE
+        if 0 <= offset < self.counts[FILTERS[self.filter_key][1]]:
+            self.page_start = offset
+            self.rows = self.session.item_rows(FILTERS[self.filter_key][1], offset, LIST_PAGE)
+            self._draw()
+            self.query_one(DataTable).move_cursor(row=0)
 
     def action_filter(self, key: str) -> None:
-        self.filter_key = key
-        counts = {k: sum(1 for r in self.rows if t(r)) for k, (_, t) in FILTERS.items()}
-        self.query_one("#filters", KeyGroups).set_groups(
-            [(k, f"{name} ({counts[k]})", "reverse" if k == key else "") for k, (name, _) in FILTERS.items()])
+        if key != self.filter_key:
+            self.filter_key = key
+            self.page_start = self._start_offset(key)
+            self.rows = self.session.item_rows(FILTERS[key][1], self.page_start, LIST_PAGE)
+        self._draw()
+
+    def _draw(self) -> None:
+        key = self.filter_key
+        counts = self.counts
+        groups = [(k, f"{name} ({counts[which]})", "reverse" if k == key else "")
+                  for k, (name, which) in FILTERS.items()]
+        n = counts[FILTERS[key][1]]
+        if n > LIST_PAGE:
+            last = min(self.page_start + LIST_PAGE, n)
+            groups.append(("[ ]", f"pages: {self.page_start + 1}-{last} of {n}", ""))
+        self.query_one("#filters", KeyGroups).set_groups(groups)
         table = self.query_one(DataTable)
         table.clear(columns=True)
         shown = self.shown()
@@ -103,7 +138,7 @@ class ItemListScreen(ModalScreen[int | None]):
                           Text("⚑" if r["flagged"] else ""), Text("✎" if r["noted"] else ""),
                           Text(visible(r["answer"], layout=False), overflow="ellipsis", no_wrap=True),
                           key=str(i))
-        positions = [r["position"] for r in self.shown()]
+        positions = [r["position"] for r in shown]
         if current in positions:
             table.move_cursor(row=positions.index(current))
 

@@ -1,8 +1,6 @@
 """Shown when an annotator has answered (or skipped) every item of their queue."""
 from __future__ import annotations
 
-import statistics
-
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -18,9 +16,8 @@ from annotator.widgets.status_header import format_seconds
 def summary_text(session: Session):
     """Counts, median seconds per item and what to do next, as a Textual Content (names shown as plain text)."""
     c = session.counts()
-    rows = session.store.current_annotations(session.study.id, session.annotator.id)
-    secs = [r.seconds for r in rows if r.seconds is not None]
-    median = format_seconds(statistics.median(secs)) if secs else "-"
+    secs = session.store.median_answer_seconds(session.study.id, session.annotator.id)  # in SQL, not per answer
+    median = format_seconds(secs) if secs is not None else "-"
     lines = [
         "[b]All done in $study[/b], $annotator. Thank you.",
         "",
