@@ -266,7 +266,7 @@ class Session:
         """The queue index of the first `which` ("open" or "skipped") item, after index `after` when given,
         found in the file (Store.queue_first); None when there is none in this session's queue."""
         i = self.store.queue_first(self.study.id, self.annotator.id, which,
-                                   after=self._entry(after) if after is not None else None)
+                                   after=self._entry(after) if after is not None else None, after_rank=after)
         return i if i is not None and i < len(self.queue) else None
 
     def resume_index(self) -> int:

@@ -52,6 +52,13 @@ _IN_QUEUE = ("EXISTS (SELECT 1 FROM assignments q INDEXED BY idx_assignments_que
 # the queue in order, through its covering index
 _QUEUE = ("FROM assignments q INDEXED BY idx_assignments_queue "
           "WHERE q.study_id = ?1 AND q.annotator_id = ?2 AND q.released_at IS NULL")
+# the same conditions on one queue entry q, probed in the index (cheap for a few entries)
+_ANSWERED_Q = ("EXISTS (SELECT 1 FROM annotations a INDEXED BY idx_annotations_progress WHERE a.study_id = ?1 "
+               "AND a.status = 'answered' AND a.annotator_id = ?2 AND a.unit_id = q.unit_id)")
+_LATEST_SKIP_Q = (f"EXISTS ({_LATEST_SKIP.replace('SELECT s.unit_id', 'SELECT 1')} AND s.unit_id = q.unit_id)")
+_NEAR_OPEN = f"NOT {_ANSWERED_Q} AND NOT {_LATEST_SKIP_Q}"
+_NEAR_SKIPPED = f"{_LATEST_SKIP_Q} AND NOT {_ANSWERED_Q}"
+WALK = 2000  # queue entries queue_first probes one by one before it reads the annotator's units as lists
 # the item list's filters as conditions on a queue entry q
 _FILTER_SQL = {
     "all": "1",
@@ -117,22 +124,39 @@ class QueueStateMixin:
         return out
 
     def queue_first(self, study_id: str, annotator_id: str, which: str = "open",
-                    after: tuple[int, str] | None = None) -> int | None:
+                    after: tuple[int, str] | None = None, after_rank: int | None = None) -> int | None:
         """The queue position (0-based) of the first unit of one annotator's queue that is `which`: "open" (neither
         answered nor skipped: open or partial) or "skipped"; only after the entry (position, assignment id) `after`
-        when given. None when there is none. One query walking the queue's index in order, with the annotator's
-        answered and skipped units read once as lists (time in the number of their rows, not in the study's)."""
+        when given (after_rank: its queue position, when the caller knows it). None when there is none.
+
+        Walks the queue's index in order: the next WALK entries each probed in idx_annotations_progress (the time
+        of a decision key, whose next open item is near), then the rest against the annotator's answered and
+        skipped units read once as lists (a reopened queue whose first open item is far: time in the number of
+        their rows, not in the study's)."""
         cond = _FILTER_SQL["unanswered" if which == "open" else "skipped"]
+        near = _NEAR_OPEN if which == "open" else _NEAR_SKIPPED
         params: list = [study_id, annotator_id]
         where = ""
         if after is not None:
             where, params = " AND (q.position, q.id) > (?3, ?4)", params + list(after)
-        row = self.db.execute(f"SELECT q.position, q.id {_QUEUE}{where} AND {cond} ORDER BY q.position, q.id LIMIT 1",
-                              params).fetchone()
-        if row is None:
-            return None
+        found = self.db.execute(
+            f"SELECT q.rn, q.position, q.id FROM (SELECT q.unit_id, q.position, q.id, ROW_NUMBER() OVER "
+            f"(ORDER BY q.position, q.id) AS rn {_QUEUE}{where} ORDER BY q.position, q.id LIMIT {WALK}) q "
+            f"WHERE {near} LIMIT 1", params).fetchone()  # in the walk's order (no sort: stops at the first)
+        if found is not None and (after is None or after_rank is not None):
+            return (after_rank + found[0] if after is not None else found[0] - 1)
+        if found is None:
+            last = self.db.execute(f"SELECT q.position, q.id {_QUEUE}{where} ORDER BY q.position, q.id "
+                                   f"LIMIT 1 OFFSET {WALK - 1}", params).fetchone()
+            if last is None:  # the walk saw the whole rest of the queue
+                return None
+            found = self.db.execute(f"SELECT NULL, q.position, q.id {_QUEUE} AND (q.position, q.id) > (?3, ?4) "
+                                    f"AND {cond} ORDER BY q.position, q.id LIMIT 1",
+                                    [study_id, annotator_id, *last]).fetchone()
+            if found is None:
+                return None
         return self.db.execute(f"SELECT COUNT(*) {_QUEUE} AND (q.position, q.id) < (?3, ?4)",
-                               [study_id, annotator_id, row[0], row[1]]).fetchone()[0]
+                               [study_id, annotator_id, found[1], found[2]]).fetchone()[0]
 
     def unit_states(self, study_id: str, annotator_id: str, unit_ids: Iterable[str]) -> dict[str, UnitState]:
         """unit id -> UnitState of one annotator, for the given units (any number; read 500 at a time through
@@ -194,12 +218,19 @@ class QueueStateMixin:
 
     def median_answer_seconds(self, study_id: str, annotator_id: str) -> float | None:
         """The median (seconds) of the `seconds` of one annotator's current answers in a study (the latest
-        "answered" row per unit, as Store.current_annotations gives them; rows without seconds left out), computed
-        in SQL (the middle value, or the mean of the two middle ones); None when no answer has seconds."""
+        "answered" row per unit, as Store.current_annotations gives them; rows without seconds left out): the middle
+        value, or the mean of the two middle ones; None when no answer has seconds. Computed in SQL: the annotator's
+        answered rows are read in time order (idx_annotations_annotator_time: the table in the order it was
+        written), and only the units answered more than once (found in idx_annotations_progress) are checked for a
+        later answer; about 0.1 s for 100,000 answers."""
         row = self.db.execute(
-            "WITH s AS MATERIALIZED (SELECT seconds FROM (SELECT seconds, ROW_NUMBER() OVER (PARTITION BY unit_id "
-            "ORDER BY submitted_at DESC, id DESC) AS rn FROM annotations INDEXED BY idx_annotations_progress "
-            "WHERE study_id = ?1 AND status = 'answered' AND annotator_id = ?2) WHERE rn = 1 AND seconds IS NOT NULL), "
+            "WITH multi AS (SELECT unit_id FROM annotations INDEXED BY idx_annotations_progress WHERE study_id = ?1 "
+            "AND status = 'answered' AND annotator_id = ?2 GROUP BY unit_id HAVING COUNT(*) > 1), "
+            "s AS MATERIALIZED (SELECT a.seconds FROM annotations a INDEXED BY idx_annotations_annotator_time "
+            "WHERE a.study_id = ?1 AND a.annotator_id = ?2 AND a.status = 'answered' AND a.seconds IS NOT NULL "
+            "AND (a.unit_id NOT IN multi OR NOT EXISTS (SELECT 1 FROM annotations l INDEXED BY idx_annotations_progress "
+            "WHERE l.study_id = ?1 AND l.status = 'answered' AND l.annotator_id = ?2 AND l.unit_id = a.unit_id "
+            "AND (l.submitted_at, l.id) > (a.submitted_at, a.id)))), "
             "n AS (SELECT COUNT(*) AS n FROM s) "
             "SELECT AVG(seconds) FROM (SELECT seconds FROM s ORDER BY seconds "
             "LIMIT 2 - (SELECT n FROM n) % 2 OFFSET ((SELECT n FROM n) - 1) / 2)", [study_id, annotator_id]).fetchone()

@@ -101,13 +101,20 @@ def test_released_units_leave_the_counts(worked):
         assert s.queue_first(sid, aid, "open") is None
 
 
-def test_first_open_and_first_skipped_worked_by_hand(worked):
+@pytest.mark.parametrize("walk", [2000, 2, 1], ids=["probed", "walk-2", "walk-1"])
+def test_first_open_and_first_skipped_worked_by_hand(worked, walk, monkeypatch):
+    """The same answers whether the item is found among the entries probed one by one (WALK) or after them."""
+    import storage.queue_state as q
+
+    monkeypatch.setattr(q, "WALK", walk)
     db, _ = worked
     with Store.open(db, mode="ro") as s:
         sid, aid, _ = _ids(s)
         entries = [(a.position, a.id) for a in s.assignments(sid, aid)]
         assert s.queue_first(sid, aid, "open") == 2  # 0 skipped, 1 answered, 2 partial (open)
         assert s.queue_first(sid, aid, "open", after=entries[2]) == 5
+        assert s.queue_first(sid, aid, "open", after=entries[0], after_rank=0) == 2
+        assert s.queue_first(sid, aid, "open", after=entries[3], after_rank=3) == 5
         assert s.queue_first(sid, aid, "open", after=entries[5]) == 6
         assert s.queue_first(sid, aid, "open", after=entries[6]) is None
         assert s.queue_first(sid, aid, "skipped") == 0
@@ -172,6 +179,10 @@ def test_the_queue_queries_read_indexes_not_tables(worked):
             p = plan(f"SELECT q.unit_id {q._QUEUE} AND {sql} ORDER BY q.position, q.id LIMIT 1")
             assert "USING COVERING INDEX idx_assignments_queue " in p, (name, p)
             assert "SCAN" not in p.replace("SCAN d", ""), (name, p)
+        for near in (q._NEAR_OPEN, q._NEAR_SKIPPED):
+            p = plan(f"SELECT q.unit_id {q._QUEUE} AND {near} LIMIT 1")
+            assert "COVERING INDEX idx_assignments_queue " in p and "INDEX idx_annotations_progress" in p, p
+            assert "SCAN" not in p, p
         p = plan(f"SELECT COUNT(*) FROM ({q._ANSWERED} GROUP BY 1) d WHERE {q._IN_QUEUE.format(u='d.unit_id')}")
         assert "COVERING INDEX idx_annotations_progress" in p and "COVERING INDEX idx_assignments_queue_unit" in p
         assert "SCAN annotations" not in p and "SCAN assignments" not in p
