@@ -166,6 +166,87 @@ async def test_consecutive_items_of_one_context_reuse_the_pane(tmp_path):
 
 
 
+async def test_items_of_one_context_lay_out_what_the_viewport_shows_and_nothing_twice(tmp_path):
+    """Issue 13: four questions on one stored conversation of 40 messages (seeing 10, 20, 30 and 40 of them), End
+    then a decision key on each. Each message is "turn NN" and 118 words "word" (598 characters): at 96 columns
+    (100 less the border and padding) its first line holds "turn NN" and 17 words, the next five 19 words each, the
+    last 6: 7 lines, with its role line and the blank line after it 9. The pane and the conversation's blocks are
+    built once and kept; a new item of the context lays out nothing to show its top (the previous item's top is
+    the same lines), End at most the last screenful and half a screen above it (each overhanging by less than a
+    message), and no block is laid out twice: the lines laid out in all are 9 for each block kept."""
+    msgs = [Message(role="user", content=f"turn {k:02d} " + "word " * 118) for k in range(40)]
+    assert {len(m.content) for m in msgs} == {598}
+    items = [ItemIn(external_id=f"q{e}", kind="mcq", context_external_id="c", context_end=e,
+                    payload=McqPayload(question=f"question {e}?", options=["w", "x", "y", "z"],
+                                       correct_index=0).model_dump(exclude_none=True)) for e in (10, 20, 30, 40)]
+    db = str(tmp_path / "p.db")
+    with Store.open(db, mode="create") as s:
+        s.import_items("d", "jsonl", items, contexts=[ContextIn(external_id="c", messages=msgs)])
+        create_study(s, StudySpec(name="st", task="mcq", datasets=["d"], seed=3, annotators_per_item=1))
+    app = AnnotateApp(db, "st", "ana", show_timer=False)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.pause()
+        pane = app.screen.query_one(ContextView)
+        shape = pane.shape
+        assert pane.scrollable_content_region.width == 96
+        ends = []
+        for n in range(4):
+            height = pane.scrollable_content_region.height
+            assert height >= 3
+            end = int(pane.border_title.split("(")[1].split()[0])
+            ends.append(end)
+            assert len(pane.blocks) == end  # one block a message, the item's own prefix of the conversation
+            assert pane.visible_text().splitlines()[:2] == ["1. user", "turn 00 " + "word " * 16 + "word"]
+            before = pane.lines_done
+            await pilot.press("end")
+            await pilot.pause()
+            assert [x for x in pane.visible_text().splitlines() if x][-1] == "word " * 5 + "word"
+            assert 0 < pane.lines_done - before <= height + height // 2 + 2 * 9
+            shown = pane.lines_done
+            await pilot.press("a")
+            await pilot.pause()
+            if n < 3:
+                assert app.screen.query_one(ContextView) is pane and pane.shape is shape
+                assert pane.scroll_y == 0
+                assert pane.lines_done == shown  # its top: the lines of the item before, reused
+        assert sorted(ends) == [10, 20, 30, 40]
+        assert pane.lines_done == 9 * pane.blocks_laid_out  # no block laid out twice (all are still kept)
+        assert pane.blocks_laid_out < 40  # and the messages between each top and end screen never were
+
+
+async def test_a_shorter_item_of_the_context_keeps_the_lines_laid_out_past_its_end(tmp_path):
+    """The pane shows 30 messages, then 10, then 30 again (items of one context whose ends go down and up). Each
+    message is "turn k" and twelve lines "line": 15 lines with its role line and blank line, five times what its
+    67 characters suggest before it is laid out (1.08 x 67 / 76 columns: one line, and those two). The end
+    screen of the first showing is not laid out again for the third, and shows the last message whole: its kept
+    lines count with their real height, not the estimate."""
+    msgs = [Message(role="user", content=f"turn {k:02d}" + "\nline" * 12) for k in range(30)]
+    assert {len(m.content) for m in msgs} == {67}
+    store, cid = stored_context(tmp_path, msgs)
+    view = ContextView(store, cid, 30)
+    app = Holder(view)
+    last = ["30. user", "turn 29"] + ["line"] * 12
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert view.scrollable_content_region.size == (76, 22)
+        await pilot.press("end")
+        await pilot.pause()
+        assert [x for x in view.visible_text().splitlines() if x][-14:] == last
+        laid = view.lines_done
+        view.show(cid, 10)
+        await pilot.pause()
+        assert view.border_title == "Conversation (10 messages)"
+        view.show(cid, 30)
+        await pilot.pause()
+        assert view.visible_text().splitlines()[:3] == ["1. user", "turn 00", "line"]
+        await pilot.press("end")
+        await pilot.pause()
+        assert [x for x in view.visible_text().splitlines() if x][-14:] == last
+        assert view.lines_done == laid  # the top and the end screen were laid out once, when first shown
+        assert laid % 15 == 0 and view.lines_laid_out == laid
+    store.close()
+
+
 async def test_a_stored_conversation_is_seen_once_its_end_was_on_screen_once_per_context_and_end(tmp_path):
     """Issue 12: an MCQ's stored conversation is part of what the decision is about. It counts as seen once its
     last line has been on screen (End jumps there); items of the same conversation up to the same message share

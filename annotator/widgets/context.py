@@ -100,6 +100,49 @@ class Block:
     length: int  # nominal length in characters (for the height estimate)
 
 
+def _fit(strip: Strip, width: int, style: Style) -> Strip:
+    """A laid-out line padded or cut to `width` cells and given the pane's style, once at layout, not at every
+    frame."""
+    return strip.extend_cell_length(width).crop(0, width).apply_style(style)
+
+
+class Shape:
+    """The blocks of a whole conversation, built once from its message sizes and shared by every item of its context
+    (an item up to message `end` uses a prefix of them). roles, lengths: per message; blocks: every block in order;
+    first_block[m]: index of message m's first block."""
+
+    WIDTHS = 4  # widths whose estimated heights are kept
+
+    def __init__(self, sizes: list[tuple[str, int]]) -> None:
+        self.roles = [r for r, _ in sizes]
+        self.lengths = [n for _, n in sizes]
+        self.blocks: list[Block] = []
+        self.first_block: list[int] = []
+        for m, length in enumerate(self.lengths):
+            k = n_blocks(length)
+            self.first_block.append(len(self.blocks))
+            for p in range(k):
+                nominal = min(BLOCK_CHARS, length - p * BLOCK_CHARS) if length else 0
+                self.blocks.append(Block(m, p, p == 0, p == k - 1, nominal))
+        self._estimates: dict[int, list[int]] = {}
+
+    def blocks_before(self, m: int) -> int:
+        """How many blocks messages 0..m-1 have (m clamped to the messages there are)."""
+        return self.first_block[m] if 0 <= m < len(self.first_block) else len(self.blocks) if m > 0 else 0
+
+    def estimates(self, width: int) -> list[int]:
+        """Estimated height in lines of every block at `width` columns (a shared list: copy before changing):
+        ceil(1.08 * characters / width) lines of text, at least one, plus the role line of a message's first block
+        and the blank line after its last."""
+        est = self._estimates.get(width)
+        if est is None:
+            if len(self._estimates) >= self.WIDTHS:
+                self._estimates.clear()
+            est = self._estimates[width] = [max(1, math.ceil(b.length * 1.08 / width)) + b.first + b.last
+                                            for b in self.blocks]
+        return est
+
+
 class SearchPrompt(ModalScreen[str | None]):
     """A one-line prompt at the bottom of the screen: Enter returns the text, Escape returns None."""
 
@@ -154,7 +197,7 @@ class ContextView(ScrollView, can_focus=True):
         self.store = store
         self.title = title
         self.query_text = ""
-        self._sizes_cache: OrderedDict[str, list[tuple[str, int]]] = OrderedDict()
+        self._shapes: OrderedDict[str, Shape] = OrderedDict()
         self._content: OrderedDict[tuple[str | None, int], str] = OrderedDict()
         self._content_chars = 0
         self._layout: OrderedDict[int, list[Strip]] = OrderedDict()
@@ -164,7 +207,9 @@ class ContextView(ScrollView, can_focus=True):
         self._busy = False
         self.match: tuple[int, int, int] | None = None  # (message, start, stop) of the last search hit
         self.layouts_done = 0  # blocks laid out since mounted (for tests and benchmarks)
-        self.border_subtitle = "↑↓ PgUp PgDn Home End · / find"
+        self.lines_done = 0  # lines laid out since mounted (for tests and benchmarks)
+        self._subtitle = self.border_subtitle = "↑↓ PgUp PgDn Home End · / find"
+        self._frame_style: Style | None = None  # the pane's style while one frame is drawn (render_lines)
         # which lines of which blocks have been drawn in the viewport (only when the pane is a part a decision is
         # about: annotator/widgets/seen.py sets track_seen). seen_rule "all": the pane counts as seen once every
         # line was drawn (a snippet, a pair's side); "end": once its last line was drawn (a stored conversation,
@@ -180,21 +225,21 @@ class ContextView(ScrollView, can_focus=True):
             self._set_source(context_id, end, None)
 
     # ---- the conversation shown ------------------------------------------------------------------------
-    def _sizes(self, context_id: str, end: int | None) -> list[tuple[str, int]]:
-        sizes = self._sizes_cache.get(context_id)
-        if sizes is None:
-            sizes = self.store.context_sizes(context_id) if self.store is not None else []
-            self._sizes_cache[context_id] = sizes
-            while len(self._sizes_cache) > SIZES_CACHE:
-                self._sizes_cache.popitem(last=False)
-        self._sizes_cache.move_to_end(context_id)
-        return sizes if end is None else sizes[:max(0, end)]
+    def _shape(self, context_id: str) -> Shape:
+        shape = self._shapes.get(context_id)
+        if shape is None:
+            shape = Shape(self.store.context_sizes(context_id) if self.store is not None else [])
+            self._shapes[context_id] = shape
+            while len(self._shapes) > SIZES_CACHE:
+                self._shapes.popitem(last=False)
+        self._shapes.move_to_end(context_id)
+        return shape
 
     def _set_source(self, context_id: str | None, end: int | None, messages: list[Message] | None) -> None:
         same = messages is None and context_id is not None and context_id == getattr(self, "context_id", None)
         if messages is not None:
             self.context_id, self.end, self.inline = None, None, messages
-            sizes = [(m.role, len(m.content)) for m in messages]
+            shape = Shape([(m.role, len(m.content)) for m in messages])
             self._content.clear()
             self._content_chars = 0
         else:
@@ -202,36 +247,39 @@ class ContextView(ScrollView, can_focus=True):
                 self._content.clear()
                 self._content_chars = 0
             self.context_id, self.end, self.inline = context_id, end, None
-            sizes = self._sizes(context_id, end) if context_id is not None else []
-        self.roles = [r for r, _ in sizes]
-        self.lengths = [n for _, n in sizes]
-        self.blocks: list[Block] = []
-        self.first_block: list[int] = []
-        for m, length in enumerate(self.lengths):
-            k = n_blocks(length)
-            self.first_block.append(len(self.blocks))
-            for p in range(k):
-                nominal = min(BLOCK_CHARS, length - p * BLOCK_CHARS) if length else 0
-                self.blocks.append(Block(m, p, p == 0, p == k - 1, nominal))
-        self.total = len(self.lengths)
-        self.border_title = f"{self.title} ({self.total} messages)"
+            shape = self._shape(context_id) if context_id is not None else Shape([])
+        # context[:end] is a prefix of the conversation's messages and blocks: sliced, not built again
+        n = len(shape.lengths) if end is None or messages is not None else max(0, min(end, len(shape.lengths)))
+        nb = shape.blocks_before(n)
+        self.shape = shape
+        self.roles, self.lengths = shape.roles[:n], shape.lengths[:n]
+        self.blocks: list[Block] = shape.blocks[:nb]
+        self.first_block: list[int] = shape.first_block[:n]
+        self.total = n
+        title = f"{self.title} ({self.total} messages)"
+        if title != getattr(self, "_title", None):
+            self._title = self.border_title = title
         self._tops: list[int] | None = None
         old_match, self.match = getattr(self, "match", None), None
         if same and self._layout_width:
             # the same stored conversation up to another message: its blocks are a prefix of the same list, so
-            # what is laid out stays valid (but for the blocks of an old search hit)
-            n = len(self.blocks)
-            for i in [i for i in self._layout if i >= n or (old_match and self.blocks[i].message == old_match[0])]:
-                del self._layout[i]
-                if i < n:
-                    self._exact[i] = 0
-            self._heights = [self._heights[i] if i < len(self._heights) and self._exact[i]
-                             else self._estimate(self.blocks[i], self._layout_width) for i in range(n)]
-            self._exact = bytearray(self._exact[i] if i < len(self._exact) else 0 for i in range(n))
+            # what is laid out stays valid, past this item's end too (an item of the context further on shows it),
+            # but for the blocks of an old search hit, laid out again when shown
+            if old_match:
+                for i in [i for i in self._layout if shape.blocks[i].message == old_match[0]]:
+                    del self._layout[i]
+                    if i < len(self._exact):
+                        self._exact[i] = 0
+            k = min(nb, len(self._heights))
+            self._heights = self._heights[:k] + shape.estimates(self._layout_width)[k:nb]
+            self._exact = self._exact[:k] + bytearray(nb - k)
+            for i, strips in self._layout.items():  # blocks beyond the last item's end laid out before: exact
+                if k <= i < nb:
+                    self._heights[i], self._exact[i] = len(strips), 1
         else:
             self._layout.clear()
             self._heights: list[int] = []
-            self._exact = bytearray(len(self.blocks))
+            self._exact = bytearray(nb)
             self._layout_width = 0  # estimates are made at the first draw, when the width is known
         self._forget_seen()
         self._end_drawn = False
@@ -302,15 +350,11 @@ class ContextView(ScrollView, can_focus=True):
     def _width(self) -> int:
         return max(10, self.scrollable_content_region.width)
 
-    def _estimate(self, block: Block, width: int) -> int:
-        lines = max(1, math.ceil(block.length * 1.08 / width)) + (1 if block.first else 0)
-        return lines + (1 if block.last else 0)
-
     def _reset_heights(self, width: int) -> None:
         self._layout.clear()
         self._forget_seen()
         self._layout_width = width
-        self._heights = [self._estimate(b, width) for b in self.blocks]
+        self._heights = self.shape.estimates(width)[:len(self.blocks)]
         self._exact = bytearray(len(self.blocks))
         self._tops = None
 
@@ -341,12 +385,18 @@ class ContextView(ScrollView, can_focus=True):
         if self.match is not None and self.match[0] == block.message:
             a, b = max(self.match[1], lo) - lo, min(self.match[2], hi) - lo
             hit = (a, b) if a < b else None
+        style = self._layout_style
         if hit is None and body.isascii() and _PLAIN.fullmatch(body):
-            strips = [Strip([Segment(line)], len(line)) for line in wrap_plain(body, width)]
+            # the lines of text padded and styled as they are made (one Strip each, the segments that padding and
+            # styling a bare line give: the text, then the spaces up to the width, both in the pane's style)
+            on = style if style else None  # (a null style is not applied)
+            strips = [Strip([Segment(line, on), Segment(" " * (width - len(line)), on)] if len(line) < width
+                            else [Segment(line, on)], width) for line in wrap_plain(body, width)]
             if block.first:
                 role = self.roles[block.message]
                 head = f"{block.message + 1}. {visible(role, layout=False)}"
-                strips.insert(0, Strip([Segment(head, Style.parse(ROLE_STYLE.get(role, "bold")))], len(head)))
+                strips.insert(0, _fit(Strip([Segment(head, Style.parse(ROLE_STYLE.get(role, "bold")))], len(head)),
+                                      width, style))
         else:
             text = Text(no_wrap=False, overflow="fold")
             if block.first:
@@ -361,14 +411,13 @@ class ContextView(ScrollView, can_focus=True):
             if hit is not None:
                 text.stylize(MATCH_STYLE, offset + hit[0], offset + hit[1])
             console = self.app.console
-            strips = [Strip(list(line.render(console)), line.cell_len) for line in text.wrap(console, width)]
+            strips = [_fit(Strip(list(line.render(console)), line.cell_len), width, style)
+                      for line in text.wrap(console, width)]
         if block.last:
-            strips.append(Strip.blank(0))
-        # padded and styled once here, not at every frame
-        style = self._layout_style
-        strips = [s.extend_cell_length(width).crop(0, width).apply_style(style) for s in strips]
+            strips.append(_fit(Strip.blank(0), width, style))
         self._layout[i] = strips
         self.layouts_done += 1
+        self.lines_done += len(strips)
         lines = self.lines_laid_out
         while lines > LAYOUT_CACHE_LINES and len(self._layout) > 1:
             lines -= len(self._layout.popitem(last=False)[1])
@@ -387,8 +436,9 @@ class ContextView(ScrollView, can_focus=True):
             return
         self._busy = True
         try:
-            if self.rich_style != self._layout_style:
-                self._layout_style = self.rich_style
+            style = self._style()
+            if style != self._layout_style:
+                self._layout_style = style
                 self._layout.clear()
             width, height = self._width(), max(1, self.scrollable_content_region.height)
             if width != self._layout_width:
@@ -440,8 +490,8 @@ class ContextView(ScrollView, can_focus=True):
         subtitle = next((t for t in (f"{span} of {self.total} · {where} · ↑↓ PgUp PgDn Home End · / find",
                                      f"{span} of {self.total} · {where} · / find") if len(t) <= room),
                         f"{span} of {self.total} · {where}")
-        if self.border_subtitle != subtitle:
-            self.border_subtitle = subtitle
+        if self._subtitle != subtitle:  # (reading border_subtitle back turns it into markup each time)
+            self._subtitle = self.border_subtitle = subtitle
 
     def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
         event.stop()
@@ -476,13 +526,24 @@ class ContextView(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self._ensure_layout()
 
+    def _style(self) -> Style:
+        """The pane's Rich style (background, colour): of the frame being drawn, else worked out now (Textual
+        computes it from every ancestor's styles at each call)."""
+        return self._frame_style if self._frame_style is not None else self.rich_style
+
     def render_lines(self, crop: Region) -> list[Strip]:
-        self._ensure_layout()
-        return super().render_lines(crop)
+        self._frame_style, self._frame_width = self.rich_style, self.scrollable_content_region.width
+        try:
+            self._ensure_layout()
+            return super().render_lines(crop)
+        finally:
+            self._frame_style = None
 
     def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
-        style = self.rich_style
+        if self._frame_style is not None:
+            width, style = self._frame_width, self._frame_style
+        else:
+            width, style = self.scrollable_content_region.width, self.rich_style
         if not self.blocks or self._layout_width == 0:
             return Strip.blank(width, style)
         if style != self._layout_style:  # e.g. another background when focused: restyle what is cached
@@ -572,7 +633,7 @@ class ContextView(ScrollView, can_focus=True):
         old = self.match
         self.match = (m, start, stop)
         for i in list(self._layout):  # redraw the blocks of the old and the new hit with the highlight moved
-            if self.blocks[i].message in {m, old[0] if old else m}:
+            if self.shape.blocks[i].message in {m, old[0] if old else m}:
                 del self._layout[i]
         if not self._layout_width:
             self._reset_heights(self._width())
