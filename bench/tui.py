@@ -1,7 +1,7 @@
 """Benchmark of the annotation TUI on the real case: PersonaMem questions with their conversations. Prints figures,
 each beside its baseline and as a ratio; asserts nothing.
 
-    python bench/tui.py [--items N] [--decisions N] [--runs N] [--scales 10000,100000,160000,1000000]
+    python bench/tui.py [--items N] [--decisions N] [--rounds N] [--runs N] [--scales 10000,100000,160000,1000000]
                         [--sizes 100,100000] [--repo PATH]
 
 Data: the PersonaMem 32k questions (../shared/datasets/personamem/questions_32k.csv; the bundled sample when absent).
@@ -19,7 +19,10 @@ Figures:
    modules kept between runs in a folder of the bench, as an install keeps them; and the questions without
    conversations through `prefval annotate` (the command as a user starts it: its parser and checks included);
 2. decision key -> next item on screen with the answer committed (ms, p50/p95/max), without conversations and
-   with each scale; ratio of each p95 to the baseline's (target <= 1.5, and flat across scales);
+   with each scale; ratio of each p95 to the baseline's (target <= 1.5, and flat across scales); timed in --rounds
+   rounds in which the studies take turns (a busy spell of the machine hits them alike), each round resuming the
+   same annotator, its first key untimed; beside the wall clock, the CPU time of the process per decision (what
+   the decision cost, little disturbed by other programs) and its p95 ratio;
 3. flat in the study's size: studies of --sizes MCQ items (synthetic questions of PersonaMem's length, no
    conversation), each item assigned to two annotators by name and already answered by one of them (a study in
    progress); start-up (also through `prefval annotate`) and decision keys of the other: each figure and its ratio
@@ -300,20 +303,25 @@ def child(repo: Path, mode: str, *args: str) -> dict[str, float]:
     return vals
 
 
-async def decision_latencies(db: str, study: str, n: int, who: str = "latency") -> list[float]:
-    """Post a decision key n times; time from the key event until the answer is committed, the next item is drawn
+async def decision_latencies(db: str, study: str, n: int, who: str = "latency",
+                             warmup: int = 0) -> tuple[list[float], list[float]]:
+    """Post a decision key n times (after `warmup` untimed ones: the first item drawn after opening the app builds
+    what the ones after it reuse); time from the key event until the answer is committed, the next item is drawn
     in the panel, and a screen refresh has run after that. Pilot's settling delays between keys are not part of
-    the figure."""
+    the figure. The annotator resumes where an earlier call left off. Returns (wall-clock ms, CPU ms of this
+    process) per decision: CPU time is what the decision cost, less disturbed by other programs on a shared
+    machine than the wall clock."""
     from textual import events
 
     from annotator.app import AnnotateApp
     from tests.tui_helpers import see_all
 
     app = AnnotateApp(db, study, who, show_timer=False)
-    lat = []
+    lat, cpu = [], []
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        for i in range(n):
+        rows_before = len(app.store.current_annotations(app.session.study.id, app.session.annotator.id))
+        for i in range(warmup + n):
             if app.session.finished or not hasattr(app.screen, "items_drawn"):
                 break
             await see_all(pilot)  # a decision key counts only once the whole question and options were on screen
@@ -322,17 +330,19 @@ async def decision_latencies(db: str, study: str, n: int, who: str = "latency") 
             drawn = app.screen.items_drawn
             painted = asyncio.Event()
             key = "abcd"[i % 4]
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             app.screen.post_message(events.Key(key, key))
             while app.session.index == before or getattr(app.screen, "items_drawn", drawn) == drawn:
                 await asyncio.sleep(0.0005)  # (the last item of a study leads to the summary: no item drawn)
             app.screen.call_after_refresh(painted.set)
             await painted.wait()
-            lat.append((time.perf_counter() - t) * 1000)
+            if i >= warmup:
+                lat.append((time.perf_counter() - t) * 1000)
+                cpu.append((time.process_time() - c) * 1000)
             await pilot.pause()
         rows = app.store.current_annotations(app.session.study.id, app.session.annotator.id)
-        assert len(rows) == len(lat), (len(rows), len(lat))
-    return lat
+        assert len(rows) - rows_before == warmup + len(lat), (len(rows), rows_before, len(lat))
+    return lat, cpu
 
 
 def pct(values: list[float], q: float) -> float:
@@ -345,6 +355,8 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=None, help="questions to import (default: all)")
     ap.add_argument("--runs", type=int, default=5, help="start-up runs of each app")
     ap.add_argument("--decisions", type=int, default=150, help="decision keys to time per study")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="rounds the decision keys are timed in, the studies taking turns in each")
     ap.add_argument("--scales", default="10000,100000,160000,1000000",
                     help="characters of conversation per question, comma-separated")
     ap.add_argument("--sizes", default="100,100000",
@@ -377,14 +389,25 @@ def main() -> None:
                       f"; with {max(scales):,}-character conversations {m_ctx:.3f} s ({m_ctx / m_bare:.2f}x without; "
                       "target <= 1.5x)" if scales else "") +
                   f"; the same through `prefval annotate` {m_cli:.3f} s ({m_cli / m_base:.2f}x Textual)")
-        print("decision key -> next item, answer committed (ms):")
-        ref = None
-        for label, study in studies.items():
-            lat = asyncio.run(decision_latencies(db, study, args.decisions))
-            p50, p95 = statistics.median(lat), pct(lat, 0.95)
-            ref = ref or p95
+        rounds = max(1, min(args.rounds, args.decisions))
+        print(f"decision key -> next item, answer committed (ms; {args.decisions} keys per study in {rounds} "
+              "interleaved rounds, each opening the app again and deciding one item untimed first):")
+        wall = {label: [] for label in studies}
+        cpu = {label: [] for label in studies}
+        for r in range(rounds):  # interleaved, so that a change in the machine's load hits every study alike
+            n = args.decisions // rounds + (1 if r < args.decisions % rounds else 0)
+            for label, study in studies.items():
+                w, c = asyncio.run(decision_latencies(db, study, n, warmup=1))
+                wall[label] += w
+                cpu[label] += c
+        ref = ref_cpu = None
+        for label in studies:
+            lat, c = wall[label], cpu[label]
+            p50, p95, c50, c95 = statistics.median(lat), pct(lat, 0.95), statistics.median(c), pct(c, 0.95)
+            ref, ref_cpu = ref or p95, ref_cpu or c95
             print(f"  {'without conversations' if label == 'bare' else 'with ' + label:<34} p50 {p50:6.1f}  "
-                  f"p95 {p95:6.1f}  max {max(lat):6.1f}  over {len(lat)}  p95 ratio {p95 / ref:.2f}x "
+                  f"p95 {p95:6.1f}  max {max(lat):6.1f}  over {len(lat)}  p95 ratio {p95 / ref:.2f}x; CPU p50 "
+                  f"{c50:5.1f} p95 {c95:5.1f} ratio {c95 / ref_cpu:.2f}x "
                   f"{'(baseline)' if label == 'bare' else '(target <= 1.5x)'}")
         sizes = [int(x) for x in args.sizes.split(",") if x]
         if sizes:
@@ -407,7 +430,7 @@ def main() -> None:
             ref_first, ref_cpu = first[sizes[0]], first_cpu[sizes[0]]
             ref95 = None
             for n, st in size_studies.items():
-                lat = asyncio.run(decision_latencies(size_db, st, min(args.decisions, n - 1), who="ana"))
+                lat, _ = asyncio.run(decision_latencies(size_db, st, min(args.decisions, n - 1), who="ana"))
                 p50, p95 = statistics.median(lat), pct(lat, 0.95)
                 ref95 = ref95 or p95
                 print(f"  {n:>9,} items: start-up {first[n]:.3f} s ({first[n] / ref_first:.2f}x; CPU "
