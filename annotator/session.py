@@ -548,13 +548,19 @@ class Session:
         return {"all": c["total"], "unanswered": c["open"] + c["partial"], "skipped": c["skipped"],
                 "flagged": c["flagged"], "noted": c["noted"], "answered": c["answered"]}
 
-    def item_rows(self, which: str = "all", offset: int = 0, limit: int = LIST_PAGE) -> list[dict[str, Any]]:
+    def item_rows(self, which: str = "all", offset: int = 0, limit: int = LIST_PAGE,
+                  count: int | None = None) -> list[dict[str, Any]]:
         """A page of the item list: the items the filter `which` (see item_counts) lets through, in queue order,
         from the `offset`-th of them, at most `limit`: {"position", "status" ("answered" | "skipped" | "partial" |
         "open"), "flagged", "noted", "answer" (as the annotator saw it, or "")}. Read from the file a page at a
-        time (Store.queue_items), so the list of a queue of 100,000 answered items opens at once."""
+        time (Store.queue_items), so the list of a queue of 100,000 answered items opens at once. count: how many
+        items the filter lets through, when known (item_counts): none read for 0, and a filter that lets fewer
+        than one item in ten through is read as a sparse one."""
+        if count is not None and offset >= count:
+            return []
         out = []
-        for row in self.store.queue_items(self.study.id, self.annotator.id, which, offset, limit):
+        sparse = count is not None and count * 10 < len(self.queue)
+        for row in self.store.queue_items(self.study.id, self.annotator.id, which, offset, limit, sparse=sparse):
             st = row.state  # as in the file now (another window may have written)
             status = st.status
             answer = ""

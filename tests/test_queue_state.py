@@ -135,16 +135,17 @@ def test_unit_states_and_item_pages_worked_by_hand(worked):
         assert [states[u].flagged for u in queue] == [False] * 5 + [True, False]
         assert [states[u].noted for u in queue] == [False] * 5 + [True, False]
 
-        def page(which, offset=0, limit=10):
-            return [r.position for r in s.queue_items(sid, aid, which, offset, limit)]
+        for sparse in (False, True):  # probed per entry, or read as lists: the same pages
+            def page(which, offset=0, limit=10):
+                return [r.position for r in s.queue_items(sid, aid, which, offset, limit, sparse=sparse)]
 
-        assert page("all") == list(range(7))
-        assert page("all", 2, 3) == [2, 3, 4]
-        assert page("unanswered") == [2, 5, 6]
-        assert page("skipped") == [0]
-        assert page("flagged") == [5] and page("noted") == [5]
-        assert page("answered") == [1, 3, 4] and page("answered", 1, 1) == [3]
-        assert page("unanswered", 3) == []
+            assert page("all") == list(range(7))
+            assert page("all", 2, 3) == [2, 3, 4]
+            assert page("unanswered") == [2, 5, 6] and page("unanswered", 1, 1) == [5]
+            assert page("skipped") == [0]
+            assert page("flagged") == [5] and page("noted") == [5]
+            assert page("answered") == [1, 3, 4] and page("answered", 1, 1) == [3]
+            assert page("unanswered", 3) == []
         assert [r.unit_id for r in s.queue_items(sid, aid, "answered")] == [queue[1], queue[3], queue[4]]
         with pytest.raises(ValueError, match="unknown item filter"):
             s.queue_items(sid, aid, "done")
@@ -175,7 +176,7 @@ def test_the_queue_queries_read_indexes_not_tables(worked):
         def plan(sql: str, extra=()) -> str:
             return "\n".join(r[3] for r in s.db.execute("EXPLAIN QUERY PLAN " + sql, [sid, aid, *extra]))
 
-        for name, sql in q._FILTER_SQL.items():
+        for name, sql in [*q._FILTER_SQL.items(), *q._PAGE_SQL.items()]:
             p = plan(f"SELECT q.unit_id {q._QUEUE} AND {sql} ORDER BY q.position, q.id LIMIT 1")
             assert "USING COVERING INDEX idx_assignments_queue " in p, (name, p)
             assert "SCAN" not in p.replace("SCAN d", ""), (name, p)
@@ -183,9 +184,13 @@ def test_the_queue_queries_read_indexes_not_tables(worked):
             p = plan(f"SELECT q.unit_id {q._QUEUE} AND {near} LIMIT 1")
             assert "COVERING INDEX idx_assignments_queue " in p and "INDEX idx_annotations_progress" in p, p
             assert "SCAN" not in p, p
-        p = plan(f"SELECT COUNT(*) FROM ({q._ANSWERED} GROUP BY 1) d WHERE {q._IN_QUEUE.format(u='d.unit_id')}")
-        assert "COVERING INDEX idx_annotations_progress" in p and "COVERING INDEX idx_assignments_queue_unit" in p
+        p = plan(f"SELECT COUNT(*) FROM ({q._FLAGGED} GROUP BY 1) d WHERE {q._IN_QUEUE.format(u='d.unit_id')}")
+        assert "INDEX idx_annotations_progress" in p and "COVERING INDEX idx_assignments_queue_unit" in p
         assert "SCAN annotations" not in p and "SCAN assignments" not in p
+        # the answered units of the queue: a merge of the two indexes in unit order, no sort and no probe per unit
+        p = plan(f"SELECT COUNT(*) FROM ({q._QUEUE_UNITS} INTERSECT {q._ANSWERED} ORDER BY 1)")
+        assert "MERGE (INTERSECT)" in p and "TEMP B-TREE" not in p, p
+        assert "COVERING INDEX idx_annotations_progress" in p and "COVERING INDEX idx_assignments_queue_unit" in p
 
 
 # ---- the annotation screen, reopened -------------------------------------------------------------------------
@@ -259,3 +264,22 @@ async def test_the_item_list_pages_through_a_long_queue(db_file, monkeypatch):
         assert "4-6 of 6" in str(screen.query_one("#filters").render())
         await pilot.press("down", "enter")
         assert app.session.index == 4
+
+
+async def test_a_long_summary_counts_its_median_after_it_is_drawn(db_file, monkeypatch):
+    """Above INLINE_MEDIAN answers (here 0) the summary is drawn at once with its counts, and its median (1..7 s
+    but position 3 skipped: 4 s) follows from a worker thread with its own connection."""
+    import annotator.screens.summary as summary
+
+    monkeypatch.setattr(summary, "INLINE_MEDIAN", 0)
+    _study(db_file)
+    with Store.open(db_file, mode="rw") as s:
+        _log(s, "ana", [(i, "skipped" if i == 3 else "answered", i + 1, float(i + 1)) for i in range(7)])
+    app = AnnotateApp(db_file, "st", "ana", show_timer=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, SummaryScreen)
+        assert "answered: 6   skipped: 1   open: 0" in str(app.screen.query_one("#summary").render())
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "median time per answered item: 00:04" in str(app.screen.query_one("#summary").render())

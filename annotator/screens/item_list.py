@@ -55,7 +55,7 @@ class ItemListScreen(ModalScreen[int | None]):
         self.filter_key = start
         self.counts = session.item_counts()
         self.page_start = self._start_offset(start)
-        self.rows = session.item_rows(FILTERS[start][1], self.page_start, LIST_PAGE)
+        self.rows = session.item_rows(FILTERS[start][1], self.page_start, LIST_PAGE, self.counts[FILTERS[start][1]])
 
     def _start_offset(self, key: str) -> int:
         """The first row of the page a filter opens on: the current item's page for "all", else the first."""
@@ -103,7 +103,8 @@ class ItemListScreen(ModalScreen[int | None]):
         offset = self.page_start + step * LIST_PAGE
         if 0 <= offset < self.counts[FILTERS[self.filter_key][1]]:
             self.page_start = offset
-            self.rows = self.session.item_rows(FILTERS[self.filter_key][1], offset, LIST_PAGE)
+            self.rows = self.session.item_rows(FILTERS[self.filter_key][1], offset, LIST_PAGE,
+                                              self.counts[FILTERS[self.filter_key][1]])
             self._draw()
             self.query_one(DataTable).move_cursor(row=0)
 
@@ -111,7 +112,8 @@ class ItemListScreen(ModalScreen[int | None]):
         if key != self.filter_key:
             self.filter_key = key
             self.page_start = self._start_offset(key)
-            self.rows = self.session.item_rows(FILTERS[key][1], self.page_start, LIST_PAGE)
+            self.rows = self.session.item_rows(FILTERS[key][1], self.page_start, LIST_PAGE,
+                                              self.counts[FILTERS[key][1]])
         self._draw()
 
     def _draw(self) -> None:
