@@ -75,14 +75,12 @@ class SummaryScreen(Screen[str]):
 
     def _count_median(self) -> None:
         """In a worker thread: the median through a read-only Store of this thread, then shown."""
-        import sqlite3
-
         from storage.errors import PrefvalError
 
         try:
             with Store.open(self.session.store.path, mode="ro") as store:
                 text = median_text(self.session, store)
-        except (PrefvalError, sqlite3.Error) as exc:  # e.g. the file moved away meanwhile: the rest still holds
+        except PrefvalError as exc:  # e.g. the file moved away meanwhile: the rest of the summary still holds
             text = f"not counted ({exc})"
         try:
             self.app.call_from_thread(self._show_median, text)
