@@ -143,6 +143,7 @@ class Session:
         self.queue: Queue = Queue(None, "", "")
         self.units: dict = {}
         self.unclaimed = 0
+        self.claims_stopped = False  # a study command took items from this queue meanwhile (no more claims)
         self._recent: list[Annotation] | None = None
         self.reload_queue()  # counts the queue's answered and skipped items (SQL aggregates)
         first = self.resume_index()
@@ -327,13 +328,16 @@ class Session:
             out[uid] = out.get(uid, 0.0) + float(e.payload.get("seconds") or 0.0)
         return out
 
-    def _end_visit(self) -> None:
+    def _end_visit(self, unit_id: str | None = "") -> None:
         """Leaving the current item: a visit that ended without an answer is kept as a "visit" event (unit,
-        seconds) and carried into the time of the item's next answer."""
-        if self.index < len(self.queue) and not self._visit_decided:
+        seconds) and carried into the time of the item's next answer. unit_id: the unit visited when it is no
+        longer at self.index (the queue was read again); None: not known, nothing logged."""
+        if unit_id == "":
+            unit_id = self.queue[self.index].unit_id if self.index < len(self.queue) else None
+        if unit_id is not None and not self._visit_decided:
             secs = round(self.seconds_on_item(), 3)
             if secs > 0:
-                uid = self.queue[self.index].unit_id
+                uid = unit_id
                 self.store.log_event("visit", self.study.id, self.annotator.id, unit_id=uid, seconds=secs,
                                      started_at=self.started_iso)
                 self._carried[uid] = self._carried.get(uid, 0.0) + secs
@@ -384,8 +388,55 @@ class Session:
 
     def needs_claim(self) -> bool:
         """Whether moving on from the current item needs the next batch claimed first (no other open item in
-        the queue, and units left to claim)."""
-        return self.unclaimed > 0 and not self._open_elsewhere()
+        the queue, and units left to claim; never after a study command took items from this queue)."""
+        return self.unclaimed > 0 and not self.claims_stopped and not self._open_elsewhere()
+
+    # ---- study commands run elsewhere (`study release|unassign|rename-annotator` in another shell) ----------
+    def _stop_claims(self) -> None:
+        """A study command took items out of this queue: this session claims nothing more (the annotator was
+        taken off the study or their items given back; reopening the study claims again when allowed)."""
+        self.claims_stopped = True
+        self.unclaimed = 0
+
+    def drop_released(self) -> None:
+        """The write of a decision was refused because its assignment was released by a study command in another
+        process (AssignmentReleased): read the queue again (the file's live assignments), forget the states read,
+        claim nothing more in this session, and go to the first open item of what is left (or the end)."""
+        current = self.queue.unit_id(self.index) if not self.finished else None
+        self._stop_claims()
+        self._states = {}
+        self._recent = None
+        self.reload_queue()
+        self._end_visit(current)
+        self.index = self.resume_index()
+        self._moved()
+
+    def sync_queue(self) -> bool:
+        """Check the queue's length in the file (one number, Store.queue_length) against the session's; when it
+        differs (a study command released items, or another window of this annotator claimed some), read the
+        queue again and stay on the current item, or, when it left the queue, go to the first open item.
+        A shorter queue stops claims (see _stop_claims). Returns True when the current item left the queue."""
+        n = self.store.queue_length(self.study.id, self.annotator.id)
+        if n == len(self.queue):
+            return False
+        if n < len(self.queue):
+            self._stop_claims()
+        finished = self.finished
+        try:
+            current = None if finished else self.queue.unit_id(self.index)
+        except IndexError:  # a page read after the release: the entry is gone
+            current = None
+        self.reload_queue()
+        self._states = {}
+        self._recent = None
+        i = self.position_of(current) if current is not None else None
+        if i is not None or finished:
+            self.index = len(self.queue) if finished else i
+            return False
+        self._end_visit(current)
+        self.index = self.resume_index()
+        self._moved()
+        return True
 
     def advance(self) -> None:
         """After a decision: the next item without an answer or skip after this one, else the first such item
@@ -434,10 +485,11 @@ class Session:
         pending.claim. A decision row supersedes the annotator's latest decision row on the unit, read in the same
         write transaction (Store.add_annotation supersede_latest). Safe to retry after DatabaseBusy: a row already
         committed is not appended again, and a claim already made is not repeated. Returns pending, filled in.
-        Raises DatabaseBusy (retry later) or PrefvalError (not saved)."""
+        Raises DatabaseBusy (retry later), AssignmentReleased (the item is no longer in this annotator's queue: a
+        study command released it meanwhile; nothing saved, see drop_released) or PrefvalError (not saved)."""
         if pending.row is not None and pending.committed is None:
             decision = pending.row.status in ("answered", "skipped", "partial")
-            pending.committed = store.add_annotation(pending.row, supersede_latest=decision)
+            pending.committed = store.add_annotation(pending.row, supersede_latest=decision, live_assignment=True)
         if pending.claim and pending.unclaimed is None:
             pending.claimed = self.claim(store)
             pending.unclaimed = self.count_unclaimed(store)

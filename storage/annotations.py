@@ -7,7 +7,7 @@ from array import array
 from typing import Iterable
 
 from storage.db import BATCH_ROWS, now_iso, write_transaction
-from storage.errors import DatabaseBusy, PrefvalError, is_busy
+from storage.errors import AssignmentReleased, DatabaseBusy, PrefvalError, is_busy
 from storage.models import Annotation, AnnotationIn, AnswerRow, AnswerTable, StudyLog, Unit, new_id
 
 _COLS = ("id", "study_id", "unit_id", "item_id", "annotator_id", "assignment_id", "status", "answer", "note",
@@ -41,7 +41,8 @@ class AnnotationsMixin:
     path: str
 
     def add_annotation(self, ann: AnnotationIn, *, submitted_at: str | None = None,
-                       annotation_id: str | None = None, supersede_latest: bool = False) -> Annotation:
+                       annotation_id: str | None = None, supersede_latest: bool = False,
+                       live_assignment: bool = False) -> Annotation:
         """Append one annotation row and commit it before returning (the TUI shows the next item after this).
 
         A change of answer is a new row whose `supersedes` names the row it replaces; nothing is ever updated
@@ -54,14 +55,27 @@ class AnnotationsMixin:
         so the row that supersedes another is also the later one. The caller compares the returned row's
         `supersedes` with the row it showed to detect a change made elsewhere meanwhile.
 
+        live_assignment=True (every row an annotator writes from a session): the row is written only while
+        ann.assignment_id is a live (not released) assignment of this study, unit and annotator, checked in the
+        same write transaction; a study command run in another process (`study release`, `unassign`,
+        `rename-annotator`) that released it first makes the write refuse (AssignmentReleased, nothing written),
+        so no answer lands on a released assignment and no unit gets more annotators than its quota.
+
         Raises DatabaseBusy when another process held the write lock beyond the busy timeout (nothing written;
-        retrying can succeed), PrefvalError for any other write failure (disk full, read-only file).
+        retrying can succeed), AssignmentReleased (see live_assignment), PrefvalError for any other write failure
+        (disk full, read-only file).
         """
         rec = ann.model_dump()
         rec["answer"] = json.dumps(ann.answer, ensure_ascii=False) if ann.answer is not None else None
         rec["id"] = annotation_id or new_id()
         try:
             with write_transaction(self.db):
+                if live_assignment and self.db.execute(
+                        "SELECT 1 FROM assignments WHERE id = ? AND study_id = ? AND unit_id = ? AND annotator_id = ? "
+                        "AND released_at IS NULL", [ann.assignment_id, ann.study_id, ann.unit_id, ann.annotator_id]
+                ).fetchone() is None:
+                    raise AssignmentReleased(f"{self.path}: NOT saved: this item was released from your queue by a "
+                                             "study command (study release, unassign or rename-annotator)")
                 if supersede_latest:
                     prev = self.db.execute(
                         f"SELECT id, submitted_at FROM annotations {_ONE_ANNOTATOR_UNIT} "

@@ -25,6 +25,12 @@ class DatabaseBusy(PrefvalError):
     """
 
 
+class AssignmentReleased(PrefvalError):
+    """The annotation was written for an assignment that is no longer live: a study command (`study release`,
+    `unassign`, `rename-annotator`) gave the item back to the pool meanwhile. Nothing was written; the item is
+    no longer the annotator's (another annotator may hold it now)."""
+
+
 def is_busy(exc: BaseException) -> bool:
     """Whether a sqlite3 error means "the database is locked by another connection" (SQLITE_BUSY/SQLITE_LOCKED)."""
     name = getattr(exc, "sqlite_errorname", "") or ""

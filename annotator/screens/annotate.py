@@ -27,7 +27,7 @@ from annotator.widgets.hint import fitted_hint
 from annotator.widgets.key_line import KeyGroups, KeyLine
 from annotator.widgets.seen import SeenTracker, refusal, reveal_first_unseen
 from annotator.widgets.status_header import StatusHeader
-from storage.errors import DatabaseBusy, PrefvalError
+from storage.errors import AssignmentReleased, DatabaseBusy, PrefvalError
 
 
 MIN_WIDTH, MIN_HEIGHT = 60, 16
@@ -139,6 +139,8 @@ class AnnotateScreen(Screen[None]):
     async def show_current(self) -> None:
         """Draw the current unit, or the summary when the queue is done."""
         s = self.session
+        if s.sync_queue():  # a study command in another process released the item that was to show
+            self.message = self.RELEASED.format(what="The item you were on was", rest="Showing your first open item.")
         if not s.finished:  # another window of the same annotator may have answered this item meanwhile
             s.sync_unit(s.queue[s.index].unit_id)
         self.refresh_header()
@@ -389,10 +391,27 @@ class AnnotateScreen(Screen[None]):
                 self._show_saving(0)
                 self.run_worker(self._save_in_background(pending), group="save", exit_on_error=False)
                 return
+        except AssignmentReleased:  # a study command took the item away meanwhile: not saved, go on
+            await self._released()
+            return
         except PrefvalError as exc:  # not saved: stay on the item and say so
             self.notify(visible(exc), severity="error", timeout=8, markup=False)
             return
         await self._saved(pending)
+
+    RELEASED = ("{what} released from your queue by a study command (study release, unassign or rename-annotator, "
+                "run by whoever manages the study); it may be someone else's now. {rest}")
+
+    async def _released(self) -> None:
+        """The decision's assignment was released in another process: say so plainly, read the queue again and
+        go on with the annotator's remaining items (or the summary); this session claims nothing more."""
+        s = self.session
+        s.drop_released()
+        rest = ("Your remaining items follow." if not s.finished else
+                "You have no open items left in this study.")
+        self.message = self.RELEASED.format(what="NOT saved: this item was", rest=rest)
+        self.notify(self.message, severity="warning", timeout=12, markup=False)
+        await self.show_current()
 
     def _show_saving(self, attempt: int) -> None:
         text = ("saving… database busy (another program is writing to it); your answer is kept and will be saved"
@@ -409,6 +428,13 @@ class AnnotateScreen(Screen[None]):
         on_busy = lambda attempt: self.app.call_from_thread(self._show_saving, attempt)  # noqa: E731
         try:
             await asyncio.wrap_future(self._writer.submit(lambda store: self.session.write(store, pending), on_busy))
+        except AssignmentReleased:
+            self.saving = None
+            self._set_line("state", "", lambda: "")
+            await self._released()
+            if self._quit_after_save:
+                self.app.exit()
+            return
         except PrefvalError as exc:
             self.saving = None
             self._set_line("state", "", lambda: "")
