@@ -13,13 +13,13 @@ from annotator import collector
 with collector.paused_while_loading():
     from textual.app import App
 
-    from annotator.crash import OneLineCrash
+    from annotator.crash import OneLineCrash, QuitGuard
     from annotator.screens.annotate import AnnotateScreen
     from annotator.session import Session
     from storage.store import Store
 
 
-class AnnotateApp(OneLineCrash, App[None]):
+class AnnotateApp(QuitGuard, OneLineCrash, App[None]):
     """Annotate one study as one annotator.
 
     db: path of the SQLite file (or an open Store); clock: monotonic seconds (tests pass a fixed one);

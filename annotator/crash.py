@@ -51,3 +51,49 @@ class OneLineCrash:
             super()._fatal_error()
         else:
             self._close_messages_no_wait()
+
+
+class QuitGuard:
+    """Mixin for a textual.app.App subclass of prefval (listed before App): once quitting has begun, no input acts.
+
+    A terminal delivers keys typed quickly (`qo`, `qt`) in one read, so the keys after `q` reach the app while it is
+    closing: the screen's widgets are being removed (drawing the next item then failed to mount) and a decision key
+    would still be saved. begin_quit() marks the start (a screen that quits once its last decision is committed calls
+    it before that); App.exit() marks it too. From then on every key and mouse event is dropped before any screen
+    sees it, except ctrl+c and ctrl+q (Textual's own quit, for a quit that waits on a busy database).
+
+    Textual runs a screen's key bindings only once the key has gone through the focused widget and the screen's
+    on_key and come back to the app, so a key typed after `q` is handled by on_key before `q`'s binding runs: the
+    screens therefore take their quit key in on_key (quit_key), which begins quitting before the next key."""
+
+    quitting = False
+    PASS_KEYS = ("ctrl+c", "ctrl+q")
+
+    def begin_quit(self) -> None:
+        self.quitting = True
+
+    @property
+    def quit_begun(self) -> bool:
+        """Whether quitting has begun (begin_quit or App.exit)."""
+        return self.quitting or bool(getattr(self, "_exit", False))
+
+    async def on_event(self, event) -> None:
+        from textual import events
+
+        if isinstance(event, events.InputEvent) and self.quit_begun and not (
+                isinstance(event, events.Key) and event.key in self.PASS_KEYS):
+            return
+        await super().on_event(event)  # type: ignore[misc]
+
+
+def quit_key(screen, event) -> bool:
+    """Whether the key event is `screen`'s quit key (a binding of the screen whose action is "quit_app"); when it
+    is, the event is stopped and quitting begins at once (the app's begin_quit, see QuitGuard): the caller then runs
+    its quit action."""
+    if not any(b.action == "quit_app" and event.key in b.key.split(",") for b in getattr(screen, "BINDINGS", [])):
+        return False
+    event.stop()
+    begin = getattr(screen.app, "begin_quit", None)
+    if begin is not None:
+        begin()
+    return True

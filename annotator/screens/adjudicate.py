@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from annotator.adjudication import AdjudicationSession
-from annotator.crash import OneLineCrash
+from annotator.crash import OneLineCrash, QuitGuard, quit_key
 from annotator.safe_text import visible
 from annotator.widgets.hint import fitted_hint
 from annotator.widgets.key_line import KeyGroups, KeyLine
@@ -174,6 +174,9 @@ class AdjudicateScreen(Screen[None]):
     async def on_key(self, event: events.Key) -> None:
         if self._reason_open():
             return
+        if quit_key(self, event):  # at once: a key typed right after it must not act (crash.QuitGuard)
+            self.action_quit_app()
+            return
         if event.key == EXCLUDE_KEY:
             event.stop()
             reason = self.query_one("#reason", Input)
@@ -243,7 +246,7 @@ class AdjudicateScreen(Screen[None]):
         self.app.exit()
 
 
-class AdjudicateApp(OneLineCrash, App[None]):
+class AdjudicateApp(QuitGuard, OneLineCrash, App[None]):
     """Adjudicate one study's disagreements as one adjudicator. Raises PrefvalError on start for an unknown study,
     one without disagreements, or an annotator of the study as adjudicator without allow_annotator."""
 

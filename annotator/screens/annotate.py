@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from annotator import collector
+from annotator.crash import quit_key
 from annotator.safe_text import plain, visible
 from annotator.screens.summary import SummaryScreen
 from annotator.session import PendingDecision, Session
@@ -138,6 +139,8 @@ class AnnotateScreen(Screen[None]):
 
     async def show_current(self) -> None:
         """Draw the current unit, or the summary when the queue is done."""
+        if self._shut():  # a key that came after `q`: the panel may be gone already
+            return
         s = self.session
         if s.sync_queue():  # a study command in another process released the item that was to show
             self.message = self.RELEASED.format(what="The item you were on was", rest="Showing your first open item.")
@@ -311,6 +314,7 @@ class AnnotateScreen(Screen[None]):
         elif result == "list":
             await self.action_item_list("a")
         else:
+            self._begin_quit()
             self.app.exit()
 
     # ---- keys ------------------------------------------------------------------------------------------
@@ -318,6 +322,8 @@ class AnnotateScreen(Screen[None]):
         return isinstance(self.focused, Input)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self._shut():
+            return False
         if action != "close_note" and self._note_open():
             return False
         return True
@@ -337,7 +343,15 @@ class AnnotateScreen(Screen[None]):
                         severity="warning", timeout=6)
 
     async def on_key(self, event: events.Key) -> None:
-        if self._note_open() or self.session.finished:
+        if self._shut():
+            event.stop()
+            return
+        if self._note_open():
+            return
+        if quit_key(self, event):  # at once: a key typed right after it must not act (crash.QuitGuard)
+            self.action_quit_app()
+            return
+        if self.session.finished:
             return
         if self.saving is not None:  # the shown item's answer is not committed yet: no second decision on it
             if self.session.task.decide(event.key, self.session.view(), self.partial) is not None:
@@ -607,7 +621,18 @@ class AnnotateScreen(Screen[None]):
             rows = [(k.shown, k.label) for k in s.task.decision_keys(view, self.partial)]
         return rows + list(self.KEY_HELP)
 
+    def _begin_quit(self) -> None:
+        """Quitting has begun: no key acts from now on (annotator.crash.QuitGuard drops them)."""
+        begin = getattr(self.app, "begin_quit", None)
+        if begin is not None:
+            begin()
+
+    def _shut(self) -> bool:
+        """Whether the app is quitting or this screen is no longer mounted: nothing may be drawn or written."""
+        return bool(getattr(self.app, "quit_begun", False)) or not self.is_attached
+
     def action_quit_app(self) -> None:
+        self._begin_quit()
         if self.saving is not None:  # never drop a decision: quit once it is committed
             self._quit_after_save = True
             self.notify("Your last answer is still being saved (the database is busy); quitting once it is saved.",

@@ -7,6 +7,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
+from annotator.crash import quit_key
 from annotator.safe_text import markup
 from annotator.session import Session
 from annotator.widgets.key_line import KeyLine
@@ -101,6 +102,10 @@ class SummaryScreen(Screen[str]):
 
     def action_item_list(self) -> None:
         self.dismiss("list")
+
+    def on_key(self, event) -> None:
+        if quit_key(self, event):  # at once: a key typed right after it must not act (crash.QuitGuard)
+            self.action_quit_app()
 
     def action_quit_app(self) -> None:
         self.dismiss("quit")
