@@ -265,6 +265,7 @@ def test_an_unexpected_exception_in_the_tui_exits_1_with_one_line(db_file, tmp_p
 
     monkeypatch.setattr(McqView, "compose", broken_compose)
     monkeypatch.setattr(AnnotateApp, "run", lambda self, **kw: App.run(self, headless=True))
+    monkeypatch.setattr("annotator.commands.annotate.terminal_problem", lambda: None)  # as if in a terminal
     code = main(["annotate", STUDY, "--annotator", ANNOTATOR, "--new-annotator", "--db", db_file])
     captured = capsys.readouterr()
     assert code == 1

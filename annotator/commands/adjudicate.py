@@ -26,8 +26,11 @@ def run(args: argparse.Namespace) -> int:
     from annotator.safe_text import visible
     from annotator.screens.adjudicate import AdjudicateApp
 
+    from annotator.commands.annotate import need_terminal
+
     app = AdjudicateApp(db_path(args, must_exist=True), args.study, args.annotator,
                         allow_annotator=args.allow_annotator)
+    need_terminal("prefval adjudicate")
     app.run_checked()
     done, total = app.session.progress()
     print(visible(f"{args.annotator} adjudicated {done} of {total} disagreements in {args.study}", layout=False))

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from storage.errors import PrefvalError
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     from annotator.cli import add_db_option
@@ -31,11 +33,43 @@ def run(args: argparse.Namespace) -> int:
 
     if not confirm_newcomer(args):
         return 1
+    _check_study(args)
+    need_terminal("prefval annotate")  # before the app claims anything
     app = AnnotateApp(db_path(args, must_exist=True), args.study, args.annotator)
     app.run_checked()
     done, total = app.session.progress()
     print(visible(f"{args.annotator} on {args.study}: {done}/{total} answered (saved in {db_path(args)})", False))
     return 0
+
+
+def terminal_problem() -> str | None:
+    """What stands in the way of a full-screen terminal UI: stdin or stdout not a terminal (a pipe, a file,
+    /dev/null, a script), as one phrase; None when both are terminals."""
+    import sys
+
+    bad = [name for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout))
+           if stream is None or not stream.isatty()]
+    return f"{' and '.join(bad)} {'is' if len(bad) == 1 else 'are'} not a terminal" if bad else None
+
+
+def need_terminal(command: str) -> None:
+    """Refuse to open a screen without a terminal (PrefvalError, one line): the screen would write its escape
+    codes into a pipe or file and, for `annotate`, claim items nobody sees. Called before anything is written."""
+    problem = terminal_problem()
+    if problem:
+        raise PrefvalError(f"{command} needs a terminal: {problem} (run it in a terminal, e.g. over ssh -t; nothing "
+                           "was claimed or written)")
+
+
+def _check_study(args: argparse.Namespace) -> None:
+    """Refuse a study its task can no longer annotate (Task.check_study), reading only."""
+    from annotator.cli import db_path
+    from annotator.tasks import get_task
+    from storage.store import Store
+
+    with Store.open(db_path(args, must_exist=True), mode="ro") as store:
+        study = store.get_study(args.study)
+    get_task(study.task_type).check_study(study)
 
 
 def confirm_newcomer(args: argparse.Namespace) -> bool:
@@ -48,7 +82,6 @@ def confirm_newcomer(args: argparse.Namespace) -> bool:
 
     from annotator.cli import db_path
     from annotator.study_setup import newcomer_question
-    from storage.errors import PrefvalError
     from storage.store import Store
 
     with Store.open(db_path(args, must_exist=True), mode="ro") as store:

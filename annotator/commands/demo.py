@@ -49,6 +49,10 @@ def setup_demo(db: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.no_tui:
+        from annotator.commands.annotate import need_terminal
+
+        need_terminal("prefval demo (without --no-tui)")
     setup_demo(args.db)
     if args.no_tui:
         echo(f"demo ready: prefval annotate {DEMO_STUDY} --annotator {args.annotator} --db {args.db}")
