@@ -209,34 +209,58 @@ def _bundles_named(out: list[dict]) -> str:
 
 def release(store: Store, study: Study, name: str, keep_skipped: bool) -> tuple[int, int]:
     """Give an annotator's unanswered items of a study back to the pool (see Store.release_assignments).
-    Returns (released, kept with an answer). Raises PrefvalError when the name holds no items of the study."""
+    Returns (released, kept with an answer or, with keep_skipped, a skip). Raises PrefvalError when the name holds
+    no items of the study. release_counted gives the skips too."""
+    got = release_counted(store, study, name, keep_skipped)
+    return got["released"], got["kept"]
+
+
+def _skipped_units(store: Store, study: Study, annotator_id: str) -> set[str]:
+    """The units of an annotator's queue whose latest decision is a skip (never answered)."""
+    n = store.queue_counts(study.id, annotator_id, marks=False)["skipped"]
+    return {q.unit_id for q in store.queue_items(study.id, annotator_id, "skipped", 0, n)} if n else set()
+
+
+def release_counted(store: Store, study: Study, name: str, keep_skipped: bool) -> dict[str, int]:
+    """release() with what happened to skipped items: {"released": items back to the pool, "released_skipped": of
+    them, those the annotator had skipped (0 with keep_skipped), "kept": items left in the queue, "kept_answered",
+    "kept_skipped"} (kept = kept_answered + kept_skipped: skipped items stay only with keep_skipped).
+    Raises PrefvalError when the name holds no items of the study."""
     a = store.find_annotator(name)
-    if a is None or not store.assignments(study.id, a.id):
+    if a is None or not store.queue_length(study.id, a.id):
         raise PrefvalError(f"annotator '{name}' has no items in study '{study.name}'")
+    skipped_before = store.queue_counts(study.id, a.id, marks=False)["skipped"]
     n = store.release_assignments(study.id, a.id, keep_skipped=keep_skipped)
-    return n, len(store.assignments(study.id, a.id))
+    after = store.queue_counts(study.id, a.id, marks=False)
+    return {"released": n, "released_skipped": skipped_before - after["skipped"], "kept": after["total"],
+            "kept_answered": after["answered"], "kept_skipped": after["skipped"]}
 
 
-def move_annotator(store: Store, study: Study, old: str, new: str) -> tuple[str, int, int]:
+def move_annotator(store: Store, study: Study, old: str, new: str) -> dict:
     """`prefval study rename-annotator STUDY OLD NEW`: give OLD's work in a study to NEW.
 
     When NEW is not an annotator yet and OLD holds items of no other study, OLD is renamed (same id: every
     answer, skip, note and flag follows). Otherwise answers cannot move (the log is append-only): OLD keeps the
-    items they answered, and the rest are released and appended to NEW's queue (units NEW already has are left
-    to the pool). Returns (how, moved, kept): how is "renamed" or "moved". Raises PrefvalError for unknown names.
+    items they answered, and the rest, skipped ones included (a skip is no answer: NEW decides them afresh), are
+    released and appended to NEW's queue, except units NEW already holds, which go back to the pool.
+    Returns {"how": "renamed" | "moved", "moved": items now NEW's (renamed: every item), "moved_skipped": of them,
+    those OLD had skipped, "to_pool": items NEW already held (released to the pool), "to_pool_skipped": of them, OLD's
+    skips, "kept": items OLD keeps (answered)}. Raises PrefvalError for unknown names.
     """
     a_old = store.find_annotator(old)
-    if a_old is None or not store.assignments(study.id, a_old.id):
+    if a_old is None or not store.queue_length(study.id, a_old.id):
         raise PrefvalError(f"annotator '{old}' has no items in study '{study.name}'")
     if not new.strip():
         raise PrefvalError("annotator name must not be empty")
     elsewhere = [s.name for s in store.studies(include_archived=True)
-                 if s.id != study.id and store.assignments(s.id, a_old.id)]
+                 if s.id != study.id and store.queue_length(s.id, a_old.id)]
     if store.find_annotator(new) is None and not elsewhere:
         store.rename_annotator(old, new)
-        return "renamed", len(store.assignments(study.id, a_old.id)), 0
+        return {"how": "renamed", "moved": store.queue_length(study.id, a_old.id), "moved_skipped": 0, "to_pool": 0,
+                "to_pool_skipped": 0, "kept": 0}
     with store.transaction():
         before = {x.unit_id for x in store.assignments(study.id, a_old.id)}
+        skipped = _skipped_units(store, study, a_old.id)
         store.release_assignments(study.id, a_old.id)
         kept = {x.unit_id for x in store.assignments(study.id, a_old.id)}
         a_new = store.ensure_annotator(new)
@@ -247,4 +271,6 @@ def move_annotator(store: Store, study: Study, old: str, new: str) -> tuple[str,
         start = max((x.position for x in queue), default=-1) + 1
         moved = store.add_assignments(study.id, [(uid, a_new.id, start + i, _assign_seed(study, a_new, by_id[uid]))
                                                  for i, uid in enumerate(moving)])
-    return "moved", moved, len(kept)
+        to_pool = (before - kept) & have
+    return {"how": "moved", "moved": moved, "moved_skipped": len(set(moving) & skipped), "to_pool": len(to_pool),
+            "to_pool_skipped": len(to_pool & skipped), "kept": len(kept)}

@@ -465,7 +465,8 @@ class StudiesMixin:
 
     def annotator_progress(self, study_id: str, median: bool = True) -> list[dict[str, Any]]:
         """Per annotator holding units of a study, counted in SQL: {"annotator", "kind", "assigned", "answered",
-        "skipped" (skipped and not answered since), "median_seconds" (None without, or when median=False: it reads
+        "skipped" (latest decision a skip, never answered), both over the units they hold now (released ones left
+        out: answered + skipped <= assigned), "median_seconds" (None without, or when median=False: it reads
         every answer row, about a second per 100k answers)}, by name. The median is of the seconds per item as the
         report defines them (reports.per_annotator.seconds_per_item): for each item the annotator answered
         (attention checks left out), the seconds of the FIRST answer with a time, which sum the visits to the item.
@@ -476,14 +477,10 @@ class StudiesMixin:
         out = []
         for aid in sorted(assigned, key=lambda a: names[a][0]):
             name, kind = names[aid]
-            answered = self.db.execute(
-                "SELECT COUNT(DISTINCT unit_id) FROM annotations WHERE study_id = ? AND annotator_id = ? "
-                "AND status = 'answered'", [study_id, aid]).fetchone()[0]
-            skipped = self.db.execute(
-                "SELECT COUNT(DISTINCT s.unit_id) FROM annotations s WHERE s.study_id = ? AND s.status = 'skipped' "
-                "AND s.annotator_id = ? AND NOT EXISTS (SELECT 1 FROM annotations b WHERE b.study_id = s.study_id "
-                "AND b.status = 'answered' AND b.annotator_id = s.annotator_id AND b.unit_id = s.unit_id)",
-                [study_id, aid]).fetchone()[0]
+            # over the annotator's live queue (Store.queue_counts), so that answered + skipped + open = assigned: a
+            # skip (or a stray answer) on an item released since is no longer theirs to count
+            counts = self.queue_counts(study_id, aid, marks=False)  # type: ignore[attr-defined]
+            answered, skipped = counts["answered"], counts["skipped"]
             # the first timed answer per unit: SQLite takes the bare column `seconds` from the row with
             # MIN(submitted_at); attention-check units are not items of the study's figures
             current = ("(SELECT seconds, MIN(submitted_at) FROM annotations WHERE study_id = ?1 AND status = 'answered' "

@@ -205,27 +205,34 @@ def _warn_bundle_out(store, study, name: str) -> None:
         print(visible(warning, layout=False), file=sys.stderr)
 
 
+def _of_them_skipped(n: int, who: str) -> str:
+    return f" ({n} of them skipped by '{who}')" if n else ""
+
+
 def run_release(args: argparse.Namespace) -> int:
-    from annotator.study_setup import release, study_annotator_names
+    from annotator.study_setup import release_counted, study_annotator_names
 
     with _open(args) as store:
         study = store.get_study(args.name)
         names = [args.annotator] if args.annotator else study_annotator_names(store, study)
         for name in names:
-            n, kept = release(store, study, name, keep_skipped=True)
-            _say(f"{name}: {n} untouched item(s) back to the pool; keeps {kept} answered or skipped")
+            got = release_counted(store, study, name, keep_skipped=True)
+            _say(f"{name}: {got['released']} untouched item(s) back to the pool; keeps {got['kept']} answered or "
+                 f"skipped ({got['kept_skipped']} skipped: still theirs to answer)")
             _warn_bundle_out(store, study, name)
     return 0
 
 
 def run_unassign(args: argparse.Namespace) -> int:
-    from annotator.study_setup import release
+    from annotator.study_setup import release_counted
 
     with _open(args) as store:
         study = store.get_study(args.name)
-        n, kept = release(store, study, args.annotator, keep_skipped=False)
+        got = release_counted(store, study, args.annotator, keep_skipped=False)
+        kept = got["kept"]
         tail = f"; {kept} answered item(s) stay theirs (answers are never deleted)" if kept else ""
-        _say(f"{args.annotator}: {n} unanswered item(s) back to the pool{tail}")
+        _say(f"{args.annotator}: {got['released']} unanswered item(s) back to the pool"
+             f"{_of_them_skipped(got['released_skipped'], args.annotator)}{tail}")
         _warn_bundle_out(store, study, args.annotator)
     return 0
 
@@ -235,14 +242,17 @@ def run_rename_annotator(args: argparse.Namespace) -> int:
 
     with _open(args) as store:
         study = store.get_study(args.name)
-        how, moved, kept = move_annotator(store, study, args.old, args.new)
-        if how == "renamed":
-            _say(f"annotator '{args.old}' is now '{args.new}' ({moved} item(s) in study {args.name}, answers "
-                 "included)")
+        got = move_annotator(store, study, args.old, args.new)
+        if got["how"] == "renamed":
+            _say(f"annotator '{args.old}' is now '{args.new}' ({got['moved']} item(s) in study {args.name}, answers "
+                 "and skips included)")
         else:
-            _say(f"{moved} unanswered item(s) of '{args.old}' moved to '{args.new}'"
-                 + (f"; '{args.old}' keeps {kept} answered item(s) (answers are never moved or deleted)" if kept
-                    else ""))
+            pool = (f"; {got['to_pool']} item(s) '{args.new}' already holds went back to the pool"
+                    f"{_of_them_skipped(got['to_pool_skipped'], args.old)}" if got["to_pool"] else "")
+            _say(f"{got['moved']} unanswered item(s) of '{args.old}' moved to '{args.new}'"
+                 f"{_of_them_skipped(got['moved_skipped'], args.old)}{pool}"
+                 + (f"; '{args.old}' keeps {got['kept']} answered item(s) (answers are never moved or deleted)"
+                    if got["kept"] else ""))
             _warn_bundle_out(store, study, args.old)  # renamed: same id, its bundle merges as before
     return 0
 
