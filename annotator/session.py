@@ -93,7 +93,8 @@ class PendingDecision:
     screen showed (to detect a change made in another window meanwhile); advance: move on once committed;
     claim: claim the next batch of units in the same write step (no open item would be left in the queue).
     row None: nothing to append, only the claim (moving on from an answered item). committed: the row once it is
-    in the file (a retried write never appends it twice); claimed/unclaimed: the claim's outcome.
+    in the file (a retried write never appends it twice); claimed/claim_done: the claim's outcome (a retried write
+    never claims twice); unclaimed: what the annotator could still claim, counted after the write.
     """
 
     index: int
@@ -104,6 +105,7 @@ class PendingDecision:
     claim: bool
     committed: Annotation | None = None
     claimed: int = 0
+    claim_done: bool = False
     unclaimed: int | None = None
 
 
@@ -482,7 +484,8 @@ class Session:
 
     def write(self, store: Store, pending: PendingDecision) -> PendingDecision:
         """Commit a prepared decision through `store` (this thread's own Store), then claim the next batch when
-        pending.claim. A decision row supersedes the annotator's latest decision row on the unit, read in the same
+        pending.claim, and count what this annotator could still claim (`unclaimed`, which other annotators' claims
+        lower meanwhile: Store.claimable_count, two indexed counts). A decision row supersedes the annotator's latest decision row on the unit, read in the same
         write transaction (Store.add_annotation supersede_latest). Safe to retry after DatabaseBusy: a row already
         committed is not appended again, and a claim already made is not repeated. Returns pending, filled in.
         Raises DatabaseBusy (retry later), AssignmentReleased (the item is no longer in this annotator's queue: a
@@ -490,8 +493,10 @@ class Session:
         if pending.row is not None and pending.committed is None:
             decision = pending.row.status in ("answered", "skipped", "partial")
             pending.committed = store.add_annotation(pending.row, supersede_latest=decision, live_assignment=True)
-        if pending.claim and pending.unclaimed is None:
+        if pending.claim and not pending.claim_done:
             pending.claimed = self.claim(store)
+            pending.claim_done = True
+        if pending.unclaimed is None:  # others claim too: "+N to claim" counted afresh at each decision (a read)
             pending.unclaimed = self.count_unclaimed(store)
         return pending
 
@@ -522,7 +527,7 @@ class Session:
             st.flagged = row.status == "flag"
         if pending.claimed:
             self.reload_queue()
-        if pending.unclaimed is not None:
+        if pending.unclaimed is not None and not self.claims_stopped:
             self.unclaimed = pending.unclaimed
         if pending.advance and self.index == pending.index:
             if reviewing and self.index < len(self.queue) - 1:

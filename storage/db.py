@@ -578,6 +578,25 @@ def _m18_queue_state_indexes(db: sqlite_utils.Database) -> None:
                "WHERE released_at IS NULL")
 
 
+def _m19_open_unit_counts(db: sqlite_utils.Database) -> None:
+    # The annotation screen's header shows how many more units the annotator may claim ("+N to claim"), counted
+    # afresh at each decision since other annotators claim meanwhile: the number of a study's units with a free
+    # slot (open_slots > 0) is kept per study in study_open_units by triggers on study_items (whose open_slots the
+    # triggers of migration 8 keep), so that it is one row to read instead of a count of up to every unit.
+    db.execute("CREATE TABLE study_open_units (study_id TEXT NOT NULL PRIMARY KEY, open INTEGER NOT NULL) "
+               "WITHOUT ROWID")
+    db.execute("INSERT INTO study_open_units (study_id, open) SELECT study_id, COUNT(*) FROM study_items "
+               "WHERE open_slots > 0 GROUP BY study_id")
+    add = ("INSERT INTO study_open_units (study_id, open) SELECT NEW.study_id, 1 WHERE NEW.open_slots > 0 "
+           "ON CONFLICT (study_id) DO UPDATE SET open = open + 1;")
+    remove = "UPDATE study_open_units SET open = open - 1 WHERE OLD.open_slots > 0 AND study_id = OLD.study_id;"
+    db.execute(f"CREATE TRIGGER study_items_open_insert AFTER INSERT ON study_items BEGIN {add} END")
+    db.execute(f"CREATE TRIGGER study_items_open_delete AFTER DELETE ON study_items BEGIN {remove} END")
+    db.execute("CREATE TRIGGER study_items_open_update AFTER UPDATE OF study_id, open_slots ON study_items "
+               "WHEN OLD.study_id IS NOT NEW.study_id OR (COALESCE(OLD.open_slots, 0) > 0) != "
+               f"(COALESCE(NEW.open_slots, 0) > 0) BEGIN {remove} {add} END")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "initial schema", _m1_initial),
     (2, "current_answers view", _m2_current_answers),
@@ -600,6 +619,8 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
      _m17_queue_lengths),
     (18, "indexes of the live queue in order and by unit (reopening counts and finds the first open item in SQL)",
      _m18_queue_state_indexes),
+    (19, "study_open_units (units with a free slot per study, for the header's count of units to claim)",
+     _m19_open_unit_counts),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -32,6 +32,7 @@ COLUMNS = {
     "sources": "id text".split(),
     "studies": "id name task_type settings seed created_at".split(),
     "study_items": "id study_id item_id item_b_id position extra open_slots".split(),
+    "study_open_units": "study_id open".split(),
 }
 
 INDEXES = {
@@ -91,7 +92,7 @@ def test_every_index_has_its_name_columns_and_uniqueness(store):
 PRIMARY_KEYS = {t: ["id"] for t in COLUMNS} | {
     "context_messages": ["context_id", "idx"], "llm_budget_shares": ["scope", "owner"], "llm_calls": ["key"],
     "llm_claims": ["key"], "meta": ["key"], "queue_lengths": ["study_id", "annotator_id"],
-    "schema_migrations": ["version"],
+    "schema_migrations": ["version"], "study_open_units": ["study_id"],
 }
 
 
