@@ -11,12 +11,16 @@ from typing import Callable
 from annotator import collector
 
 with collector.paused_while_loading():
+    from textual import events
     from textual.app import App
 
     from annotator.crash import OneLineCrash, QuitGuard
     from annotator.screens.annotate import AnnotateScreen
     from annotator.session import Session
     from storage.store import Store
+
+# input that shows the annotator is at the screen (time on item: annotator.session.Session.touch)
+INPUT = (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)
 
 
 class AnnotateApp(QuitGuard, OneLineCrash, App[None]):
@@ -39,8 +43,20 @@ class AnnotateApp(QuitGuard, OneLineCrash, App[None]):
 
     def on_mount(self) -> None:
         collector.freeze_startup_objects()  # before the screen: item views stay collectable (annotator/collector.py)
+        self.install_quit_signals()  # SIGHUP / SIGTERM quit like `q`, the visit to the item on screen recorded
         self.push_screen(AnnotateScreen(self.session, show_timer=self.show_timer))
+
+    async def on_event(self, event) -> None:
+        if isinstance(event, INPUT) and not event.is_forwarded:  # the annotator is there: time on item counts on
+            self.session.touch()
+        await super().on_event(event)
+
+    def on_hang_up(self, name: str) -> None:
+        # the terminal is gone or the process is being stopped: the visit to the item on screen (its seconds) and
+        # the session's end are written now, before anything may fail on the closed terminal
+        self.session.close()
 
     def on_unmount(self) -> None:
         collector.resume()
+        self.remove_quit_signals()
         self.session.close()

@@ -72,6 +72,49 @@ class QuitGuard:
     def begin_quit(self) -> None:
         self.quitting = True
 
+    # ---- the terminal closed (SIGHUP: tmux session killed, ssh dropped) or the process is asked to stop (SIGTERM)
+    QUIT_SIGNALS = ("SIGHUP", "SIGTERM")
+
+    def install_quit_signals(self) -> None:
+        """Handle SIGHUP and SIGTERM like `q` (call from on_mount, in the main thread): quitting begins, on_hang_up()
+        runs at once (the app records what it must while the file is still reachable), then the app exits.
+        remove_quit_signals() (from on_unmount) restores the default handling."""
+        import asyncio
+        import signal
+
+        loop = asyncio.get_running_loop()
+        self._quit_signals = []
+        for name in self.QUIT_SIGNALS:
+            sig = getattr(signal, name, None)
+            if sig is None:  # not on this platform
+                continue
+            try:
+                loop.add_signal_handler(sig, self._quit_on_signal, name)
+            except (NotImplementedError, RuntimeError, ValueError):  # no signal handling here (a thread, Windows)
+                continue
+            self._quit_signals.append(sig)
+
+    def remove_quit_signals(self) -> None:
+        import asyncio
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        for sig in getattr(self, "_quit_signals", []):
+            loop.remove_signal_handler(sig)
+        self._quit_signals = []
+
+    def _quit_on_signal(self, name: str) -> None:
+        self.begin_quit()
+        try:
+            self.on_hang_up(name)
+        finally:
+            self.exit()  # type: ignore[attr-defined]
+
+    def on_hang_up(self, name: str) -> None:
+        """Override: what to record when the terminal closes or SIGTERM arrives (name: "SIGHUP" or "SIGTERM")."""
+
     @property
     def quit_begun(self) -> bool:
         """Whether quitting has begun (begin_quit or App.exit)."""

@@ -19,6 +19,20 @@ from storage.queue_state import UnitState
 from storage.store import Store
 
 RECENT = 5  # decisions kept in the on-screen history
+IDLE_CAP = 300.0  # seconds: time on an item counts at most this long without input (study option idle_cap)
+
+
+def idle_cap(settings: dict[str, Any]) -> float | None:
+    """The study's idle cap in seconds (`--option idle_cap=N`, default IDLE_CAP; 0: no cap, None returned).
+    Raises PrefvalError for a value that is not a number of seconds >= 0."""
+    raw = (settings.get("options") or {}).get("idle_cap", IDLE_CAP)
+    try:
+        cap = float(raw)
+    except (TypeError, ValueError):
+        cap = -1.0
+    if not cap >= 0 or cap == float("inf"):
+        raise PrefvalError(f"study option idle_cap={raw!r}: expected a number of seconds >= 0 (0: no cap)")
+    return cap or None
 LIST_PAGE = 200  # rows of the item list read at once
 UNIT_PAGE = 200  # units read at once, from the one needed on in queue order
 QUEUE_PAGE = 500  # queue entries read at once
@@ -145,6 +159,7 @@ class Session:
         self.queue: Queue = Queue(None, "", "")
         self.units: dict = {}
         self.unclaimed = 0
+        self._ended = False  # close() ran
         self.claims_stopped = False  # a study command took items from this queue meanwhile (no more claims)
         self._recent: list[Annotation] | None = None
         self.reload_queue()  # counts the queue's answered and skipped items (SQL aggregates)
@@ -159,9 +174,10 @@ class Session:
         self.unclaimed = self.count_unclaimed(store)
         self._carried = self._unanswered_visits()
         self._visit_decided = False
+        self.idle_cap = idle_cap(self.study.settings)
         self.index = first
         self._arrived()
-        self.shown_at = clock()
+        self._start_timer()
         self.started_iso = now_iso()
         store.log_event("session_start", self.study.id, self.annotator.id, index=self.index)
 
@@ -292,8 +308,26 @@ class Session:
         return {"answered": self._n_answered, "skipped": self._n_closed - self._n_answered,
                 "open": len(self.queue) - self._n_closed}
 
+    # ---- time on item: each stretch without input counts at most idle_cap seconds --------------------------
+    def _start_timer(self) -> None:
+        self.shown_at = self._last_input = self.clock()
+        self._active = 0.0  # seconds counted up to the last input on this item
+
+    def _capped(self, gap: float) -> float:
+        gap = max(0.0, gap)
+        return gap if self.idle_cap is None else min(gap, self.idle_cap)
+
+    def touch(self) -> None:
+        """The annotator pressed a key (or used the mouse): the stretch since the last input ends here, counted at
+        most idle_cap seconds (a window left open over lunch does not add an hour to the item)."""
+        now = self.clock()
+        self._active += self._capped(now - self._last_input)
+        self._last_input = now
+
     def seconds_on_item(self) -> float:
-        return max(0.0, self.clock() - self.shown_at)
+        """Seconds on the item shown since it was shown: the stretches between inputs, each counted at most idle_cap
+        seconds (an idle cut-off, so that an unattended window does not inflate the time per item)."""
+        return self._active + self._capped(self.clock() - self._last_input)
 
     def view(self) -> UnitView:
         """The UnitView of the current position. Raises IndexError when finished."""
@@ -352,7 +386,7 @@ class Session:
 
     def _moved(self) -> None:
         self._arrived()
-        self.shown_at = self.clock()
+        self._start_timer()
         self.started_iso = self._now_iso()
 
     def go(self, index: int) -> None:
@@ -640,7 +674,11 @@ class Session:
                 if r.status == "note" and r.note]
 
     def close(self) -> None:
-        """Log the end of the session (and of the visit to the item on screen)."""
+        """Log the end of the session (and of the visit to the item on screen). Called again, does nothing (a
+        hang-up handled as a quit closes the session before the app unmounts)."""
+        if self._ended:
+            return
+        self._ended = True
         self._end_visit()
         self.store.log_event("session_end", self.study.id, self.annotator.id, index=self.index,
                              **self.counts())

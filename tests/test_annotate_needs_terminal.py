@@ -41,18 +41,35 @@ def test_annotate_into_a_pipe_is_refused_before_claiming(db_file):
     assert done.stdout == ""  # no escape codes into the pipe
     err = done.stderr.strip()
     assert "\n" not in err and "\x1b" not in err
-    assert err == ("prefval: error: prefval annotate needs a terminal: stdin and stdout are not a terminal (run it in "
-                   "a terminal, e.g. over ssh -t; nothing was claimed or written)")
+    assert err == ("prefval: error: prefval annotate needs a terminal: stdin, stdout and stderr are not a terminal "
+                   "(run it in a terminal, e.g. over ssh -t; nothing was claimed or written)")
     assert _contents(db_file) == before  # no annotator x, no claim, no event
 
 
-@pytest.mark.parametrize("tty_in, tty_out, what", [(False, True, "stdin is"), (True, False, "stdout is")])
-def test_either_stream_not_a_terminal_is_named(db_file, capsys, monkeypatch, tty_in, tty_out, what):
+class _Stream:
+    def __init__(self, tty: bool) -> None:
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+@pytest.mark.parametrize("ttys, what", [((False, True, True), "stdin is"), ((True, False, True), "stdout is"),
+                                        ((True, True, False), "stderr is"), ((True, False, False), "stdout and stderr are"),
+                                        ((True, True, True), None)])
+def test_each_stream_not_a_terminal_is_named(monkeypatch, ttys, what):
+    from annotator.commands.annotate import terminal_problem
+
+    for name, tty in zip(("stdin", "stdout", "stderr"), ttys):
+        monkeypatch.setattr(f"sys.{name}", _Stream(tty))
+    got = terminal_problem()
+    assert got == (f"{what} not a terminal" if what else None)
+
+
+def test_annotate_with_the_screen_redirected_claims_nothing(db_file, capsys, monkeypatch):
     _pool(db_file)
     before = _contents(db_file)
-    monkeypatch.setattr("sys.stdin", type("S", (), {"isatty": lambda self: tty_in})())
-    monkeypatch.setattr("sys.stdout", type("S", (), {"isatty": lambda self: tty_out, "write": lambda self, t: None,
-                                                     "flush": lambda self: None})())
+    monkeypatch.setattr("sys.stdin", _Stream(True))  # keys from a terminal, but stdout and stderr captured
     assert main(["annotate", "pool", "--annotator", "x", "--db", db_file]) == 1
-    assert f"needs a terminal: {what} not a terminal" in capsys.readouterr().err
+    assert "needs a terminal: stdout and stderr are not a terminal" in capsys.readouterr().err
     assert _contents(db_file) == before

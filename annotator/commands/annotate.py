@@ -38,18 +38,25 @@ def run(args: argparse.Namespace) -> int:
     app = AnnotateApp(db_path(args, must_exist=True), args.study, args.annotator)
     app.run_checked()
     done, total = app.session.progress()
-    print(visible(f"{args.annotator} on {args.study}: {done}/{total} answered (saved in {db_path(args)})", False))
+    try:
+        print(visible(f"{args.annotator} on {args.study}: {done}/{total} answered (saved in {db_path(args)})", False))
+    except OSError:  # the terminal is gone (hang-up): everything is saved, there is nobody to tell
+        pass
     return 0
 
 
 def terminal_problem() -> str | None:
-    """What stands in the way of a full-screen terminal UI: stdin or stdout not a terminal (a pipe, a file,
-    /dev/null, a script), as one phrase; None when both are terminals."""
+    """What stands in the way of a full-screen terminal UI: stdin (the keys), stdout or stderr (Textual draws the
+    screen on stderr) not a terminal (a pipe, a file, /dev/null, a script), as one phrase; None when all three
+    are terminals."""
     import sys
 
-    bad = [name for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout))
+    bad = [name for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout), ("stderr", sys.stderr))
            if stream is None or not stream.isatty()]
-    return f"{' and '.join(bad)} {'is' if len(bad) == 1 else 'are'} not a terminal" if bad else None
+    if not bad:
+        return None
+    names = bad[0] if len(bad) == 1 else ", ".join(bad[:-1]) + " and " + bad[-1]
+    return f"{names} {'is' if len(bad) == 1 else 'are'} not a terminal"
 
 
 def need_terminal(command: str) -> None:

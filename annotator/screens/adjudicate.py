@@ -259,4 +259,8 @@ class AdjudicateApp(QuitGuard, OneLineCrash, App[None]):
         self.session = AdjudicationSession(self.store, study, adjudicator, allow_annotator=allow_annotator)
 
     def on_mount(self) -> None:
+        self.install_quit_signals()  # SIGHUP / SIGTERM quit like `q` (every decision is already committed)
         self.push_screen(AdjudicateScreen(self.session))
+
+    def on_unmount(self) -> None:
+        self.remove_quit_signals()
