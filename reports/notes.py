@@ -28,7 +28,11 @@ def study_notes(data: StudyData) -> list[dict]:
 def notes_table(data: StudyData) -> Table | None:
     """The report's notes section (item, annotator, the item's status for that annotator, note), or None when the
     study has no note."""
-    notes = study_notes(data)
+    return notes_table_of(study_notes(data))
+
+
+def notes_table_of(notes: list[dict]) -> Table | None:
+    """notes_table from study_notes rows (also reports.study_table.StudyTable.notes)."""
     if not notes:
         return None
     pairs = any(n["item_b"] for n in notes)

@@ -496,6 +496,14 @@ class StudiesMixin:
                         "skipped": skipped, "median_seconds": median})
         return out
 
+    def has_llm_answers(self, study_id: str) -> bool:
+        """Whether an LLM annotator (annotators.kind "llm") has an "answered" row in a study (one look-up per LLM
+        annotator in idx_annotations_progress)."""
+        return self.db.execute(
+            "SELECT 1 FROM annotations INDEXED BY idx_annotations_progress WHERE study_id = ? AND status = 'answered' "
+            "AND annotator_id IN (SELECT id FROM annotators WHERE kind = 'llm') LIMIT 1", [study_id]).fetchone() \
+            is not None
+
     def holder_names(self, study_id: str, kind: str = "human") -> list[str]:
         """Names of the annotators of a kind who hold (unreleased) units of a study, sorted; one SQL pass."""
         return [r[0] for r in self.db.execute(

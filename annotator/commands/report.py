@@ -51,8 +51,11 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
     studies = [store.get_study(n) for n in names]  # fail on an unknown name first
     out = []
     for s in studies:
-        data = load_study_data(store, s.name)
         task = get_task(s.task_type)
+        if task.reads_columns() and not store.has_llm_answers(s.id) and not store.current_adjudications(s.id):
+            out.append(_report_from_columns(store, s, task, min_seconds))
+            continue
+        data = load_study_data(store, s.name)
         table = task.quality_table(store, data, min_seconds=min_seconds)
         header = {"task": s.task_type, "items": len(data.units), "assignments": data.n_assignments,
                   "current answers": len(data.answers), "skipped": len(data.skipped)}
@@ -77,6 +80,27 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
             header["notes"] = len(notes.rows)
         out.append(StudyReport(figures=figures, per_annotator=table, header=header))
     return out
+
+
+def _report_from_columns(store, study, task, min_seconds: float):
+    """The StudyReport of a study without LLM answers or adjudications (their sections read StudyData) whose task
+    computes its figures from columns (TaskType.reads_columns): its answers read as a StudyTable
+    (reports.study_table: numpy columns, no object per answer, as `prefval status STUDY` reads them), giving the
+    same figures, quality table, notes and header as the StudyData path of build_reports."""
+    from reports.notes import notes_table_of
+    from reports.render import StudyReport
+    from reports.study_table import load_study_table
+
+    table = load_study_table(store, study.name, task.table_values, task.table_lengths)
+    quality = task.quality_table_from_table(table, min_seconds=min_seconds)
+    header = {"task": study.task_type, "items": table.n_units, "assignments": store.assignment_count(study.id),
+              "current answers": len(table.code), "skipped": len(table.skip_unit)}
+    figures = task.figures_from_table(table)
+    notes = notes_table_of(table.notes)
+    if notes is not None:
+        figures.tables.append(notes)
+        header["notes"] = len(notes.rows)
+    return StudyReport(figures=figures, per_annotator=quality, header=header)
 
 
 def run(args: argparse.Namespace) -> int:
