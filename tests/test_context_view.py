@@ -89,6 +89,33 @@ async def test_scrolling_end_to_end_by_keys_keeps_the_laid_out_blocks_bounded(tm
         assert 0 < peak <= LAYOUT_CACHE_LINES
 
 
+async def test_a_scrolling_key_draws_the_pane_once():
+    """Each PgDn, arrow, Home and End press draws the pane in one frame: its position readout (the border's
+    subtitle) is set before the frame, not while it is drawn (which asked for a second frame drawing every line
+    again)."""
+    frames = []
+
+    class Counted(ContextView):
+        def render_lines(self, crop):
+            frames.append(crop)
+            return super().render_lines(crop)
+
+    msgs = [Message(role="user", content=f"message {k} " + "word " * 60) for k in range(200)]
+    view = Counted(None, None, None, messages=msgs)
+    app = Holder(view)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        for key in ["pagedown"] * 5 + ["down", "end", "up", "home", "pagedown"]:
+            frames.clear()
+            subtitle = str(view.border_subtitle)
+            await pilot.press(key)
+            await pilot.pause()
+            await pilot.pause()
+            if key not in ("down", "up"):  # (a line may leave the messages in view as they were)
+                assert str(view.border_subtitle) != subtitle  # the readout moved ...
+            assert len(frames) == 1, key  # ... in the one frame that drew the pane
+
+
 async def test_a_one_megabyte_message_ends_with_one_press_of_end():
     body = "".join(f"sentence {k} of a very long message. " for k in range(28_000))
     assert len(body) > 1_000_000

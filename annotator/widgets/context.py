@@ -573,6 +573,7 @@ class ContextView(ScrollView, can_focus=True):
         """To the first line, at once."""
         self._stick_end = False
         self._set_y(0)
+        self._ensure_layout()
         self.refresh()
 
     def action_page(self, direction: int) -> None:
@@ -584,6 +585,9 @@ class ContextView(ScrollView, can_focus=True):
         y = max(0, min(round(self.scroll_y) + lines, self.max_scroll_y))
         self._stick_end = self.max_scroll_y > 0 and y >= self.max_scroll_y
         self._set_y(y)
+        # laid out and the position readout set now, before the frame: set while the frame is drawn, the readout
+        # asked for a second frame that drew the whole pane again
+        self._ensure_layout()
 
     def action_jump_end(self) -> None:
         """To the last line, at once (only the last screenful is laid out)."""
