@@ -96,6 +96,7 @@ elif mode == "first":
     Timed(db, study, who, show_timer=False).run(headless=True, size=SIZE)
 elif mode == "cli":  # the user's path: `prefval annotate STUDY --annotator WHO --db DB`, its app run headless
     import importlib.machinery
+    import os
     db, study, who = sys.argv[3], sys.argv[4], sys.argv[5]
 
     def timed(app_class):
@@ -105,8 +106,9 @@ elif mode == "cli":  # the user's path: `prefval annotate STUDY --annotator WHO 
                 if drawn == 0 or (drawn is None and not self.session.finished):
                     self.call_after_refresh(first)
                     return
-                print(f"FIRST {time.time() - t0:.4f}", file=sys.__stdout__)
-                print(f"CPU {time.process_time():.4f}", file=sys.__stdout__)
+                with open(os.environ["BENCH_RESULT"], "w") as out:  # stdout is the pseudo-terminal
+                    print(f"FIRST {time.time() - t0:.4f}", file=out)
+                    print(f"CPU {time.process_time():.4f}", file=out)
                 self.exit()
             self.call_later(self.call_after_refresh, first)
             self.run(headless=True, size=SIZE)
@@ -290,17 +292,64 @@ def child(repo: Path, mode: str, *args: str) -> dict[str, float]:
     if PYCACHE:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = PYCACHE
+    if mode == "cli":  # `prefval annotate` opens only on a terminal: a pseudo-terminal as stdin/stdout/stderr
+        return cli_child(repo, env, *args)
     t0 = time.time()
     out = subprocess.run([sys.executable, "-c", CHILD, repr(t0), mode, *args], capture_output=True, text=True,
                          cwd=repo, env=env, timeout=900)
+    return parse_child(out.stdout, out.stdout + out.stderr)
+
+
+def parse_child(text: str, context: str) -> dict[str, float]:
+    """The child's `NAME value` lines as a dict; RuntimeError with the child's output when it printed none."""
     vals = {}
-    for line in out.stdout.splitlines():
+    for line in text.splitlines():
         parts = line.split()
         if len(parts) == 2 and parts[0].isupper():
             vals[parts[0]] = float(parts[1])
     if not vals:
-        raise RuntimeError(out.stdout + out.stderr)
+        raise RuntimeError(context)
     return vals
+
+
+def cli_child(repo: Path, env: dict, *args: str) -> dict[str, float]:
+    """CHILD in mode "cli" with a pseudo-terminal as its stdin, stdout and stderr (as a user's shell gives it; the
+    command refuses to open its screen otherwise), its figures written to a temporary file (BENCH_RESULT)."""
+    import pty
+    import threading
+
+    master, slave = pty.openpty()
+    fd, result = tempfile.mkstemp(prefix="prefval-bench-", suffix=".txt")
+    os.close(fd)
+    seen = []
+
+    def drain() -> None:  # read what the command writes to its terminal, so that it never blocks on a full buffer
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                return
+            if not chunk:
+                return
+            seen.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        t0 = time.time()
+        proc = subprocess.run([sys.executable, "-c", CHILD, repr(t0), "cli", *args], stdin=slave, stdout=slave,
+                              stderr=slave, cwd=repo, env={**env, "BENCH_RESULT": result}, timeout=900)
+        os.close(slave)
+        slave = -1
+        reader.join(timeout=5)
+        with open(result) as fh:
+            text = fh.read()
+        return parse_child(text, f"exit {proc.returncode}: " + b"".join(seen).decode(errors="replace"))
+    finally:
+        if slave >= 0:
+            os.close(slave)
+        os.close(master)
+        os.unlink(result)
 
 
 async def decision_latencies(db: str, study: str, n: int, who: str = "latency",
