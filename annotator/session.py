@@ -19,6 +19,9 @@ from storage.queue_state import UnitState
 from storage.store import Store
 
 RECENT = 5  # decisions kept in the on-screen history
+LIST_PAGE = 200  # rows of the item list read at once
+UNIT_PAGE = 200  # units read at once, from the one needed on in queue order
+QUEUE_PAGE = 500  # queue entries read at once
 IDLE_CAP = 300.0  # seconds: time on an item counts at most this long without input (study option idle_cap)
 
 
@@ -33,9 +36,6 @@ def idle_cap(settings: dict[str, Any]) -> float | None:
     if not cap >= 0 or cap == float("inf"):
         raise PrefvalError(f"study option idle_cap={raw!r}: expected a number of seconds >= 0 (0: no cap)")
     return cap or None
-LIST_PAGE = 200  # rows of the item list read at once
-UNIT_PAGE = 200  # units read at once, from the one needed on in queue order
-QUEUE_PAGE = 500  # queue entries read at once
 
 
 class Queue(Sequence):
@@ -519,8 +519,9 @@ class Session:
     def write(self, store: Store, pending: PendingDecision) -> PendingDecision:
         """Commit a prepared decision through `store` (this thread's own Store), then claim the next batch when
         pending.claim, and count what this annotator could still claim (`unclaimed`, which other annotators' claims
-        lower meanwhile: Store.claimable_count, two indexed counts). A decision row supersedes the annotator's latest decision row on the unit, read in the same
-        write transaction (Store.add_annotation supersede_latest). Safe to retry after DatabaseBusy: a row already
+        lower meanwhile: Store.claimable_count, a row and a count of their own assignments). A decision row
+        supersedes the annotator's latest decision row on the unit, read in the same write transaction
+        (Store.add_annotation supersede_latest). Safe to retry after DatabaseBusy: a row already
         committed is not appended again, and a claim already made is not repeated. Returns pending, filled in.
         Raises DatabaseBusy (retry later), AssignmentReleased (the item is no longer in this annotator's queue: a
         study command released it meanwhile; nothing saved, see drop_released) or PrefvalError (not saved)."""

@@ -55,8 +55,8 @@ class _Stream:
 
 
 @pytest.mark.parametrize("ttys, what", [((False, True, True), "stdin is"), ((True, False, True), "stdout is"),
-                                        ((True, True, False), "stderr is"), ((True, False, False), "stdout and stderr are"),
-                                        ((True, True, True), None)])
+                                        ((True, True, False), "stderr is"),
+                                        ((True, False, False), "stdout and stderr are"), ((True, True, True), None)])
 def test_each_stream_not_a_terminal_is_named(monkeypatch, ttys, what):
     from annotator.commands.annotate import terminal_problem
 

@@ -21,7 +21,8 @@ def _pool(path: str) -> None:
 
 def _header(app) -> str:
     """The header's text without its progress bar."""
-    return " ".join(w for w in str(app.screen.query_one("#header").render()).split() if set(w) - set("░█▏▎▍▌▋▊▉"))
+    words = str(app.screen.query_one("#header").render()).split()
+    return " ".join(w for w in words if set(w) - set("░█▏▎▍▌▋▊▉"))
 
 
 async def test_plus_to_claim_follows_the_claims_of_others(db_file):

@@ -71,3 +71,44 @@ async def test_no_key_acts_once_quitting_began_on_the_summary(db_file, after):
         await pilot.pause()
     assert app.crash is None and not app.return_code
     assert [r[0] for r in _rows(db_file)] == ["answered", "skipped", "answered"]
+
+
+def _answers(path: str) -> list[tuple[str, str | None]]:
+    with Store.open(path, mode="ro") as s:
+        study = s.get_study("tf")
+        order = [a.unit_id for a in s.assignments(study.id, s.find_annotator("ana").id)]
+        return [(order.index(r.unit_id), r.answer.get("shown") if r.answer else None, r.supersedes is not None)
+                for r in s.annotations(study.id)]
+
+
+async def test_keys_typed_in_one_go_act_in_their_order(db_file):
+    """`uf` acts on the item `u` went back to, `]f` on the item `]` went to, never on the item on screen before
+    (Textual would run the binding of `u` or `]` only after the `f` that followed it had answered the item still on
+    screen). A decision key that comes before the new item is drawn and seen is refused: nothing saved."""
+    _tf_study(db_file)
+    app = AnnotateApp(db_file, "tf", "ana", show_timer=False)
+
+    def on(i: int) -> list[tuple[str, bool]]:
+        return [(shown, superseding) for j, shown, superseding in _answers(db_file) if j == i]
+
+    async with app.run_test(size=(100, 30)) as pilot:
+        await see_all(pilot)
+        await pilot.press("t")  # item 1 answered "T": on item 2 now, every part of it on screen
+        await see_all(pilot)
+        assert app.session.index == 1
+        for key, char in (("u", "u"), ("f", "f")):
+            app.post_message(events.Key(key, char))
+        await pilot.pause()
+        await pilot.pause()
+        assert on(1) == []  # item 2 not answered
+        assert on(0) in ([("T", False)], [("T", False), ("F", True)])  # item 1 changed, or the `f` refused
+        before = on(0)
+        app.session.go(0)
+        await app.screen.show_current()
+        await see_all(pilot)
+        for key, char in (("right_square_bracket", "]"), ("f", "f")):
+            app.post_message(events.Key(key, char))
+        await pilot.pause()
+        await pilot.pause()
+        assert on(0) == before  # item 1 not changed again
+        assert on(1) in ([], [("F", False)])  # item 2 answered, or the `f` refused while it was drawn

@@ -81,8 +81,8 @@ def test_unassign_gives_unanswered_items_back_and_keeps_answers(db_file, capsys)
         sess.skip()
         assert len(_queue(s, "st", "cyy")) == 6
     rc, out, _ = _out(capsys, ["study", "unassign", "st", "--annotator", "cyy", "--db", db_file])
-    assert rc == 0 and ("cyy: 4 unanswered item(s) back to the pool (1 of them skipped by 'cyy'); 2 answered item(s) stay "
-                      "theirs") in out
+    assert rc == 0 and ("cyy: 4 unanswered item(s) back to the pool (1 of them skipped by 'cyy'); 2 answered "
+                      "item(s) stay theirs") in out
     with Store.open(db_file, mode="create") as s:
         assert len(_queue(s, "st", "cyy")) == 2
         assert len(s.current_annotations(s.get_study("st").id)) == 2  # answers untouched
