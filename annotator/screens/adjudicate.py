@@ -24,7 +24,7 @@ from annotator.crash import OneLineCrash, QuitGuard, quit_key
 from annotator.safe_text import visible
 from annotator.widgets.hint import fitted_hint
 from annotator.widgets.key_line import KeyGroups, KeyLine
-from annotator.widgets.seen import SeenTracker, must_see, refusal, reveal_first_unseen
+from annotator.widgets.seen import SeenTracker, must_see, observe_on_layout, refusal, reveal_first_unseen
 from storage.errors import PrefvalError
 from storage.store import Store
 
@@ -81,6 +81,7 @@ class AdjudicateScreen(Screen[None]):
 
     async def on_mount(self) -> None:
         self.set_class(self.size.width < self.NARROW, "narrow")
+        observe_on_layout(self, self.seen, self._observe)  # a notification going uncovers rows of the unit
         await self.show_current()
 
     def _draw_head(self) -> None:

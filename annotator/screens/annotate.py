@@ -26,7 +26,7 @@ from annotator.screens.summary import SummaryScreen
 from annotator.session import PendingDecision, Session
 from annotator.widgets.hint import fitted_hint
 from annotator.widgets.key_line import KeyGroups, KeyLine
-from annotator.widgets.seen import SeenTracker, refusal, reveal_first_unseen
+from annotator.widgets.seen import SeenTracker, observe_on_layout, refusal, reveal_first_unseen
 from annotator.widgets.status_header import StatusHeader
 from storage.errors import AssignmentReleased, DatabaseBusy, PrefvalError
 
@@ -124,6 +124,7 @@ class AnnotateScreen(Screen[None]):
 
     async def on_mount(self) -> None:
         self._size_classes()
+        observe_on_layout(self, self.seen, self._observe)  # a notification going uncovers rows of the item
         await self.show_current()
         if self.show_timer:
             self.set_interval(1.0, self.refresh_header)

@@ -210,14 +210,16 @@ class ContextView(ScrollView, can_focus=True):
         self.lines_done = 0  # lines laid out since mounted (for tests and benchmarks)
         self._subtitle = self.border_subtitle = "↑↓ PgUp PgDn Home End · / find"
         self._frame_style: Style | None = None  # the pane's style while one frame is drawn (render_lines)
-        # which lines of which blocks have been drawn in the viewport (only when the pane is a part a decision is
-        # about: annotator/widgets/seen.py sets track_seen). seen_rule "all": the pane counts as seen once every
-        # line was drawn (a snippet, a pair's side); "end": once its last line was drawn (a stored conversation,
-        # which the question is about up to its last message; End jumps there)
+        # which lines of which blocks have been seen in the viewport (only when the pane is a part a decision is
+        # about: annotator/widgets/seen.py sets track_seen). A line counts once it was drawn on a row that the
+        # tracker then saw uncovered (rows_seen). seen_rule "all": the pane counts as seen once every line was
+        # seen (a snippet, a pair's side); "end": once its last line was (a stored conversation, which the question
+        # is about up to its last message; End jumps there)
         self.track_seen = False
         self.seen_rule = "all"
         self._seen_lines: dict[int, set[int]] = {}
         self._block_lines: dict[int, int] = {}
+        self._drawn: dict[int, tuple[int, int, bool]] = {}  # viewport row -> (block, line, the last line) drawn there
         self._end_drawn = False
         if messages is not None:
             self._set_source(None, None, messages)
@@ -285,7 +287,19 @@ class ContextView(ScrollView, can_focus=True):
         self._end_drawn = False
 
     def _forget_seen(self) -> None:
-        self._seen_lines, self._block_lines = {}, {}
+        self._seen_lines, self._block_lines, self._drawn = {}, {}, {}
+
+    def rows_seen(self, rows) -> None:
+        """The viewport rows `rows` (0 = the first row of the content region) were on screen with nothing drawn
+        over them, the pane at rest (annotator/widgets/seen.py): the lines last drawn on them count as seen."""
+        for y in rows:
+            drawn = self._drawn.get(y)
+            if drawn is None:
+                continue
+            i, k, last = drawn
+            self._seen_lines.setdefault(i, set()).add(k)
+            if last:
+                self._end_drawn = True
 
     def fully_seen(self) -> bool:
         """seen_rule "all": whether every line of the conversation has been drawn in the viewport since it was
@@ -544,6 +558,7 @@ class ContextView(ScrollView, can_focus=True):
             width, style = self._frame_width, self._frame_style
         else:
             width, style = self.scrollable_content_region.width, self.rich_style
+        self._drawn.pop(y, None)
         if not self.blocks or self._layout_width == 0:
             return Strip.blank(width, style)
         if style != self._layout_style:  # e.g. another background when focused: restyle what is cached
@@ -557,10 +572,8 @@ class ContextView(ScrollView, can_focus=True):
         strips = self._lay_out(i)
         k = line - tops[i]
         if self.track_seen and 0 <= k < len(strips):
-            self._seen_lines.setdefault(i, set()).add(k)
             self._block_lines[i] = len(strips)
-            if line == tops[-1] - 1 and self._exact[i]:
-                self._end_drawn = True
+            self._drawn[y] = (i, k, line == tops[-1] - 1 and bool(self._exact[i]))
         return strips[k] if 0 <= k < len(strips) else Strip.blank(width, style)
 
     def watch_scroll_y(self, old: float, new: float) -> None:

@@ -20,10 +20,20 @@ seen whole, in any order: the rows are kept per page, and a page counts once eac
 that page was the one drawn (a page that was turned to but never painted, or painted cut off, does not count).
 Jumping over pages is not possible (`+`/`-` turn one page), so "paged through to the end" and "every page seen"
 are the same rule here; the hint and the refusal say how many pages of which field are left.
+
+A row counts only when nothing is drawn over it: a notification (Textual's toast, bottom right), a tooltip, a
+docked bar or any widget on a higher layer hides the rows of a part it overlaps, even in part of their width, and
+those rows count once they have been on screen uncovered (the overlay went, or the part was scrolled out from under
+it). What is on top is asked of Textual's compositor: the widgets on screen in drawing order, top first; every
+widget drawn before the part that is not inside it covers what it overlaps. While another screen is on top of the
+item's (the `?` keys and guidelines, the item list, a search prompt: modal screens over the item) nothing counts.
+The hint and the refusal name a part whose rows are under something now: "the response (partly under a
+notice)".
 """
 from __future__ import annotations
 
 from textual.containers import ScrollableContainer
+from textual.geometry import Region
 from textual.scroll_view import ScrollView
 from textual.widget import Widget
 
@@ -51,11 +61,18 @@ class SeenTracker:
         self.known: set[str] = set()
         self.known_keys: set = set()
         self.unit: str | None = None  # the unit the parts belong to; None while a new item is being drawn
+        self.covered: dict[int, str] = {}  # id of a part with rows under an overlay at the last observe() -> what
 
     def forget(self) -> None:
         """A new item is about to be drawn: nothing is tracked (and nothing counts as seen) until reset()."""
         self.parts, self.rows, self.unit, self.known, self.known_keys = [], {}, None, set(), set()
         self.pages_done = {}
+        self.covered = {}
+
+    def waiting(self) -> bool:
+        """Whether anything is left to see, or hidden under an overlay at the last look: then a change of what is
+        on screen (a notification going) is worth another observe()."""
+        return self.unit is not None and bool(self.covered or self.unseen())
 
     def reset(self, root: Widget, unit: str, known: set[str] | None = None, known_keys: set | None = None) -> None:
         """Collect the marked parts under root for a newly drawn unit. known: labels of parts of this unit the
@@ -66,6 +83,7 @@ class SeenTracker:
         self.parts = [w for w in root.query(f".{MUST_SEE}")]
         self.rows = {}
         self.pages_done = {id(w): set() for w in self.parts}
+        self.covered = {}
         self.unit = unit
         self.known = set(known or ())
         self.known_keys = set(known_keys or ())
@@ -93,31 +111,45 @@ class SeenTracker:
         return list(out.values())
 
     def observe(self) -> None:
-        """Record the rows of every part that are visible now (for a paged field: of the page drawn now)."""
+        """Record the rows of every part that are visible now and not covered by anything drawn over them (for a
+        paged field: of the page drawn now). Nothing while another screen is on top of the parts' screen."""
+        self.covered = {}
+        on_top: list[tuple[Widget, Region]] | None = None  # the screen's widgets, top first (asked once)
         for part in self.parts:
             if not part.is_attached or not part.display or _scrolling(part):
                 continue
+            screen = part.screen
+            if not screen.is_active:  # a modal screen (keys, item list, search) is over the item
+                return
             page = _page(part)
             if _pages(part) > 1 and getattr(part, "painted_page", None) != page:
                 continue  # a page turned to but not drawn yet: where the field is now is the last page's place
             try:
-                geo = part.screen.find_widget(part)
+                geo = screen.find_widget(part)
             except Exception:  # not laid out (yet)
                 continue
-            region, clip = geo.region, geo.clip.intersection(part.screen.region)
+            region, clip = geo.region, geo.clip.intersection(screen.region)
             visible = region.intersection(clip)
             if visible.height <= 0 or visible.width < region.width:  # cut off at a side: not seen
                 continue
-            seen = self.rows.setdefault((id(part), page), set())
+            if on_top is None:
+                on_top = drawn_top_first(screen)
             if _is_pane(part):
                 inner = part.scrollable_content_region.intersection(clip)
                 if inner.height <= 0 or inner.width < part.scrollable_content_region.width:
                     continue
+                hidden, over = covered_rows(part, inner, on_top)
+                shown = [y - inner.y for y in range(inner.y, inner.bottom) if y not in hidden]
+                if hasattr(part, "rows_seen"):  # a virtual conversation: the lines drawn on those rows count
+                    part.rows_seen(y + inner.y - part.scrollable_content_region.y for y in shown)
                 top = int(part.scroll_y) + (inner.y - part.scrollable_content_region.y)
-                seen.update(range(top, top + inner.height))
+                rows = [top + y for y in shown]
             else:
-                first = visible.y - region.y
-                seen.update(range(first, first + visible.height))
+                hidden, over = covered_rows(part, visible, on_top)
+                rows = [y - region.y for y in range(visible.y, visible.bottom) if y not in hidden]
+            if hidden:
+                self.covered[id(part)] = _what(over)
+            self.rows.setdefault((id(part), page), set()).update(rows)
             if self.page_seen(part, page):
                 self.pages_done.setdefault(id(part), set()).add(page)
 
@@ -175,7 +207,63 @@ class SeenTracker:
             if _pages(part) > 1:
                 counts[0] += self.pages_left(part)
                 counts[1] += _pages(part)
-        return [f"{label} ({n:,} of {total:,} pages left)" if total else label for label, (n, total) in left.items()]
+        under: dict[str, str] = {}
+        for w in self.parts:
+            if id(w) in self.covered:
+                under.setdefault(getattr(w, "seen_label", "the item"), self.covered[id(w)])
+        out = []
+        for label, (n, total) in left.items():
+            notes = ([f"{n:,} of {total:,} pages left"] if total else []) + (
+                [under[label]] if label in under else [])
+            out.append(f"{label} ({'; '.join(notes)})" if notes else label)
+        return out
+
+
+def drawn_top_first(screen) -> list[tuple[Widget, Region]]:
+    """Every widget Textual's compositor has on `screen` now with the region it shows (cut to its container),
+    in drawing order, the one on top first (what Screen.get_widgets_at walks for one cell). Widgets that are
+    hidden (visibility: hidden, such as the toast rack around the notifications) draw nothing and are left
+    out."""
+    compositor = screen._compositor  # its visible_widgets: {widget: (region, clip)} in render order, top first
+    return [(w, region.intersection(clip)) for w, (region, clip) in compositor.visible_widgets.items()
+            if w.visible]
+
+
+def covered_rows(part: Widget, area: Region,
+                 on_top: list[tuple[Widget, Region]]) -> tuple[set[int], list[Widget]]:
+    """(the screen rows of `area` (where part is on screen) over which some other widget is drawn, in any part of
+    their width, and those widgets): a notification, a tooltip, a docked bar, a widget on a higher layer.
+    on_top: drawn_top_first(); the widgets before part in it are drawn over it, those inside part are its own
+    content."""
+    rows: set[int] = set()
+    over: list[Widget] = []
+    for widget, shows in on_top:
+        if widget is part:
+            break
+        overlap = shows.intersection(area)
+        if overlap.height <= 0 or overlap.width <= 0 or _inside(widget, part):
+            continue
+        rows.update(range(overlap.y, overlap.bottom))
+        over.append(widget)
+    return rows, over
+
+
+def _what(over: list[Widget]) -> str:
+    """The hint's note on a part something is drawn over: "partly under a notice" for a notification (it goes by
+    itself after a few seconds), "partly covered" for anything else."""
+    from textual.widgets._toast import Toast
+
+    toast = any(isinstance(node, Toast) for w in over for node in (w, *w.ancestors))
+    return "partly under a notice" if toast else "partly covered"
+
+
+def _inside(widget: Widget, part: Widget) -> bool:
+    node = widget.parent
+    while node is not None:
+        if node is part:
+            return True
+        node = node.parent
+    return False
 
 
 def unseen_hint(tracker: SeenTracker) -> str:
@@ -205,6 +293,16 @@ def refusal(tracker: SeenTracker) -> str:
     if any(tracker.pages_left(w) for w in tracker.unseen()):
         return f"Not saved: first scroll to see {text}; + shows the next page."
     return f"Not saved: first scroll to see {text}."
+
+
+def observe_on_layout(screen, tracker: SeenTracker, observe) -> None:
+    """Call observe() after each layout of `screen` while tracker has something left to see or found rows under
+    an overlay: a notification that goes (or a bar that closes) uncovers rows without any scroll."""
+    def laid_out(_screen) -> None:
+        if tracker.waiting():
+            screen.call_after_refresh(observe)
+
+    screen.screen_layout_refresh_signal.subscribe(screen, laid_out)
 
 
 def reveal_first_unseen(screen, unseen: list[Widget]) -> None:
