@@ -528,3 +528,46 @@ async def test_end_counts_only_what_it_shows_not_the_rows_the_scroll_passed(db_f
         await see_all(pilot)  # PgDn by PgDn: every row at rest once
         await pilot.press("b")
     assert [(r.status, r.answer["shown"]) for r in _rows(db_file, "m")] == [("answered", "B")]
+
+
+# ---- an item's first frame: drawn before the hint line takes its rows ---------------------------------------------
+async def test_what_only_the_first_frame_showed_is_not_seen(db_file, tmp_path):
+    """The bundled rubric sample's long answer at 80x24, the first item of the session: the first frame of an item is laid out with a one-row hint line; the hint
+    then needs two rows ("the answer, the levels of ..."), the item pane loses a row, and the answer's last visible
+    row goes under the fold. That frame was on screen for a moment nobody reads: the answer must not count as seen
+    from it (it did: after reading the rubric pane alone, a score was taken)."""
+    from annotator.cli import main
+    from tests.conftest import SAMPLE_DATA
+
+    lines = (SAMPLE_DATA / "rubric" / "answers.jsonl").read_text().splitlines()
+    (tmp_path / "router.jsonl").write_text(next(line for line in lines if "ARPANET" in line) + "\n")
+    assert main(["import", "jsonl", str(tmp_path / "router.jsonl"), "--kind", "rubric_item", "--dataset", "ans",
+                 "--db", db_file]) == 0
+    assert main(["study", "create", "r", "--task", "rubric", "--seed", "1", "--annotators", "ana",
+                 "--annotators-per-item", "1", "--dataset", "ans", "--db", db_file]) == 0
+    app = AnnotateApp(db_file, "r", "ana", show_timer=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _tracked(pilot)
+        for _ in range(5):
+            await pilot.pause()
+        screen = app.screen
+        item, dims = screen.query_one("#rb-item"), screen.query_one("#rb-dims")
+        assert item.max_scroll_y > 0  # the answer goes on below the item pane's last row
+        assert screen.query_one("#hint").size.height == 2
+        dims.focus()
+        for _ in range(20):  # read the rubric pane only
+            screen._observe()
+            if dims.scroll_y >= dims.max_scroll_y:
+                break
+            await pilot.press("pagedown")
+            await pilot.wait_for_animation()
+        screen._observe()
+        assert screen.seen.unseen_labels() == ["the answer"]
+        await pilot.press("3")
+        await pilot.pause()
+        assert _rows(db_file, "r") == []
+        assert "Not saved: first scroll to see the answer." in _notices(app)
+        await see_all(pilot)
+        await pilot.press("3")
+        await pilot.pause()
+    assert [r.answer["scores"] for r in _rows(db_file, "r")] == [{"awareness": 3}]

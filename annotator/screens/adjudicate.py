@@ -149,7 +149,11 @@ class AdjudicateScreen(Screen[None]):
             return  # the unit on screen is being replaced: _track_new_unit observes it once it is drawn
         self.seen.observe()
         line = self.query_one("#hint", Static)
+        rows = line.styles.height
         line.update(Text(fitted_hint(line, self.seen, self.size)), layout=False)
+        if line.styles.height != rows:  # the hint takes other rows: the unit moves, and this look was at a frame
+            self.seen.undo_look()       # nobody reads (the first of a unit); look again once it is laid out
+            return
         # remembered for this session: going back to a unit needs no scrolling again for what was seen
         self._seen_labels.setdefault(self.seen.unit, set()).update(self.seen.seen_labels())
         self._seen_keys.update(self.seen.seen_keys())

@@ -223,8 +223,13 @@ class AnnotateScreen(Screen[None]):
         if not self.is_attached or s.finished or self.seen.unit != s.queue[s.index].unit_id:
             return  # the item on screen is being replaced: _track_new_item observes it once it is drawn
         self.seen.observe()
-        hint = fitted_hint(self.query_one("#hint", Static), self.seen, self.size)
+        line = self.query_one("#hint", Static)
+        rows = line.styles.height
+        hint = fitted_hint(line, self.seen, self.size)
         self._set_line("hint", hint, lambda: plain(hint, layout=False), layout=False)
+        if line.styles.height != rows:  # the hint takes other rows: the item moves, and this look was at a frame
+            self.seen.undo_look()       # nobody reads (the first of an item); look again once it is laid out
+            return
         # remembered for this session: going back to the item needs no scrolling again for what was seen
         self._seen_labels.setdefault(self.seen.unit, set()).update(self.seen.seen_labels())
         self._seen_keys.update(self.seen.seen_keys())

@@ -289,17 +289,32 @@ class ContextView(ScrollView, can_focus=True):
     def _forget_seen(self) -> None:
         self._seen_lines, self._block_lines, self._drawn = {}, {}, {}
 
-    def rows_seen(self, rows) -> None:
+    def rows_seen(self, rows) -> tuple[list[tuple[int, int]], bool]:
         """The viewport rows `rows` (0 = the first row of the content region) were on screen with nothing drawn
-        over them, the pane at rest (annotator/widgets/seen.py): the lines last drawn on them count as seen."""
+        over them, the pane at rest (annotator/widgets/seen.py): the lines last drawn on them count as seen.
+        Returns what this added, for forget_rows_seen: ([(block, line)], whether the end came to count)."""
+        added: list[tuple[int, int]] = []
+        end = False
         for y in rows:
             drawn = self._drawn.get(y)
             if drawn is None:
                 continue
             i, k, last = drawn
-            self._seen_lines.setdefault(i, set()).add(k)
-            if last:
-                self._end_drawn = True
+            lines = self._seen_lines.setdefault(i, set())
+            if k not in lines:
+                lines.add(k)
+                added.append((i, k))
+            if last and not self._end_drawn:
+                self._end_drawn = end = True
+        return added, end
+
+    def forget_rows_seen(self, added: tuple[list[tuple[int, int]], bool]) -> None:
+        """Take back what rows_seen returned (a look at a screen that was about to move)."""
+        lines, end = added
+        for i, k in lines:
+            self._seen_lines.get(i, set()).discard(k)
+        if end:
+            self._end_drawn = False
 
     def fully_seen(self) -> bool:
         """seen_rule "all": whether every line of the conversation has been drawn in the viewport since it was

@@ -62,12 +62,15 @@ class SeenTracker:
         self.known_keys: set = set()
         self.unit: str | None = None  # the unit the parts belong to; None while a new item is being drawn
         self.covered: dict[int, str] = {}  # id of a part with rows under an overlay at the last observe() -> what
+        self.hold = False  # after undo_look(): no look until the screen has been laid out again
+        self._look: list = []  # what the last look added: (a set, the rows added to it), (a conversation, its undo)
 
     def forget(self) -> None:
         """A new item is about to be drawn: nothing is tracked (and nothing counts as seen) until reset()."""
         self.parts, self.rows, self.unit, self.known, self.known_keys = [], {}, None, set(), set()
         self.pages_done = {}
         self.covered = {}
+        self.hold = False
 
     def waiting(self) -> bool:
         """Whether anything is left to see, or hidden under an overlay at the last look: then a change of what is
@@ -84,6 +87,7 @@ class SeenTracker:
         self.rows = {}
         self.pages_done = {id(w): set() for w in self.parts}
         self.covered = {}
+        self.hold = False
         self.unit = unit
         self.known = set(known or ())
         self.known_keys = set(known_keys or ())
@@ -112,7 +116,12 @@ class SeenTracker:
 
     def observe(self) -> None:
         """Record the rows of every part that are visible now and not covered by anything drawn over them (for a
-        paged field: of the page drawn now). Nothing while another screen is on top of the parts' screen."""
+        paged field: of the page drawn now). Nothing while another screen is on top of the parts' screen.
+        What this look added is kept until the next one, for undo_look(). Nothing after undo_look() until the
+        screen has been laid out again (observe_on_layout lifts the hold)."""
+        self._look = []
+        if self.hold:
+            return
         self.covered = {}
         on_top: list[tuple[Widget, Region]] | None = None  # the screen's widgets, top first (asked once)
         for part in self.parts:
@@ -141,7 +150,8 @@ class SeenTracker:
                 hidden, over = covered_rows(part, inner, on_top)
                 shown = [y - inner.y for y in range(inner.y, inner.bottom) if y not in hidden]
                 if hasattr(part, "rows_seen"):  # a virtual conversation: the lines drawn on those rows count
-                    part.rows_seen(y + inner.y - part.scrollable_content_region.y for y in shown)
+                    self._look.append((part, part.rows_seen(
+                        y + inner.y - part.scrollable_content_region.y for y in shown)))
                 top = int(part.scroll_y) + (inner.y - part.scrollable_content_region.y)
                 rows = [top + y for y in shown]
             else:
@@ -149,9 +159,26 @@ class SeenTracker:
                 rows = [y - region.y for y in range(visible.y, visible.bottom) if y not in hidden]
             if hidden:
                 self.covered[id(part)] = _what(over)
-            self.rows.setdefault((id(part), page), set()).update(rows)
-            if self.page_seen(part, page):
-                self.pages_done.setdefault(id(part), set()).add(page)
+            seen = self.rows.setdefault((id(part), page), set())
+            self._look.append((seen, set(rows) - seen))
+            seen.update(rows)
+            done = self.pages_done.setdefault(id(part), set())
+            if page not in done and self.page_seen(part, page):
+                done.add(page)
+                self._look.append((done, {page}))
+
+    def undo_look(self) -> None:
+        """Take back what the last observe() recorded: the screen it looked at was about to move (the hint line
+        it led to takes another number of rows, so the item is laid out again), so it was a frame nobody reads,
+        as with a scroll animation. No look counts until the screen has been laid out again (observe_on_layout
+        looks then)."""
+        self.hold = True
+        for target, added in reversed(self._look):
+            if isinstance(target, set):
+                target.difference_update(added)
+            else:  # a conversation pane: its lines counted by that look
+                target.forget_rows_seen(added)
+        self._look = []
 
     def page_seen(self, part: Widget, page: int) -> bool:
         """Whether every row of `page` of part has been visible while that page was drawn (measured against the
@@ -297,9 +324,11 @@ def refusal(tracker: SeenTracker) -> str:
 
 def observe_on_layout(screen, tracker: SeenTracker, observe) -> None:
     """Call observe() after each layout of `screen` while tracker has something left to see or found rows under
-    an overlay: a notification that goes (or a bar that closes) uncovers rows without any scroll."""
+    an overlay (a notification that goes, or a bar that closes, uncovers rows without any scroll), and after the
+    layout that a look held back for (undo_look) has waited for."""
     def laid_out(_screen) -> None:
-        if tracker.waiting():
+        if tracker.hold or tracker.waiting():
+            tracker.hold = False
             screen.call_after_refresh(observe)
 
     screen.screen_layout_refresh_signal.subscribe(screen, laid_out)

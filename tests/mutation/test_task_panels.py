@@ -47,7 +47,7 @@ def test_mcq_shuffled_with_its_stored_conversation_and_the_answer_highlighted():
     lines = outline(get_task("mcq").compose_item(_view(item, [3, 0, 2, 1], {"choice": 2}), None, None))
     assert lines == [
         "ContextView#context !the end of the conversation (context ctx9 to 5) end-rule",
-        "VerticalScroll#qa <Question>",
+        "QuestionPane#qa <Question>",
         "  PagedText.question !the question: Which dish for Ann?",
         "  PagedText#opt-0.option !option A: A  tofu",
         "  PagedText#opt-1.option !option B: B  soup",
@@ -62,7 +62,7 @@ def test_blind_test_shows_neither_conversation_nor_snippet_nor_key():
     view = get_task("blind_test").compose_item(_view(item, [1, 3, 0, 2], {"cant_tell": True}), None, None)
     lines = outline(view)
     assert lines == [
-        "VerticalScroll#qa <Question>",
+        "QuestionPane#qa <Question>",
         "  PagedText.question !the question: Which dish for Ann?",
         "  PagedText#opt-0.option !option A: A  steak",
         "  PagedText#opt-1.option !option B: B  tofu",
@@ -89,7 +89,7 @@ def test_tf_keys_follow_the_option_texts_not_their_positions():
     item = _item("mcq", TF)
     view = get_task("blind_test").compose_item(_view(item, [], {"choice": 1}), None, None)
     assert outline(view) == [
-        "VerticalScroll#qa <Question>",
+        "QuestionPane#qa <Question>",
         "  PagedText.question !the question: Ann eats meat.",
         "  PagedText#opt-0.option !False: f  False",
         "  PagedText#opt-1.chosen.option !True: t  True",

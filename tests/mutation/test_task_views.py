@@ -21,7 +21,7 @@ def test_mcq_with_a_stored_conversation_and_the_third_option_chosen():
     assert not view.has_class("no-context")
     assert outline(view) == [
         "ContextView#context !the end of the conversation (context ctx1 to 4) end-rule",
-        "VerticalScroll#qa <Question>",
+        "QuestionPane#qa <Question>",
         "  PagedText.question !the question: Which city?",
         "  PagedText#opt-0.option !option A: A  Paris",
         "  PagedText#opt-1.option !option B: B  Rome",
@@ -36,7 +36,7 @@ def test_tf_with_a_snippet_and_cant_tell_chosen():
     assert not view.has_class("no-context")
     assert outline(view) == [
         "ContextView#context !the conversation snippet (1 inline messages, 'Conversation snippet')",
-        "VerticalScroll#qa <Statement>",
+        "QuestionPane#qa <Statement>",
         "  PagedText.question !the question: Ann likes tea.",
         "  PagedText#opt-0.option !True: t  True",
         "  PagedText#opt-1.option !False: f  False",
@@ -49,7 +49,7 @@ def test_mcq_without_context_nothing_chosen_and_not_updatable_before_mounting():
     view = McqView("Q", ["a", "b"], None)
     assert view.has_class("no-context")
     assert outline(view) == [
-        "VerticalScroll#qa <Question>",
+        "QuestionPane#qa <Question>",
         "  PagedText.question !the question: Q",
         "  PagedText#opt-0.option !option A: A  a",
         "  PagedText#opt-1.option !option B: B  b",

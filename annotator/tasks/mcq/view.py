@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
+from textual.geometry import Size
 from textual.widgets import Static
 
 from annotator.widgets.paged_text import PagedText
@@ -12,6 +13,28 @@ from storage.payloads import letter
 
 
 OPTION = "[b]$key[/b]  $text"
+
+
+class QuestionPane(VerticalScroll):
+    """The pane of the question and the options (#qa). Under a conversation pane its height is as much as its
+    content needs, at most 80% of the panel and never more than what leaves the conversation pane CONTEXT_MIN
+    rows (its border and three lines), and at least 3 rows. The rule is applied where Textual lays the pane out
+    (get_content_height, called by every layout with the panel's size), so the first layout and every resize
+    give the same height; no CSS max-height and no resize handler set it. (CSS alone cannot say "80%, but 5 rows
+    less than the panel": with max-height 80% and the conversation's min-height 5 a panel lower than 25 rows
+    was overfilled, the pane's last rows and border were drawn outside it, and PgDn, which moves by the pane's
+    height, jumped over a row no key could bring on screen.)"""
+
+    CONTEXT_MIN = 5
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        wanted = super().get_content_height(container, viewport, width)
+        if self.parent is None or self.parent.has_class("no-context"):
+            return wanted  # alone in the panel: it fills it (CSS height 1fr; this is not called then)
+        gutter = self.styles.gutter.height + self.styles.margin.height
+        panel = container.height + gutter  # container: the panel less this pane's border, padding and margin
+        cap = max(3, min(panel * 4 // 5, panel - self.CONTEXT_MIN))
+        return min(wanted, cap - gutter)
 
 
 class McqView(Vertical):
@@ -24,8 +47,8 @@ class McqView(Vertical):
 
     DEFAULT_CSS = """
     McqView { height: 1fr; }
-    McqView #context { height: 1fr; min-height: 3; }
-    McqView #qa { height: auto; max-height: 70%; border: round $accent; padding: 0 1; }
+    McqView #context { height: 1fr; }
+    McqView #qa { height: auto; border: round $accent; padding: 0 1; }
     McqView .question { text-style: bold; margin-bottom: 1; }
     McqView .option { margin-bottom: 1; }
     McqView .option.chosen { background: $accent 30%; text-style: bold; }
@@ -33,8 +56,6 @@ class McqView(Vertical):
     McqView .cant-tell.chosen { background: $accent 30%; color: $text; }
     McqView.no-context #qa { max-height: 100%; height: 1fr; }
     """
-    CONTEXT_MIN = 5  # rows the conversation pane keeps (its border and three lines)
-
     def __init__(self, question: str, options: list[str], chosen, store=None,
                  context: tuple[str, int | None] | None = None, snippet: list[Message] | None = None,
                  tf: bool = False, question_label: str = "Question", keys: list[str] | None = None) -> None:
@@ -63,7 +84,7 @@ class McqView(Vertical):
         elif self.snippet is not None:
             yield must_see(ContextView(None, None, None, messages=self.snippet, title="Conversation snippet",
                                        id="context"), "the conversation snippet")
-        with VerticalScroll(id="qa") as qa:
+        with QuestionPane(id="qa") as qa:
             qa.border_title = self.question_label
             yield must_see(PagedText(self.question, classes="question"), "the question")
             for i, text in enumerate(self.options):
@@ -72,19 +93,6 @@ class McqView(Vertical):
                                self.option_label(i))
             cls = "cant-tell chosen" if self.chosen == "x" else "cant-tell"
             yield Static("[b]x[/b]  can't tell", classes=cls)
-
-    def on_resize(self, _event=None) -> None:
-        """Keep the question pane inside the panel: at most 80% of it and never more than what the conversation
-        pane's CONTEXT_MIN rows leave (CSS alone gives 80% + 5 rows, more than a panel lower than 25 rows has; the
-        pane's last rows were then drawn outside the panel, cut off, and PgDn, which moves by the pane's height,
-        jumped over a row that no key could bring on screen)."""
-        if self.context is None and self.snippet is None:
-            return
-        height = self.size.height
-        cap = max(3, min(height * 4 // 5, height - self.CONTEXT_MIN))
-        qa = self.query_one("#qa", VerticalScroll)
-        if qa.styles.max_height is None or qa.styles.max_height.cells != cap:
-            qa.styles.max_height = cap
 
     def option_label(self, i: int) -> str:
         """How "scroll to see ..." names option i: "option C", or "True" / "False" on a T/F item."""
