@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-from annotator.safe_text import visible
+from annotator.safe_text import TerminalSafeStream, visible
 from storage.errors import InputError, PrefvalError
 
 COMMAND_MODULES = [
@@ -115,7 +115,21 @@ def failed_rows_exit(code: int, failed: int, total: int, what: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point. Returns the exit code; PrefvalError becomes one line on stderr and exit 1."""
+    """Entry point. Returns the exit code; PrefvalError becomes one line on stderr and exit 1.
+    Standard output and error are written through annotator.safe_text.TerminalSafeStream while the command runs:
+    no command can print a terminal control sequence or bidi control (they are shown as escapes such as ``\\x1b``)."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalSafeStream(out), TerminalSafeStream(err)
+    try:
+        return _main(argv)
+    finally:
+        if isinstance(sys.stdout, TerminalSafeStream):  # not when a broken pipe replaced it with os.devnull
+            sys.stdout = out
+        if isinstance(sys.stderr, TerminalSafeStream):
+            sys.stderr = err
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -37,10 +37,32 @@ def markup(template: str, layout: bool = True, **values: Any) -> "Content":
     return Content.from_markup(template, **{k: visible(v, layout) for k, v in values.items()})
 
 
-def for_stream(text: str, stream: Any) -> str:
-    """text as it is for a file or a pipe (data stays data), or `visible(text)` when stream is a terminal."""
-    isatty = getattr(stream, "isatty", None)
-    return visible(text) if isatty is not None and isatty() else text
+class TerminalSafeStream:
+    """A text stream (sys.stdout or sys.stderr) that writes everything through `visible` (newline, tab and the
+    CSV line end ``\\r\\n`` kept), so that no command's output can hold a terminal control sequence or a bidi
+    control, whether it goes to a terminal or a pipe (``prefval export ... | head`` ends in a terminal too).
+
+    annotator.cli.main writes every command's output through one (installed around parsing and the command), so the
+    rule holds for every command, including ones written later. Commands that want data byte-exact write it to a
+    file (``--out``); a progress display that draws on the terminal on purpose (rich) writes to ``unguarded``.
+    Textual's screens write to sys.__stderr__ and are made safe by `plain` and `markup` instead.
+    Every other attribute (isatty, fileno, encoding, flush) is the wrapped stream's."""
+
+    def __init__(self, stream: Any):
+        self.unguarded = stream
+
+    def write(self, text: str) -> int:
+        """Write visible(text), keeping ``\\r\\n`` pairs; returns len(text) as TextIO.write does."""
+        safe = "\r\n".join(visible(part) for part in text.split("\r\n")) if "\r\n" in text else visible(text)
+        self.unguarded.write(safe)
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.unguarded, name)
 
 
 def echo(*parts: Any, file: Any = None) -> None:

@@ -56,7 +56,7 @@ class RunProgress:
                  force_terminal: bool | None = None):
         self.total = total
         self.description = description
-        self.console = Console(file=file or sys.stdout, force_terminal=force_terminal, highlight=False)
+        self.console = Console(file=file or getattr(sys.stdout, "unguarded", sys.stdout), force_terminal=force_terminal, highlight=False)
         self.enabled = self.console.is_terminal
         self.stats = ClientStats()
         self._progress: Progress | None = None

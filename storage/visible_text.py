@@ -1,6 +1,11 @@
 """Text from data or a user made visible: every control character (C0 but the newline and tab that layout wants,
-DEL, C1) written as an escape such as ``\\x1b``, so no terminal control sequence reaches a terminal or a file meant
-for people (DATASHEET.md, reports). Pure functions of the bottom layer, so that annotator/ (the CLI and TUI, through
+DEL, C1) written as an escape such as ``\\x1b``, and every invisible character that reorders or hides text (the
+bidirectional embeddings, overrides and isolates U+202A..U+202E and U+2066..U+2069, the marks U+200E, U+200F,
+U+061C, the zero-width space U+200B, word joiner and invisible operators U+2060..U+2064 and the byte-order mark
+U+FEFF) written as ``\\u202e``, so no terminal control sequence reaches a terminal or a file meant for people
+(DATASHEET.md, reports), and no text shows in an order other than the one it has ("Trojan Source", Boucher and
+Anderson 2021). The zero-width joiner and non-joiner (U+200C, U+200D) stay: scripts such as Persian and Devanagari
+and emoji sequences need them, and they neither reorder nor hide text. Pure functions of the bottom layer, so that annotator/ (the CLI and TUI, through
 annotator/safe_text.py) and reports/ use the same rule."""
 from __future__ import annotations
 
@@ -8,19 +13,22 @@ import re
 from typing import Any
 
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-_CONTROL_BUT_LAYOUT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_JSON_RAW = re.compile("[\x7f-\x9f]")
+#: invisible characters that reorder or hide text (bidi controls, zero-width space, word joiner, BOM)
+INVISIBLE = "\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f{INVISIBLE}]")
+_CONTROL_BUT_LAYOUT = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{INVISIBLE}]")
+_JSON_RAW = re.compile(f"[\x7f-\x9f{INVISIBLE}]")
 
 
 def _escape_char(match: re.Match) -> str:
     ch = match.group(0)
-    return _NAMED.get(ch) or f"\\x{ord(ch):02x}"
+    code = ord(ch)
+    return _NAMED.get(ch) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
 
 def visible(text: Any, layout: bool = True) -> str:
     """str(text) with every control character replaced by a visible escape (``\\x1b``, ``\\x00``, ``\\x9b``,
-    ``\\r``). layout=True keeps newline and tab (multi-line fields); layout=False escapes them too (one-line
+    ``\\r``), and every bidi or zero-width control (INVISIBLE) by ``\\u202e`` etc. layout=True keeps newline and tab (multi-line fields); layout=False escapes them too (one-line
     places: the header, key hints, names). None becomes "". Linear in the length; a string without control
     characters is returned unchanged."""
     if text is None:
@@ -33,11 +41,13 @@ def visible(text: Any, layout: bool = True) -> str:
 
 
 def json_safe(text: str) -> str:
-    """JSON text (e.g. json.dumps(..., ensure_ascii=False)) with DEL and the C1 controls written as \\u escapes,
-    which json.dumps leaves raw: the same JSON value, safe to print. (C0 controls are already escaped by json.)"""
+    """JSON text (e.g. json.dumps(..., ensure_ascii=False)) with DEL, the C1 controls and the INVISIBLE bidi and
+    zero-width controls written as \\u escapes, which json.dumps leaves raw: the same JSON value, safe to print.
+    (C0 controls are already escaped by json.)"""
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 def has_control(text: str) -> bool:
-    """Whether text holds a control character other than newline and tab (what `visible` would escape)."""
+    """Whether text holds a control character other than newline and tab, or a bidi or zero-width control (what
+    `visible` would escape)."""
     return _CONTROL_BUT_LAYOUT.search(text) is not None

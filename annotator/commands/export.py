@@ -172,26 +172,50 @@ def run(args: argparse.Namespace) -> int:
         cols: list[str] = []
         for r in rows:
             cols.extend(k for k in r if k not in cols)
+        cells = [{k: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v for k, v in r.items()}
+                 for r in rows]
+        if not args.out:
+            cells = _visible_cells(cells)
         w = csv.DictWriter(buf, fieldnames=cols)
         w.writeheader()
-        for r in rows:
-            w.writerow({k: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v
-                        for k, v in r.items()})
+        w.writerows(cells)
     _write(args, db, buf.getvalue(), f"{len(rows)} rows")
     return 0
 
 
+def _visible_cells(cells: list[dict]) -> list[dict]:
+    """CSV cells for standard output: a text holding a control character (C0 but newline and tab, DEL, C1) or a
+    bidi or zero-width control is written with visible escapes (``\\x1b``, ``\\r``, ``\\u202e``;
+    storage.visible_text.visible), since a pipe may end in a terminal (``| head``); one line on stderr says how
+    many cells were changed and that ``--out FILE`` keeps them byte-exact. Other cells are unchanged."""
+    from annotator.safe_text import has_control, visible
+
+    changed = 0
+    out = []
+    for r in cells:
+        row = {}
+        for k, v in r.items():
+            if isinstance(v, str) and has_control(v):
+                v = visible(v)
+                changed += 1
+            row[k] = v
+        out.append(row)
+    if changed:
+        print(f"prefval: {changed} CSV cell(s) hold control characters, written as visible escapes such as \\x1b "
+              "on standard output; --out FILE writes them byte-exact", file=sys.stderr)
+    return out
+
+
 def _write(args: argparse.Namespace, db: str, text: str, what: str) -> None:
-    """text to --out (storage.outfile: never the database, --force to replace) or to standard output (shown as
-    text when that is a terminal)."""
-    from annotator.safe_text import for_stream
+    """text to --out (storage.outfile: never the database, --force to replace; byte-exact) or to standard output
+    (through annotator.cli's TerminalSafeStream: no control sequence reaches a terminal)."""
     from storage.outfile import write_output
 
     if args.out:
         write_output(args.out, text, [db], args.force)
         echo(f"{what} written to {args.out}", file=sys.stderr)
     else:
-        sys.stdout.write(for_stream(text, sys.stdout))
+        sys.stdout.write(text)
 
 
 def run_dataset(args: argparse.Namespace) -> int:
