@@ -159,11 +159,17 @@ def study_annotator_names(store: Store, study: Study) -> list[str]:
 def newcomer_question(store: Store, study: Study, name: str) -> str | None:
     """The question to ask before `name` claims items of a study that already has other human annotators
     (a mistyped --annotator must not take the real annotator's items); None when no confirmation is needed
-    (the name already has items here, or nobody else has). Nothing is written."""
+    (the name already has items here, or nobody else has). Nothing is written. Raises PrefvalError first when
+    the name is new and cannot be one (empty, surrounding whitespace, control characters:
+    storage.visible_text.name_problem)."""
     import difflib
 
-    known = study_annotator_names(store, study)
+    from storage.visible_text import name_problem
+
     me = store.find_annotator(name)
+    if me is None and name_problem(name, "annotator"):
+        raise PrefvalError(name_problem(name, "annotator"))
+    known = study_annotator_names(store, study)
     if not known or (me is not None and store.queue_length(study.id, me.id)):  # a count, not their whole queue
         return None
     close = difflib.get_close_matches(name.strip(), known, n=1, cutoff=0.6)

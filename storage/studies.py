@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterable
 
 from storage.db import BATCH_ROWS, now_iso, write_transaction
 from storage.errors import DatabaseBusy, PrefvalError, is_busy
+from storage.visible_text import name_problem
 from storage.models import Annotator, Assignment, Study, Unit, UnitColumns, derived_id, new_id
 
 
@@ -72,6 +73,9 @@ class StudiesMixin:
         drop_unfinished_study on failure. A hidden study left by a process that died is removed by the next
         create of the same name.
         """
+        problem = name_problem(name, "study")
+        if problem:
+            raise PrefvalError(problem)
         old = self.db.execute("SELECT id, settings FROM studies WHERE name = ?", [name]).fetchone()
         if old:
             creating = json.loads(old[1] or "{}").get("creating")
@@ -171,9 +175,9 @@ class StudiesMixin:
         annotators' queue orders were seeded from is kept in settings["seed_name"], so people who join later
         get the order they would have had. Raises PrefvalError for an unknown study, an empty or taken name."""
         study = self.get_study(name)
-        new_name = new_name.strip()
-        if not new_name:
-            raise PrefvalError("the new study name must not be empty")
+        problem = name_problem(new_name, "new study")
+        if problem:
+            raise PrefvalError(problem)
         if self.db.execute("SELECT 1 FROM studies WHERE name = ?", [new_name]).fetchone():
             raise PrefvalError(f"a study named '{new_name}' already exists")
         settings = {**study.settings, "seed_name": study.settings.get("seed_name", study.name)}
@@ -266,14 +270,19 @@ class StudiesMixin:
         return out
 
     def ensure_annotator(self, name: str, kind: str = "human", model: str | None = None) -> Annotator:
-        """The annotator called name, created (committed) if new. kind: "human" or "llm" (an LLM judge)."""
-        name = name.strip()
+        """The annotator called name (surrounding whitespace ignored), created (committed) if new. kind: "human" or
+        "llm" (an LLM judge). Raises PrefvalError for a new name that is empty or not plain text
+        (storage.visible_text.name_problem); an existing annotator is found whatever their name holds."""
+        given, name = name, name.strip()
         if not name:
-            raise PrefvalError("annotator name must not be empty")
+            raise PrefvalError("the annotator name must not be empty")
         aid = derived_id("annotator", name)
         row = self.db.execute("SELECT id, name, kind, model FROM annotators WHERE name = ?", [name]).fetchone()
         if row:  # looked up by name: a renamed annotator keeps the id derived from their first name
             return Annotator(id=row[0], name=row[1], kind=row[2] or "human", model=row[3])
+        problem = name_problem(given, "annotator")
+        if problem:
+            raise PrefvalError(problem)
         with write_transaction(self.db):  # OR IGNORE: two windows opening as a new name at the same moment
             self.db["annotators"].insert({"id": aid, "name": name, "kind": kind, "model": model,
                                           "created_at": now_iso()}, ignore=True)
@@ -292,9 +301,9 @@ class StudiesMixin:
         a = self.find_annotator(old)
         if a is None:
             raise PrefvalError(f"no annotator named '{old}'")
-        new = new.strip()
-        if not new:
-            raise PrefvalError("annotator name must not be empty")
+        problem = name_problem(new, "new annotator")
+        if problem:
+            raise PrefvalError(problem)
         if self.find_annotator(new) is not None:
             raise PrefvalError(f"an annotator named '{new}' already exists")
         with write_transaction(self.db):

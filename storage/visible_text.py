@@ -51,3 +51,19 @@ def has_control(text: str) -> bool:
     """Whether text holds a control character other than newline and tab, or a bidi or zero-width control (what
     `visible` would escape)."""
     return _CONTROL_BUT_LAYOUT.search(text) is not None
+
+
+def name_problem(name: str, what: str) -> str | None:
+    """Why `name` cannot be the name of a new study or annotator (what: "study" or "annotator"), or None: a name
+    is one line of plain text, so it must not be empty, must not start or end with whitespace (``' ana'`` and
+    ``'ana'`` would look the same in every list) and must not hold a control character (newline and tab included)
+    or a bidi or zero-width control (INVISIBLE). The message shows the name with visible escapes."""
+    if not name or not name.strip():
+        return f"the {what} name must not be empty"
+    shown = visible(name, layout=False)
+    if _CONTROL.search(name):
+        return (f"the {what} name '{shown}' holds a control character; a name is plain text (letters, digits, "
+                "spaces inside, punctuation)")
+    if name != name.strip():
+        return f"the {what} name '{shown}' starts or ends with whitespace; give it without"
+    return None

@@ -66,8 +66,10 @@ def _snippet(tag: str) -> list[dict]:
 
 
 def _build(db: str, task: str, tmp_path) -> None:
-    """A study named STUDY of `task` whose every shown field is hostile (one 5 MB field where the task has one)."""
-    spec = dict(name=STUDY, task=task, seed=1, annotators_per_item=1, guidelines=hostile("guidelines"))
+    """A study named STUDY of `task` whose every shown field is hostile (one 5 MB field where the task has one),
+    and the annotator ANNOTATOR. New names with control characters are refused (tests/test_names.py); these two are
+    written into the file directly, as a database from before that rule may hold them."""
+    spec = dict(name="plain-study", task=task, seed=1, annotators_per_item=1, guidelines=hostile("guidelines"))
     with Store.open(db, mode="create") as s:
         if task in ("mcq", "item_quality"):
             ctx = ContextIn(external_id="c", messages=[Message(role="system", content=hostile("persona"))] + [
@@ -114,7 +116,11 @@ def _build(db: str, task: str, tmp_path) -> None:
                     "preference": "p", "query": "q", "answer": BIG})])
             spec["rubric"] = str(rubric)
         spec.setdefault("datasets", ["ds"])
-        create_study(s, StudySpec(**spec))
+        study = create_study(s, StudySpec(**spec))
+        annotator = s.ensure_annotator("plain-annotator")
+        with s.transaction():
+            s.db["studies"].update(study.id, {"name": STUDY})
+            s.db["annotators"].update(annotator.id, {"name": ANNOTATOR})
 
 
 def _screen_text(app) -> str:

@@ -118,8 +118,10 @@ def run_create(args: argparse.Namespace) -> int:
     from annotator.tasks.base import StudySpec
     from storage.store import Store
 
-    if not args.name.strip():
-        raise PrefvalError("the study name must not be empty")
+    from storage.visible_text import name_problem
+
+    if name_problem(args.name, "study"):  # before anything is read: one line, nothing written
+        raise PrefvalError(name_problem(args.name, "study"))
     if args.annotators_per_item is not None and args.annotators_per_item < 1:
         raise PrefvalError("--annotators-per-item must be at least 1")
     if args.sample is not None and args.sample < 1:
