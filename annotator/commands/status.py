@@ -95,26 +95,65 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
     return out
 
 
-def study_line(s: dict, name_width: int = 12) -> str:
-    """One study as one line: name, task, items, annotators (+ LLM judges), a progress bar with answers given /
-    answers needed and the share, last activity (UTC, to the minute)."""
+BAR_WIDTHS = (12, 3)  #: the progress bar's widest and narrowest width (characters)
+NAME_MIN = 8  #: a study name is cut (with an ellipsis) to no fewer characters than this
+
+
+def _cut(text: str, width: int) -> str:
+    """text cut to width characters, the last one an ellipsis when something was cut."""
+    return text if len(text) <= width else text[:max(width - 1, 0)] + "…"
+
+
+def study_lines(studies: list[dict], width: int | None = None) -> list[str]:
+    """The studies as a header and one line each: name, task, items, annotators (+ LLM judges), a progress bar
+    with answers given / answers needed and the share, last activity (UTC, to the minute). Each column is as wide
+    as its widest value (no fixed padding); when the lines would be wider than `width` (characters; default the
+    terminal's, shutil.get_terminal_size, unlimited when standard output is not a terminal and $COLUMNS is unset),
+    the progress bar narrows from 12 to 6, long names are cut to 8 characters with an ellipsis, the bar narrows to
+    3, and the headers shorten ("annotators" to "ann.", "last activity (UTC)" to "last (UTC)"). Names are given as
+    they are (render_text shows them with visible escapes)."""
+    import shutil
+
+    from annotator.safe_text import visible
     from annotator.widgets.status_header import progress_bar
 
-    frac = s["progress"] or 0.0
-    people = f"{s['n_annotators']}" + (f" +{s['llm_judges']} LLM" if s.get("llm_judges") else "")
-    last = (s["last_activity"] or "")[:16].replace("T", " ") or "-"
-    done = f"{s['answered']:,}/{s['needed']:,}"
-    return (f"  {s['name']:<{name_width}}  {s['task']:<16} {s['items']:>8,}  {people:<10}  "
-            f"{progress_bar(s['answered'], s['needed'] or 1, 12)} {done:<15} {frac:>4.0%}  {last}")
+    if width is None:
+        width = shutil.get_terminal_size((10**6, 24)).columns
+    rows = []
+    for s in studies:
+        people = f"{s['n_annotators']}" + (f" +{s['llm_judges']} LLM" if s.get("llm_judges") else "")
+        rows.append((visible(s["name"], layout=False), s["task"], f"{s['items']:,}", people,
+                     f"{s['answered']:,}/{s['needed']:,}", f"{s['progress'] or 0.0:.0%}",
+                     (s["last_activity"] or "")[:16].replace("T", " ") or "-", s))
+
+    def render(name_w: int, bar: int, short: bool) -> list[str]:
+        heads = ("study", "task", "items", "ann." if short else "annotators", "",
+                 "last (UTC)" if short else "last activity (UTC)")
+        ws = [max([len(r[i]) for r in rows] + [len(heads[i])]) for i in range(6)]
+        ws[0] = name_w
+        cells = [f"{progress_bar(r[7]['answered'], r[7]['needed'] or 1, bar)} {r[4]:<{ws[4]}} {r[5]:>4}"
+                 for r in rows]
+        span = len(cells[0])
+        prog_head = "progress (answers / needed)" if span >= 27 else "progress"
+        span = max(span, len(prog_head))
+        head = (f"  {'study':<{ws[0]}}  {heads[1]:<{ws[1]}}  {heads[2]:>{ws[2]}}  {heads[3]:<{ws[3]}}  "
+                f"{prog_head:<{span}}  {heads[5]}")
+        return [head] + [f"  {_cut(r[0], ws[0]):<{ws[0]}}  {r[1]:<{ws[1]}}  {r[2]:>{ws[2]}}  {r[3]:<{ws[3]}}  "
+                         f"{cell:<{span}}  {r[6]}" for r, cell in zip(rows, cells)]
+
+    natural = max([len(r[0]) for r in rows] + [len("study")])
+    cut = min(natural, NAME_MIN)
+    plans = [(natural, BAR_WIDTHS[0], False), (natural, 6, False), (natural, 6, True), (cut, 6, True),
+             (cut, BAR_WIDTHS[1], True)]
+    for name_w, bar, short in plans:
+        lines = render(name_w, bar, short)
+        if max(map(len, lines)) <= width:
+            break
+    return lines  # a very narrow terminal: the narrowest plan, each study still one row of the table
 
 
-def _study_header(name_width: int) -> str:
-    return (f"  {'study':<{name_width}}  {'task':<16} {'items':>8}  {'annotators':<10}  "
-            f"{'progress (answers / needed)':<33}  last activity (UTC)")
-
-
-def render_text(status: dict) -> str:
-    """The status dict as plain text for the terminal."""
+def render_text(status: dict, width: int | None = None) -> str:
+    """The status dict as plain text for the terminal; the studies' table fits `width` (study_lines)."""
     from annotator.safe_text import visible
     from reports.figures import Figure
     from reports.render.cells import plain
@@ -134,11 +173,10 @@ def render_text(status: dict) -> str:
                          f"tokens {usd}")
     if status["studies"]:
         lines.append("")
-    width = max([len(s["name"]) for s in status["studies"]] + [12])
-    if status["studies"]:
-        lines.append(_study_header(width))
-    for s in status["studies"]:
-        lines.append(study_line(s, width))
+    table = study_lines(status["studies"], width) if status["studies"] else []
+    lines.extend(table[:1])
+    for s, line in zip(status["studies"], table[1:]):
+        lines.append(line)
         if "figures" not in s:
             continue
         for a in s["annotators"]:
