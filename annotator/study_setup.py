@@ -5,6 +5,7 @@ import random
 
 from annotator.tasks import get_task
 from annotator.tasks.base import StudySpec, stable_seed
+from storage.visible_text import name_problem
 from storage.errors import PrefvalError
 from storage.models import Annotator, Study, Unit
 from storage.store import Store
@@ -164,8 +165,6 @@ def newcomer_question(store: Store, study: Study, name: str) -> str | None:
     storage.visible_text.name_problem)."""
     import difflib
 
-    from storage.visible_text import name_problem
-
     me = store.find_annotator(name)
     if me is None and name_problem(name, "annotator"):
         raise PrefvalError(name_problem(name, "annotator"))
@@ -256,8 +255,8 @@ def move_annotator(store: Store, study: Study, old: str, new: str) -> dict:
     a_old = store.find_annotator(old)
     if a_old is None or not store.queue_length(study.id, a_old.id):
         raise PrefvalError(f"annotator '{old}' has no items in study '{study.name}'")
-    if not new.strip():
-        raise PrefvalError("annotator name must not be empty")
+    if store.find_annotator(new) is None and name_problem(new, "new annotator"):
+        raise PrefvalError(name_problem(new, "new annotator"))
     elsewhere = [s.name for s in store.studies(include_archived=True)
                  if s.id != study.id and store.queue_length(s.id, a_old.id)]
     if store.find_annotator(new) is None and not elsewhere:

@@ -140,6 +140,11 @@ def run_create(args: argparse.Namespace) -> int:
         study = create_study(store, spec)
         n = len(store.units(study.id))
         k = study.settings.get("annotators_per_item", 1)
+        if study.task_type == "pairwise" and not args.pairs \
+                and study.settings.get("options", {}).get("pairing") == "id":
+            from annotator.tasks import get_task
+
+            only_a, only_b = get_task("pairwise").unpartnered(store, args.dataset[0], args.dataset[1])
     checks = (study.settings.get("checks") or {}).get("n", 0)
     extra = f" (and {checks} attention checks for every annotator)" if checks else ""
     print(visible(f"study {study.name}: task {study.task_type}, {n - checks} items{extra}, {k} annotator(s) per "
@@ -150,12 +155,24 @@ def run_create(args: argparse.Namespace) -> int:
         if how == "id":
             print(visible(f"paired by id: records with the same id in {args.dataset[0]} and {args.dataset[1]}"
                           + ("" if asked else " (--option pairing=random for a seeded random pairing)"), False))
+            if only_a or only_b:
+                echo("left out, without a record of the same id on the other side: "
+                     + "; ".join(f"{len(ids)} of {name}{_first_ids(ids)}"
+                                 for name, ids in ((args.dataset[0], only_a), (args.dataset[1], only_b))))
         else:
             echo(f"paired at random (seed {study.seed})"
                   + ("" if asked else ": the two datasets share no ids; use --pairs FILE to fix pairs"))
     if args.sample is not None and n < args.sample:
         echo(f"note: --sample {args.sample} asked for more items than the dataset offers; the study has all {n}")
     return 0
+
+
+def _first_ids(ids: list[str], shown: int = 3) -> str:
+    """" (p1, p2, p3 and 2 more)" for a list of ids; "" when empty."""
+    if not ids:
+        return ""
+    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+    return f" ({', '.join(ids[:shown])}{more})"
 
 
 def run_list(args: argparse.Namespace) -> int:

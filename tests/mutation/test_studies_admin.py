@@ -106,7 +106,9 @@ def test_get_rename_archive_delete(store):
     assert _err(store.get_study, "x") == "no study named 'x' (known: a, b)"
     assert _err(store.rename_study, "a", "  ") == "the new study name must not be empty"
     assert _err(store.rename_study, "a", "b") == "a study named 'b' already exists"
-    renamed = store.rename_study("a", " a2 ")
+    assert _err(store.rename_study, "a", " a2 ") == ("the new study name ' a2 ' starts or ends with whitespace; "
+                                                     "give it without")
+    renamed = store.rename_study("a", "a2")
     assert renamed.id == a.id and renamed.name == "a2" and renamed.settings["seed_name"] == "a"
     assert store.rename_study("a2", "a3").settings["seed_name"] == "a"  # the first name is kept
     assert [e.payload for e in store.events("study_renamed", a.id)] == [{"from": "a", "to": "a2"},
@@ -132,8 +134,12 @@ def test_get_rename_archive_delete(store):
 
 
 def test_annotators(store):
-    assert _err(store.ensure_annotator, "  ") == "annotator name must not be empty"
-    bo = store.ensure_annotator(" bo ")
+    assert _err(store.ensure_annotator, "  ") == "the annotator name must not be empty"
+    assert _err(store.ensure_annotator, "b\x1bo") == ("the annotator name 'b\\x1bo' holds a control character; a "
+                                                      "name is plain text (letters, digits, spaces inside, punctuation)")
+    assert _err(store.ensure_annotator, " bo ") == ("the annotator name ' bo ' starts or ends with whitespace; "
+                                                    "give it without")
+    bo = store.ensure_annotator("bo")
     assert (bo.name, bo.kind, bo.model) == ("bo", "human", None)
     judge = store.ensure_annotator("judge", kind="llm", model="m-2")
     assert (judge.kind, judge.model) == ("llm", "m-2")
@@ -141,9 +147,10 @@ def test_annotators(store):
     assert store.find_annotator(" bo ") == bo and store.find_annotator("nobody") is None
     assert [a.name for a in store.annotators()] == ["bo", "judge"]
     assert _err(store.rename_annotator, "nobody", "x") == "no annotator named 'nobody'"
-    assert _err(store.rename_annotator, "bo", " ") == "annotator name must not be empty"
+    assert _err(store.rename_annotator, "bo", " ") == "the new annotator name must not be empty"
     assert _err(store.rename_annotator, "bo", "judge") == "an annotator named 'judge' already exists"
-    al = store.rename_annotator("bo", " al ")
+    assert "starts or ends with whitespace" in _err(store.rename_annotator, "bo", " al ")
+    al = store.rename_annotator("bo", "al")
     assert (al.id, al.name, al.kind) == (bo.id, "al", "human")
     assert store.find_annotator("bo") is None and store.ensure_annotator("al").id == bo.id
     assert [a.name for a in store.annotators()] == ["al", "judge"]

@@ -69,6 +69,14 @@ class PairwiseTask(TaskType):
         how = asked or ("id" if shared else "random")
         return spec.model_copy(update={"options": {**spec.options, "pairing": how}})
 
+    def unpartnered(self, store, dataset_a: str, dataset_b: str) -> tuple[list[str], list[str]]:
+        """Pairing by id: the external ids of dataset_a's records with no record of the same id in dataset_b, and
+        of dataset_b's with none in dataset_a (each in dataset order); these are left out of the study."""
+        a_ids = [it.external_id for it in self._side_items(store, dataset_a)]
+        b_ids = [it.external_id for it in self._side_items(store, dataset_b)]
+        a_set, b_set = set(a_ids), set(b_ids)
+        return [i for i in a_ids if i not in b_set], [i for i in b_ids if i not in a_set]
+
     def _side_items(self, store, name: str) -> list[Item]:
         items = [it for it in store.items(name) if it.kind in self.item_kinds]
         if not items:
