@@ -93,7 +93,7 @@ async def test_every_format_for_a_tui_study(answered_mcq, capsys, tmp_path):
     assert code == 0 and "written to" in err
     html = target.read_text()
     assert html.startswith("<!DOCTYPE html>") and "<style>" in html
-    assert "accuracy (all answers)" in html and "per annotator" in html
+    assert "accuracy (all answers; can&#x27;t tell counts as wrong)" in html and "per annotator" in html
 
 
 def _store_study(db_file):

@@ -194,7 +194,7 @@ def test_mcq_status_hand_worked(db_file):
         pick("q2", "ana", None), pick("q2", "bo", 2)
         st = collect(s, ["st"])["studies"][0]
     fig = {f["key"]: f for f in st["figures"]}
-    assert fig["accuracy"]["value"] == 0.5 and fig["accuracy"]["n"] == 3
+    assert fig["accuracy"]["value"] == 0.5 and fig["accuracy"]["n"] == 8  # 8 answers
     assert fig["majority_vote_accuracy"]["value"] == pytest.approx(1 / 3)
     assert fig["majority_vote_accuracy"]["extra"]["ties"] == 2
     assert fig["at_least_one_correct"]["value"] == 1.0

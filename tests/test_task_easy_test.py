@@ -96,7 +96,7 @@ async def test_two_annotators_by_keys_then_figures_by_hand(easy_db):
     assert fs.figure("accuracy_expression_4").value == pytest.approx(3 / 6)
     assert fs.figure("accuracy_expression_3").extra["published_human"] == 0.980
     f = fs.figure("accuracy")
-    assert f.ci_low <= f.value <= f.ci_high and f.n == 6
+    assert f.ci_low <= f.value <= f.ci_high and f.n == 12  # answers: 2 annotators x 6 items
     tables = {t.key: t for t in fs.tables}
     by_pref = {(r[0], r[1]): r[4] for r in tables["accuracy_by_preference_type"].rows}
     assert by_pref[("all items", "Negative Preference")] == pytest.approx(5 / 6)

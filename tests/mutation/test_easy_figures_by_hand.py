@@ -24,29 +24,33 @@ def test_every_figure_and_table_by_hand(store):
                                            "accuracy_expression_4"]
     f = {x.key: x for x in fs.figures}
     for key, label, value, n, what in (
-            ("accuracy", "accuracy, all items", 3 / 6, 3, "correct answers / answers, all items"),
-            ("accuracy_mcq", "accuracy, MCQ", 3 / 4, 2, "correct answers / answers, MCQ"),
-            ("accuracy_tf", "accuracy, T/F", 0.0, 1, "correct answers / answers, T/F")):
-        assert (f[key].label, f[key].value, f[key].n) == (label, pytest.approx(value), n)
+            # n counts answers (can't tell included, as in every accuracy): all 6 over 3 items, MCQ 4 over 2, T/F 2
+            ("accuracy", "accuracy, all items", 3 / 6, 6, "6 answers over 3 items; correct answers / answers, all items"),
+            ("accuracy_mcq", "accuracy, MCQ", 3 / 4, 4, "4 answers over 2 items; correct answers / answers, MCQ"),
+            ("accuracy_tf", "accuracy, T/F", 0.0, 2, "2 answers over 1 items; correct answers / answers, T/F")):
+        assert (f[key].label, f[key].value, f[key].n, f[key].n_of) == (
+            label + " (can't tell counts as wrong)", pytest.approx(value), n, "answers")
         assert f[key].note == what + BOOT
     e3, e4 = f["accuracy_expression_3"], f["accuracy_expression_4"]
-    assert (e3.label, e3.value, e3.n, e3.extra["published_human"]) == ("accuracy, expression type 3",
-                                                                       pytest.approx(2 / 5), 2, 0.98)
-    assert e3.note == ("correct answers / answers, expression type 3 (MCQ and T/F; split in the table below)" + BOOT
+    assert (e3.label, e3.value, e3.n, e3.extra["published_human"]) == (
+        "accuracy, expression type 3 (can't tell counts as wrong)", pytest.approx(2 / 5), 5, 0.98)
+    assert e3.note == ("5 answers over 2 items; correct answers / answers, expression type 3 (MCQ and T/F; split in the table below)" + BOOT
                        + "; RealPref table 8, humans: 0.980")
     assert (e4.value, e4.extra["published_human"]) == (1.0, 0.96) and e4.note.endswith("humans: 0.960")
 
     by_type, by_pref, hard = fs.tables
     assert (by_type.key, by_type.title) == ("accuracy_by_expression_type", "accuracy by expression type")
-    assert by_type.columns == ["format", "expression type", "items", "answers", "accuracy", "ci_low", "ci_high",
+    assert by_type.columns == ["format", "expression type", "items", "answers", "accuracy (can't tell counts as wrong)",
+                               "ci_low", "ci_high",
                                "published (humans, RealPref table 8)"]
-    assert by_type.note == "can't tell counts as not correct; 95% bootstrap intervals over items"
+    assert by_type.note == "answers include can't tell; can't tell counts as wrong; 95% bootstrap intervals over items"
     assert [r[:5] + r[7:] for r in by_type.rows] == [
         ["all items", "3", 2, 5, pytest.approx(0.4), 0.98], ["all items", "4", 1, 1, 1.0, 0.96],
         ["MCQ", "3", 1, 3, pytest.approx(2 / 3), None], ["MCQ", "4", 1, 1, 1.0, None],
         ["T/F", "3", 1, 2, 0.0, None]]
     assert (by_pref.key, by_pref.title) == ("accuracy_by_preference_type", "accuracy by preference type")
-    assert by_pref.columns == ["format", "preference type", "items", "answers", "accuracy", "ci_low", "ci_high"]
+    assert by_pref.columns == ["format", "preference type", "items", "answers", "accuracy (can't tell counts as wrong)",
+                               "ci_low", "ci_high"]
     assert [r[:5] for r in by_pref.rows] == [
         ["all items", "Negative", 1, 2, 0.0], ["all items", "Positive", 1, 3, pytest.approx(2 / 3)],
         ["all items", "n/a", 1, 1, 1.0], ["MCQ", "Positive", 1, 3, pytest.approx(2 / 3)], ["MCQ", "n/a", 1, 1, 1.0],

@@ -26,8 +26,10 @@ def test_every_figure_by_hand(store):
     f = {x.key: x for x in fs.figures}
     # pooled over keyed items: m1 2/3, m2 0/3, m3 1/1 -> 3/7
     acc = f["accuracy"]
-    assert (acc.label, acc.value, acc.n) == ("accuracy (all answers)", pytest.approx(3 / 7), 3)
-    assert acc.note == "correct answers / answers over keyed items (can't tell counts as wrong)" + BOOT
+    # n counts the 7 answers (m2's can't tell among them, as in the per-annotator table's "answered": 3 + 2 + 2)
+    assert (acc.label, acc.value, acc.n, acc.n_of) == ("accuracy (all answers; can't tell counts as wrong)",
+                                                       pytest.approx(3 / 7), 7, "answers")
+    assert acc.note == "7 answers over 3 items; correct answers / answers over keyed items" + BOOT
     assert acc.extra == {"numerator": 3.0, "denominator": 7.0}
     ct = f["cant_tell_rate"]
     assert (ct.label, ct.value, ct.n, ct.n_of, ct.note) == (
@@ -62,9 +64,11 @@ def test_every_figure_by_hand(store):
     (table,) = fs.tables
     assert table.model_dump() == {
         "key": "accuracy_by_annotator", "title": "accuracy by annotator",
-        "columns": ["annotator", "answered", "correct", "can't tell", "accuracy"],
+        "columns": ["annotator", "answered", "correct", "can't tell", "accuracy (can't tell counts as wrong)"],
         "rows": [["a0", 3, 2, 0, pytest.approx(2 / 3)], ["a1", 2, 1, 1, 0.5], ["a2", 2, 0, 0, 0.0]],
-        "note": "can't tell counts as not correct"}
+        "note": "answered includes can't tell; can't tell counts as wrong, as in the accuracy figure"}
+    # one rule in both places: the table's answers and correct answers add up to the figure's n and numerator
+    assert sum(r[1] for r in table.rows) == acc.n == 7 and sum(r[2] for r in table.rows) == acc.extra["numerator"]
 
 
 def test_no_answer_and_no_distractor(store):
@@ -74,8 +78,7 @@ def test_no_answer_and_no_distractor(store):
                                            "at_least_one_correct"]
     f = {x.key: x for x in fs.figures}
     assert (f["accuracy"].value, f["accuracy"].n) == (None, 0)
-    assert f["accuracy"].note == ("no item yet to compute it (correct answers / answers over keyed items (can't tell "
-                                  "counts as wrong))")
+    assert f["accuracy"].note == "no item yet to compute it (correct answers / answers over keyed items)"
     assert (f["cant_tell_rate"].value, f["cant_tell_rate"].n, f["cant_tell_rate"].note) == (None, 0, "no answer yet")
     why = "over 0 keyed items with at least 2 answers"
     assert f["fleiss_kappa"].note == f"no item yet to compute it ({why})"

@@ -2,7 +2,7 @@
 and per preference type, with 95% percentile bootstrap intervals over items; the "not inferable" items."""
 from __future__ import annotations
 
-from annotator.tasks.mcq.stats import ItemAnswers, accuracy_pairs, collect, pooled_ratio
+from annotator.tasks.mcq.stats import CANT_TELL_RULE, ItemAnswers, accuracy_figure, accuracy_pairs, collect, pooled_ratio
 from reports.figures import Figure, FigureSet, Table
 from reports.study_data import StudyData
 
@@ -33,11 +33,11 @@ def _table(items: list[ItemAnswers], field: str, key: str, title: str, seed: int
             if published:
                 row.append(PUBLISHED_HUMAN.get(g) if fmt == "all" else None)
             rows.append(row)
-    cols = ["format", field.replace("_", " "), "items", "answers", "accuracy", "ci_low", "ci_high"]
+    cols = ["format", field.replace("_", " "), "items", "answers", f"accuracy ({CANT_TELL_RULE})", "ci_low", "ci_high"]
     if published:
         cols.append("published (humans, RealPref table 8)")
     return Table(key=key, title=title, columns=cols, rows=rows,
-                 note="can't tell counts as not correct; 95% bootstrap intervals over items")
+                 note=f"answers include can't tell; {CANT_TELL_RULE}; 95% bootstrap intervals over items")
 
 
 def not_inferable_table(items: list[ItemAnswers]) -> Table:
@@ -62,13 +62,13 @@ def easy_test_figures(data: StudyData) -> FigureSet:
         sel = [it for it in items if _fmt_match(it, fmt)]
         key = "accuracy" if fmt == "all" else f"accuracy_{fmt}"
         st = pooled_ratio(key, accuracy_pairs(sel), f"correct answers / answers, {fmt_label}", seed)
-        fs.figures.append(Figure.from_stat(key, f"accuracy, {fmt_label}", st))
+        fs.figures.append(accuracy_figure(key, f"accuracy, {fmt_label}", st))
     for etype in sorted({_group(it, "expression_type") for it in items}):
         sel = [it for it in items if _group(it, "expression_type") == etype]
         key = f"accuracy_expression_{etype}"
         st = pooled_ratio(key, accuracy_pairs(sel), f"correct answers / answers, expression type {etype} "
                           "(MCQ and T/F; split in the table below)", seed)
-        fig = Figure.from_stat(key, f"accuracy, expression type {etype}", st)
+        fig = accuracy_figure(key, f"accuracy, expression type {etype}", st)
         if etype in PUBLISHED_HUMAN:
             fig.extra["published_human"] = PUBLISHED_HUMAN[etype]
             fig.note += f"; RealPref table 8, humans: {PUBLISHED_HUMAN[etype]:.3f}"

@@ -1,6 +1,7 @@
 """Figures of an MCQ study (HorizonBench section 5.3).
 
-- accuracy: correct answers / answers over keyed items, every answer pooled (can't tell counts as wrong).
+- accuracy: correct answers / answers over keyed items, every answer pooled (can't tell counts as wrong:
+  CANT_TELL_RULE, the same in the per-annotator table; n counts answers).
 - with several annotators per item (items with a key and >= 2 answers): majority-vote accuracy (plurality via
   reports.stats.majority_vote over answer categories; a tie gives no label and counts as not correct), Fleiss'
   kappa over the ORIGINAL letters plus "can't tell" as its own category (HorizonBench's "discard"), and the share
@@ -14,8 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from annotator.tasks.mcq.stats import (CANT_TELL_LABEL, ItemAnswers, accuracy_pairs, answer_label, collect,
-                                        features_stat, pooled_ratio, pooled_ratio_features, share)
+from annotator.tasks.mcq.stats import (CANT_TELL_LABEL, CANT_TELL_RULE, ItemAnswers, accuracy_figure, accuracy_pairs,
+                                        answer_label, collect, features_stat, pooled_ratio, pooled_ratio_features,
+                                        share)
 from reports.figures import Figure, FigureSet, Table
 from reports.stats import at_least_one_correct, fleiss_kappa, majority_vote
 from reports.stats.bootstrap import shared_resamples
@@ -86,6 +88,11 @@ def distractor_figures(items: list[ItemAnswers], seed: int) -> list[Figure]:
     return _distractor_figures(feats, seed)
 
 
+#: the per-annotator accuracy table: "answered" counts can't tell answers, as the accuracy figure's n does
+ANNOTATOR_COLUMNS = ["annotator", "answered", "correct", "can't tell", f"accuracy ({CANT_TELL_RULE})"]
+ANNOTATOR_NOTE = f"answered includes can't tell; {CANT_TELL_RULE}, as in the accuracy figure"
+
+
 def annotator_table(items: list[ItemAnswers]) -> Table | None:
     """Per annotator: answered keyed items, correct, can't tell, accuracy (can't tell counts as wrong)."""
     per: dict[str, list[int]] = {}
@@ -101,8 +108,7 @@ def annotator_table(items: list[ItemAnswers]) -> Table | None:
         return None
     rows = [[name, n, c, ct, c / n] for name, (n, c, ct) in sorted(per.items())]
     return Table(key="accuracy_by_annotator", title="accuracy by annotator",
-                 columns=["annotator", "answered", "correct", "can't tell", "accuracy"], rows=rows,
-                 note="can't tell counts as not correct")
+                 columns=ANNOTATOR_COLUMNS, rows=rows, note=ANNOTATOR_NOTE)
 
 
 def mcq_figures(data: StudyData) -> FigureSet:
@@ -110,9 +116,8 @@ def mcq_figures(data: StudyData) -> FigureSet:
     fs = FigureSet(study=data.study.name, task=data.study.task_type)
     items = collect(data)
     seed = data.study.seed
-    acc = pooled_ratio("accuracy", accuracy_pairs(items),
-                       "correct answers / answers over keyed items (can't tell counts as wrong)", seed)
-    fs.figures.append(Figure.from_stat("accuracy", "accuracy (all answers)", acc))
+    acc = pooled_ratio("accuracy", accuracy_pairs(items), "correct answers / answers over keyed items", seed)
+    fs.figures.append(accuracy_figure("accuracy", "accuracy (all answers)", acc))
     n_ans = sum(len(it.answers) for it in items)
     n_ct = sum(bool(a.get("cant_tell")) for it in items for a in it.answers.values())
     fs.figures.append(Figure(key="cant_tell_rate", label="can't tell answers", value=n_ct / n_ans if n_ans else None,
@@ -170,9 +175,8 @@ def mcq_figures_table(t) -> FigureSet:
     acc_units = keyed_unit & (n_per_unit > 0)
     f = np.column_stack([n_per_unit[acc_units], np.bincount(unit[correct], minlength=n)[acc_units]]).astype(
         np.float64)
-    acc = pooled_ratio_features("accuracy", f, "correct answers / answers over keyed items (can't tell counts as "
-                                "wrong)", seed)
-    fs.figures.append(Figure.from_stat("accuracy", "accuracy (all answers)", acc))
+    acc = pooled_ratio_features("accuracy", f, "correct answers / answers over keyed items", seed)
+    fs.figures.append(accuracy_figure("accuracy", "accuracy (all answers)", acc))
     cant = np.array([bool(a.get("cant_tell")) for a in answers], dtype=bool)
     n_ans, n_ct = len(unit), int(cant[code].sum()) if len(code) else 0
     fs.figures.append(Figure(key="cant_tell_rate", label="can't tell answers", value=n_ct / n_ans if n_ans else None,
@@ -244,8 +248,7 @@ def mcq_figures_table(t) -> FigureSet:
                                np.bincount(ann[keyed & cant[code]], minlength=len(names))])
         rows = sorted([names[k], n_, c, ct, c / n_] for k, (n_, c, ct) in enumerate(per.tolist()) if n_)
         fs.tables.append(Table(key="accuracy_by_annotator", title="accuracy by annotator",
-                               columns=["annotator", "answered", "correct", "can't tell", "accuracy"], rows=rows,
-                               note="can't tell counts as not correct"))
+                               columns=ANNOTATOR_COLUMNS, rows=rows, note=ANNOTATOR_NOTE))
     return fs
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -16,8 +16,29 @@ from reports.study_data import StudyData
 from storage.models import Item
 from storage.payloads import letter
 
+if TYPE_CHECKING:
+    from reports.figures import Figure
+
 N_BOOT = 1000
 CANT_TELL_LABEL = "can't tell"
+#: the one rule of every MCQ and easy-test accuracy (figures and per-annotator tables): a can't tell answer is an
+#: answer, counted in the denominator, and not correct; written into every such label
+CANT_TELL_RULE = "can't tell counts as wrong"
+
+
+def accuracy_figure(key: str, label: str, stat: StatResult) -> "Figure":
+    """A pooled accuracy (pooled_ratio over accuracy_pairs) as a Figure under CANT_TELL_RULE: the label ends
+    with the rule ("accuracy (all answers; can't tell counts as wrong)"), n counts answers (n_of "answers", the
+    denominator, can't tell answers included, as in the per-annotator table's "answered") and the note says over
+    how many items (the interval resamples items)."""
+    from reports.figures import Figure
+
+    label = f"{label[:-1]}; {CANT_TELL_RULE})" if label.endswith(")") else f"{label} ({CANT_TELL_RULE})"
+    if stat.value is None:
+        return Figure.from_stat(key, label, stat)
+    answers = int(stat.extra.get("denominator", 0))
+    return Figure.from_stat(key, label, stat, n=answers, n_of="answers",
+                            note=f"{answers} answers over {stat.n_items} items; {stat.note}")
 
 
 def answer_label(answer: dict[str, Any]) -> str | None:
