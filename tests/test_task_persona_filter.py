@@ -110,7 +110,7 @@ async def test_two_annotators_keys_answers_and_figures(pf_db):
     reasons = {r[1]: r[2] for r in next(t for t in fs.tables if t.key == "drop_reasons").rows}
     assert reasons == {"unnatural": 1, "couple": 1, "implausible": 1, "(no reason given)": 1}
     funnel = next(t for t in fs.tables if t.key == "funnel")
-    assert funnel.rows == [[1, "pf", 4, 4, len(both_keep), 4 - len(both_keep), len(both_keep) / 4]]
+    assert funnel.rows == [[1, "pf", 4, 4, len(both_keep), 4 - len(both_keep), 0, len(both_keep) / 4]]
 
 
 async def test_several_reasons_are_marked_before_the_drop_is_confirmed(pf_db):

@@ -28,7 +28,7 @@ def _study(store, name="pf", answers=PLAN, **options):
     items = store.get_items([u.item_id for u in units])
     for who, plan in answers.items():
         ann = store.ensure_annotator(who)
-        for u in units:
+        for u in [u for u in units if items[u.item_id].external_id in plan]:
             decision, reasons = plan[items[u.item_id].external_id]
             store.add_annotation(AnnotationIn(study_id=st.id, unit_id=u.id, item_id=u.item_id, annotator_id=ann.id,
                                               status="answered", answer={"decision": decision, "reasons": reasons}))
@@ -65,8 +65,10 @@ def test_every_figure_and_table_by_hand(store):
     funnel, drops, per = fs.tables
     assert funnel.model_dump() == {
         "key": "funnel", "title": "funnel: 4 -> 1",
-        "columns": ["stage", "study", "records", "decided", "kept", "not kept", "keep rate"],
-        "rows": [[1, "pf", 4, 4, 1, 3, 0.25]], "note": "earlier rounds as they stood when this round was created"}
+        "columns": ["stage", "study", "records", "decided", "kept", "dropped", "undecided", "keep rate"],
+        "rows": [[1, "pf", 4, 4, 1, 3, 0, 0.25]],
+        "note": "earlier rounds as they stood when this round was created; dropped = decided and not kept; "
+                "undecided = no answer yet"}
     assert drops.model_dump() == {
         "key": "drop_reasons", "title": "drop reasons (answers citing each; records)",
         "columns": ["key", "reason", "answers", "records"],
@@ -87,7 +89,7 @@ def test_unanimous_rule_and_one_annotator(store):
     reasons = fs.figure("drop_reason_agreement")
     assert (reasons.value, reasons.n, reasons.n_of, reasons.note) == (None, 0, "pairs",
                                                                       "no record dropped by two annotators")
-    assert fs.tables[0].rows == [[1, "pf", 4, 4, 2, 2, 0.5]]
+    assert fs.tables[0].rows == [[1, "pf", 4, 4, 2, 2, 0, 0.5]]
     assert fs.tables[2].rows == [["ben", 4, 2, 0.5]]
 
 
@@ -98,7 +100,7 @@ def test_no_answer_yet(store):
     assert (kept.value, kept.n, kept.note) == (0, 0, "no record answered yet")
     assert (rate.value, rate.ci_low, rate.ci_high, rate.n, rate.note) == (None, None, None, 0, "no record answered yet")
     assert [t.key for t in fs.tables] == ["funnel", "drop_reasons"]  # no per-annotator table without answers
-    assert fs.tables[0].rows == [[1, "pf", 4, 0, 0, 4, None]]
+    assert fs.tables[0].rows == [[1, "pf", 4, 0, 0, 0, 4, None]]  # none dropped: 4 undecided
     assert fs.tables[1].rows[-1] == ["d", "(no reason given)", 0, None]
 
 
@@ -172,3 +174,12 @@ def test_keys_and_adjudication_of_a_record():
     dropped = task.adjudicated_verdict({"decision": "drop"})
     assert (kept.passed, kept.reason, kept.fields) == (True, "kept by adjudication", {})
     assert (dropped.passed, dropped.reason, dropped.fields) == (False, "dropped by adjudication", {})
+
+
+def test_undecided_records_are_not_counted_as_dropped(store):
+    # new-user trial 6: "18 records, decided 2, kept 1, not kept 17" during a round. Here: 4 records, ana kept p0
+    # and dropped p1, p2 and p3 not answered yet: decided 2, kept 1, dropped 1, undecided 2
+    fs = _study(store, answers={"ana": {"p0": ("keep", []), "p1": ("drop", ["unnatural"])}})
+    funnel = next(t for t in fs.tables if t.key == "funnel")
+    assert funnel.title == "funnel: 4 -> 1 (2 of this round undecided)"
+    assert funnel.rows == [[1, "pf", 4, 2, 1, 1, 2, 0.5]]

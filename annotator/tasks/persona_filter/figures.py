@@ -93,11 +93,17 @@ def _figure_set(study, n_units: int, n_decided: int, kept: int, cited: dict[str,
     current = {"study": study.name, "records": n_units, "decided": n_decided, "kept": kept, "rule": rule,
                "mode": s.get("chain_mode")}
     stages.append(current)
-    rows = [[i + 1, st["study"], st["records"], st["decided"], st["kept"], st["records"] - st["kept"],
-             st["kept"] / st["decided"] if st["decided"] else None] for i, st in enumerate(stages)]
-    fs.tables.append(Table(key="funnel", title=f"funnel: {funnel_text(stages)}",
-                           columns=["stage", "study", "records", "decided", "kept", "not kept", "keep rate"],
-                           rows=rows, note="earlier rounds as they stood when this round was created"))
+    # records = decided + undecided, decided = kept + dropped: a record not yet decided is never counted as dropped
+    rows = [[i + 1, st["study"], st["records"], st["decided"], st["kept"], st["decided"] - st["kept"],
+             st["records"] - st["decided"], st["kept"] / st["decided"] if st["decided"] else None]
+            for i, st in enumerate(stages)]
+    open_now = n_units - n_decided
+    fs.tables.append(Table(key="funnel", title=f"funnel: {funnel_text(stages)}"
+                           + (f" ({open_now} of this round undecided)" if open_now else ""),
+                           columns=["stage", "study", "records", "decided", "kept", "dropped", "undecided",
+                                    "keep rate"],
+                           rows=rows, note="earlier rounds as they stood when this round was created; dropped = "
+                                           "decided and not kept; undecided = no answer yet"))
 
     reasons = list(s.get("reasons", []))
     extra = [r for r in cited if r not in reasons]
