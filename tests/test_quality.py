@@ -177,8 +177,12 @@ def test_cli_messages_show_names_and_reasons_as_text(checked, capsys, tmp_path):
     with sqlite3.connect(checked) as con:  # the reason itself is stored as given
         stored = [json.loads(r[0]) for r in con.execute("SELECT payload FROM events WHERE kind = 'annotator_excluded'")]
     assert [d["reason"] for d in stored] == [reason]
-    assert main(["study", "rename-annotator", "st", "ana", "a\x1b]52;c;eA==\x07na", "--db", checked]) == 0
-    capsys.readouterr()
+    # a new name holding a control sequence is refused (tests/test_names.py); a database from before that rule may
+    # hold one: written into the file directly, it is still shown as text
+    assert main(["study", "rename-annotator", "st", "ana", "a\x1b]52;c;eA==\x07na", "--db", checked]) == 1
+    assert "\x1b" not in capsys.readouterr().err
+    with sqlite3.connect(checked) as con:
+        con.execute("UPDATE annotators SET name = ? WHERE name = 'ana'", ["a\x1b]52;c;eA==\x07na"])
     bundle = str(tmp_path / "a.bundle")
     assert main(["bundle", "export", "st", "--annotator", "a\x1b]52;c;eA==\x07na", "--out", bundle,
                  "--db", checked]) == 0

@@ -45,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
     importer = get_importer(args.format)
     options = {"format": args.format, "kind": args.kind, "mapping": args.mapping, "map": args.map,
                "id_field": args.id_field}
+    from storage.importers.sniff import wrong_importer
+
     try:
         parsed = importer.read(args.paths, options)
     except UnicodeDecodeError as exc:
@@ -52,7 +54,13 @@ def run(args: argparse.Namespace) -> int:
 
         raise locate_decode_error(args.paths, exc) from None
     except csv.Error as exc:
-        raise PrefvalError(f"{', '.join(args.paths)}: unreadable CSV ({exc})") from None
+        raise (PrefvalError(wrong_importer(args.format, args.paths) or
+                            f"{', '.join(args.paths)}: unreadable CSV ({exc})")) from None
+    except PrefvalError as exc:  # another importer's file: say so instead of the record-level error
+        hint = wrong_importer(args.format, args.paths)
+        if hint:
+            raise PrefvalError(hint) from None
+        raise
     if not parsed.items and not parsed.contexts:
         raise PrefvalError(f"{parsed.source_path}: no records found")
     with Store.open(db_path(args), mode="create") as store:
