@@ -15,14 +15,25 @@ def raters_used(codes: np.ndarray) -> int:
     return int((codes >= 0).any(axis=0).sum())
 
 
-def overlap_reason(prep: Prepared, n_pairable: int) -> str | None:
-    """Why no pairwise statistic can be computed, or None when at least one item is pairable."""
+#: chance-corrected coefficients (Fleiss' and Cohen's kappa, Gwet's AC1/AC2, Krippendorff's alpha) estimate chance
+#: agreement from the items' own category shares: from a single item that estimate is the item itself (one item rated
+#: a/b gives Fleiss' kappa -1 exactly, whatever the raters do elsewhere), so they need at least this many items
+MIN_ITEMS_CHANCE = 2
+
+
+def overlap_reason(prep: Prepared, n_pairable: int, min_items: int = 1, what: str = "items") -> str | None:
+    """Why no pairwise statistic can be computed, or None when at least `min_items` items (units) are pairable:
+    "undefined: no items", "... only one rater ...", "... no overlap", or, for chance-corrected coefficients
+    (min_items=MIN_ITEMS_CHANCE), "undefined: too few items (1 rated by two or more raters; ...)"."""
     if prep.n_items == 0:
-        return "undefined: no items"
+        return f"undefined: no {what}"
     if raters_used(prep.codes) < 2:
         return "undefined: only one rater gave ratings; agreement needs at least two"
     if n_pairable == 0:
-        return "undefined: no item was rated by two or more raters (no overlap)"
+        return f"undefined: no {what[:-1]} was rated by two or more raters (no overlap)"
+    if n_pairable < min_items:
+        return (f"undefined: too few {what} ({n_pairable} rated by two or more raters; chance agreement is "
+                f"estimated from the {what} themselves and needs at least {min_items})")
     return None
 
 

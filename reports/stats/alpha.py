@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 
-from ._common import cats_text, overlap_reason, raters_used
+from ._common import MIN_ITEMS_CHANCE, cats_text, overlap_reason, raters_used
 from ._prep import Prepared, prepare
 from .bootstrap import finish
 from .result import StatResult
@@ -136,7 +136,8 @@ def krippendorff_alpha(ratings, level: str = "nominal", categories=None, *, ci: 
     (``krippendorff.alpha(value_counts=..., value_domain=..., level_of_measurement=...)``) instead;
     the tests check that both agree. Units with a single value are unpairable and ignored.
 
-    Value None with the reason for: no items, one coder, no unit with two values, or only one
+    Value None with the reason for: no items, one coder, fewer than 2 units with two values
+    (MIN_ITEMS_CHANCE), or only one
     value in use (expected disagreement 0, alpha is 0/0). Raises ValueError for an unknown level,
     ordered levels on undeclared text, ratio on text, or ratings outside declared categories.
     ``ci=True``: 95% percentile bootstrap over units, coincidence contributions summed with
@@ -156,7 +157,7 @@ def krippendorff_alpha(ratings, level: str = "nominal", categories=None, *, ci: 
         total, keep = coincidence_total(prep)
     n_units = int(keep.sum())
     nr = raters_used(prep.codes)
-    reason = overlap_reason(prep, n_units)
+    reason = overlap_reason(prep, n_units, MIN_ITEMS_CHANCE)
     extra = {"n_units_unpairable": int(prep.n_items - n_units), "level": level}
     if reason:
         return StatResult("krippendorff_alpha", None, None, None, n_units, nr, reason, extra=extra)

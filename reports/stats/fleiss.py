@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._chance import fleiss_features, split_sums
-from ._common import TOL, cats_text, overlap_reason, raters_used
+from ._common import MIN_ITEMS_CHANCE, TOL, cats_text, overlap_reason, raters_used
 from ._prep import prepare
 from .bootstrap import finish
 from .result import StatResult
@@ -36,7 +36,8 @@ def fleiss_kappa(ratings, categories=None, *, ci: bool = False, n_boot: int = 10
     kappa = (p_a - p_e) / (1 - p_e). Items rated once contribute to p_k only (irrCAC convention);
     with complete data this is exactly Fleiss 1971. Declared unused categories add nothing here.
 
-    Value None with the reason for: no items, one rater, no item with 2 ratings, or p_e = 1
+    Value None with the reason for: no items, one rater, fewer than 2 items with 2 ratings (MIN_ITEMS_CHANCE:
+    with one item p_e comes from that item alone, e.g. ratings a/b give -1), or p_e = 1
     (all ratings in one category). Raises ValueError for ratings outside declared categories or
     ragged rows. ``ci=True``: 95% percentile bootstrap over items.
     """
@@ -44,7 +45,7 @@ def fleiss_kappa(ratings, categories=None, *, ci: bool = False, n_boot: int = 10
     feats, n2, n1 = fleiss_features(prep, None)
     nr = raters_used(prep.codes)
     extra = {"n_items_single_rating": n1}
-    reason = overlap_reason(prep, n2)
+    reason = overlap_reason(prep, n2, MIN_ITEMS_CHANCE)
     if reason:
         return StatResult("fleiss_kappa", None, None, None, n2, nr, reason, extra=extra)
     s = feats.sum(axis=0)[None]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._chance import fleiss_features, split_sums
-from ._common import TOL, cats_text, overlap_reason, raters_used
+from ._common import MIN_ITEMS_CHANCE, TOL, cats_text, overlap_reason, raters_used
 from ._prep import agreement_weights, prepare, weights_basis
 from .bootstrap import finish
 from .result import StatResult
@@ -36,7 +36,7 @@ def _gwet(metric, ratings, kind, categories, ci, n_boot, seed) -> StatResult:
     feats, n2, n1 = fleiss_features(prep, w)
     nr = raters_used(prep.codes)
     extra = {"n_items_single_rating": n1}
-    reason = overlap_reason(prep, n2)
+    reason = overlap_reason(prep, n2, MIN_ITEMS_CHANCE)
     if reason:
         return StatResult(metric, None, None, None, n2, nr, reason, extra=extra)
     src = ("Gwet 2008 AC1" if kind is None else
@@ -78,7 +78,8 @@ def gwet_ac1(ratings, categories=None, *, ci: bool = False, n_boot: int = 1000,
 
     ``categories`` declares the scale: q counts declared unused categories, which lowers p_e.
     All ratings in one category: AC1 = 1 (p_e = 0 when q >= 2; the limit 1 when only that one
-    category exists). No items / one rater / no overlap -> None with the reason. Raises ValueError
+    category exists). No items / one rater / no overlap / fewer than 2 items rated twice (MIN_ITEMS_CHANCE) ->
+    None with the reason. Raises ValueError
     for ratings outside declared categories. ``ci=True``: 95% percentile bootstrap over items.
     """
     return _gwet("gwet_ac1", ratings, None, categories, ci, n_boot, seed)

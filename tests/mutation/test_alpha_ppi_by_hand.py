@@ -57,7 +57,7 @@ def test_alpha_undefined_and_errors():
     check(one, "krippendorff_alpha", None, None, None, 2, 2,
           "undefined: every pairable value is 'a'; with one value there is no expected disagreement and alpha is 0/0",
           extra={"n_units_unpairable": 1, "level": "nominal", "n_pairable_values": 4.0})
-    assert "every pairable value is 'b'" in krippendorff_alpha([["b", "b"]], categories=["a", "b"]).note
+    assert "every pairable value is 'b'" in krippendorff_alpha([["b", "b"], ["b", "b"]], categories=["a", "b"]).note
     lone = krippendorff_alpha([["a", None], [None, "b"]])
     check(lone, "krippendorff_alpha", None, None, None, 0, 2,
           "undefined: no item was rated by two or more raters (no overlap)",

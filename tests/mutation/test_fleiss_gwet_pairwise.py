@@ -57,7 +57,7 @@ def test_fleiss_undefined_cases():
                              "undefined: every rating is 'x', so chance agreement is 1 and kappa is 0/0",
                              extra={"n_items_single_rating": 1, "p_a": 1.0, "p_e": 1.0})
     # the named category is the one holding the ratings, not the first declared one
-    assert "every rating is 'y'" in fleiss_kappa([["y", "y"]], categories=["x", "y"]).note
+    assert "every rating is 'y'" in fleiss_kappa([["y", "y"], ["y", "y"]], categories=["x", "y"]).note
     assert fleiss_kappa([]) == StatResult("fleiss_kappa", None, None, None, 0, 0, "undefined: no items",
                                           extra={"n_items_single_rating": 0})
     lone = fleiss_kappa([["a", None], ["b", None]])
