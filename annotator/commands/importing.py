@@ -6,7 +6,7 @@ import csv
 import sys
 
 from annotator.safe_text import visible
-from storage.errors import PrefvalError
+from storage.errors import InputError, PrefvalError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     except csv.Error as exc:
         raise (PrefvalError(wrong_importer(args.format, args.paths) or
                             f"{', '.join(args.paths)}: unreadable CSV ({exc})")) from None
-    except PrefvalError as exc:  # another importer's file: say so instead of the record-level error
+    except InputError:  # another importer's file: say so instead of the record-level error
         hint = wrong_importer(args.format, args.paths)
         if hint:
             raise PrefvalError(hint) from None

@@ -53,11 +53,18 @@ def sniff(path: str | Path) -> tuple[str | None, str | None, list[str]]:
     """(container, importer, fields) of a file from its first 64 KiB: container "json", "jsonl", "csv",
     "parquet" or None (unreadable); importer: the format whose files have these field names (FINGERPRINTS; a
     JSONL line whose one key is a long hex id is a PersonaMem shared context), or None; fields: the names it saw
-    (keys, columns), in order, for the message. Never raises for a missing or odd file (None, None, [])."""
+    (keys, columns), in order, for the message. Never raises: a missing, empty or not regular file gives
+    (None, None, [])."""
+    import os
+
     try:
+        if not os.path.isfile(path):  # a device, a pipe, a folder: the importer's own error says what it is
+            return None, None, []
         with open(path, "rb") as f:
             head = f.read(HEAD_BYTES)
     except OSError:
+        return None, None, []
+    if not head.strip():
         return None, None, []
     if head.startswith(b"PAR1"):
         try:
