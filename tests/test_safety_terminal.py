@@ -22,7 +22,7 @@ from storage.store import Store
 from tests.data.hostile import ALL_CONTROLS, BIG, ESCAPES, MARKUP, VISIBLE_ESC, hostile, name
 from tests.tui_helpers import decide
 
-RAW_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+RAW_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 STUDY = name("study")
 ANNOTATOR = name("ann")
 

@@ -21,6 +21,8 @@ ESCAPES = {
     "carriage_return": "\rOVERWRITTEN",
     "backspace": "abc\x08\x08\x08XYZ",
     "vertical_tab_form_feed": "\x0b\x0c",
+    "bidi_override": "\u202eevil\u202c \u2067isolate\u2069",  # shows text in another order ("Trojan Source")
+    "zero_width": "a\u200bb\ufeffc\u2060d",                  # hides where words break or what a word is
 }
 
 # Rich / Textual markup that crashed the screen or would style, link or run actions.
