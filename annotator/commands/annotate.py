@@ -91,8 +91,13 @@ def confirm_newcomer(args: argparse.Namespace) -> bool:
     from annotator.study_setup import newcomer_question
     from storage.store import Store
 
+    from storage.visible_text import name_problem
+
     with Store.open(db_path(args, must_exist=True), mode="ro") as store:
         info = store.bundle_info()
+        known = store.find_annotator(args.annotator) is not None
+    if not known and name_problem(args.annotator, "annotator"):  # a new name must be plain text, --new-annotator or not
+        raise PrefvalError(name_problem(args.annotator, "annotator"))
     if info is not None and args.annotator.strip() != info.get("annotator"):
         raise PrefvalError(f"{db_path(args)}: is the bundle of '{info.get('annotator')}'; only they can annotate "
                            f"it (not '{args.annotator.strip()}'), or it could not be merged")
