@@ -140,3 +140,16 @@ def quit_key(screen, event) -> bool:
     if begin is not None:
         begin()
     return True
+
+
+async def run_binding_now(screen, event) -> None:
+    """Run `screen`'s own binding of this key at once, from its on_key, so that keys act in the order they came.
+    Textual runs a screen's bindings only once the key has been through the focused widget and on_key and come back
+    to the app, so a key typed quickly after `]`, `u` or `s` reached on_key first: `]a` answered the item before `]`.
+    Nothing happens for a key the screen does not bind; the screen's check_action still decides."""
+    binding = next((b for b in getattr(screen, "BINDINGS", []) if event.key in b.key.split(",")), None)
+    if binding is None:
+        return
+    event.stop()
+    if screen.check_action(binding.action.split("(")[0], ()):
+        await screen.run_action(binding.action)

@@ -12,7 +12,8 @@ from annotator.tasks.base import StudySpec
 from storage.models import ContextIn, ItemIn, Message
 from storage.payloads import McqPayload
 from storage.store import Store
-from tests.tui_helpers import see_all
+from tests.test_adjudication import mcq3  # noqa: F401  (the fixture)
+from tests.tui_helpers import decide, see_all
 
 
 CHARS = {"right_square_bracket": "]", "number_sign": "#"}
@@ -112,3 +113,25 @@ async def test_keys_typed_in_one_go_act_in_their_order(db_file):
         await pilot.pause()
         assert on(0) == before  # item 1 not changed again
         assert on(1) in ([], [("F", False)])  # item 2 answered, or the `f` refused while it was drawn
+
+
+async def test_adjudication_keys_typed_in_one_go_act_in_their_order(mcq3):
+    """On the adjudication screen `uc` sets the final answer of the item `u` went back to, never of the one on
+    screen before (q1 and q2 disagree; q1 decided "b", then on q2 `u` and `c` come in one go)."""
+    from annotator.screens.adjudicate import AdjudicateApp
+
+    app = AdjudicateApp(mcq3, "st", "judy")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await decide(pilot, "b")
+        assert app.session.index == 1
+        await see_all(pilot)  # q2 seen whole: a `c` on it would count
+        app.post_message(events.Key("u", "u"))
+        app.post_message(events.Key("c", "c"))
+        await pilot.pause()
+        await pilot.pause()
+    with Store.open(mcq3, mode="ro") as s:
+        study = s.get_study("st")
+        units = {u.id: u for u in s.units(study.id)}
+        items = s.get_items([u.item_id for u in units.values()])
+        log = [(items[units[a.unit_id].item_id].external_id, a.answer["choice"]) for a in s.adjudication_log(study.id)]
+    assert log in ([("q1", 1)], [("q1", 1), ("q1", 2)])  # q2 untouched; q1 changed to c, or the `c` refused

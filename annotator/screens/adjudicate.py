@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from annotator.adjudication import AdjudicationSession
-from annotator.crash import OneLineCrash, QuitGuard, quit_key
+from annotator.crash import OneLineCrash, QuitGuard, quit_key, run_binding_now
 from annotator.safe_text import visible
 from annotator.widgets.hint import fitted_hint
 from annotator.widgets.key_line import KeyGroups, KeyLine
@@ -193,6 +193,7 @@ class AdjudicateScreen(Screen[None]):
         s = self.session
         decision = s.task.decide(event.key, s.view(), self.partial)
         if decision is None:
+            await run_binding_now(self, event)  # `s` / `u` before the next key, as typed
             return
         event.stop()
         if self.seen.unit != s.unit.id:  # drawn, but not laid out and tracked yet

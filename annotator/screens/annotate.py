@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from annotator import collector
-from annotator.crash import quit_key
+from annotator.crash import quit_key, run_binding_now
 from annotator.safe_text import plain, visible
 from annotator.screens.summary import SummaryScreen
 from annotator.session import PendingDecision, Session
@@ -364,13 +364,13 @@ class AnnotateScreen(Screen[None]):
                 event.stop()
                 self._refuse_while_saving()
             else:
-                await self._run_binding(event)
+                await run_binding_now(self, event)
             return
         s = self.session
         view = s.view()
         decision = s.task.decide(event.key, view, self.partial)
         if decision is None:
-            await self._run_binding(event)
+            await run_binding_now(self, event)
             return
         event.stop()
         if self.too_small():  # the options may be cut off: never record an answer the annotator could not see
@@ -390,17 +390,6 @@ class AnnotateScreen(Screen[None]):
             return
         await self._save(s.prepare("answered" if decision.complete else "partial", decision.answer,
                                    advance=decision.complete))
-
-    async def _run_binding(self, event: events.Key) -> None:
-        """Run the screen's binding of this key now, in the order the keys came. Textual runs a screen's bindings
-        only once the key has been through the focused widget and on_key and come back to the app, so a key typed
-        quickly after `]`, `u` or `o` was handled by on_key first: `]a` answered the item before `]`."""
-        binding = next((b for b in self.BINDINGS if event.key in b.key.split(",")), None)
-        if binding is None:
-            return
-        event.stop()
-        if self.check_action(binding.action.split("(")[0], ()):
-            await self.run_action(binding.action)
 
     # ---- saving: at once when the file is free, else kept and retried off the event loop ---------------------
     async def _save(self, pending: PendingDecision) -> None:
