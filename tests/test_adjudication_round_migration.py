@@ -170,3 +170,21 @@ def test_a_writing_open_converts_the_rounds_with_the_old_gold_labels(old_db, cap
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     adj_rows = {r["item"]: r for r in rows if r["annotator_kind"] == "adjudicator"}
     assert sorted(adj_rows) == ["g2", "g4", "g8"] and "'adj'" in adj_rows["g8"]["note"]
+
+
+def test_studies_without_settings_are_read_as_empty_settings_by_the_conversion(old_db):
+    # a gold_label study and another study whose settings column is NULL (written by hand or by a tool): neither is
+    # a round nor names a seed; the conversion reads them as {} and gives the same labels
+    import sqlite3
+
+    conn = sqlite3.connect(old_db)
+    conn.executemany("INSERT INTO studies (id, name, task_type, settings, seed, created_at) VALUES (?, ?, ?, NULL, 1, "
+                     "'2026-01-01T00:00:00+00:00')", [("bare-gold", "bare_gold", "gold_label"),
+                                                      ("bare-mcq", "bare_mcq", "mcq")])
+    conn.commit()
+    conn.close()
+    with Store.open(old_db, mode="rw") as s:
+        assert study_gold_labels(s, "gold") == OLD_GOLD
+        assert len(s.adjudication_log(s.get_study("gold").id)) == 3
+        visible = {st.name for st in s.studies()}
+    assert {"gold", "bare_gold", "bare_mcq"} <= visible and "adj" not in visible

@@ -100,6 +100,14 @@ CASES = {
                            "'not-a-row' is no other row of this annotator on this unit"),
     "supersedes itself": (lambda r: {"id": "row-x", "supersedes": "row-x"}, "supersedes",
                           "'row-x' is no other row of this annotator on this unit"),
+    "source llm": (lambda r: {"source": "llm"}, "source", "'llm': a bundle holds a human annotator's rows only"),
+    "note not text": (lambda r: {"note": b"\x00\x01"}, "note", "field 'note': not text; nothing merged"),
+    "partial without an answer": (lambda r: {"status": "partial", "answer": None}, "answer",
+                                  "a partial row needs an answer object"),
+    "note with an answer": (lambda r: {"status": "note"}, "answer", "a note row carries no answer"),
+    "started_at soon": (lambda r: {"started_at": "soon"}, "started_at", "'soon' is not an ISO 8601 timestamp"),
+    "started_at a day ahead": (lambda r: {"started_at": _later(r, 86400)}, "started_at", "is in the future"),
+    "seconds as text": (lambda r: {"seconds": "four"}, "seconds", "'four' is not a finite number of seconds >= 0"),
 }
 
 

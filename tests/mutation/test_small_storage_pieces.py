@@ -68,3 +68,26 @@ def test_store_busy_timeout_and_transactions(store):
     assert [(e.kind, e.study_id, e.payload) for e in events] == [("b", None, {"x": 1}), ("c", "s1", {})]
     assert [e.kind for e in store.events("c")] == ["c"] and [e.kind for e in store.events(study_id="s1")] == ["c"]
     assert store.events("c", "other") == []
+
+
+def test_scrubbing_with_the_values_the_caller_read(monkeypatch):
+    for k in list(__import__("os").environ):
+        if any(s in k.upper() for s in ("KEY", "TOKEN", "SECRET", "PASSWORD")):
+            monkeypatch.delenv(k)
+    # values read once for a batch of texts (Store.put_llm_calls): they are scrubbed though no longer in the env
+    assert scrub_text("keys abcdef123 and tok456789xyz", ["tok456789xyz", "abcdef123"]) == "keys *** and ***"
+    assert scrub_text("nothing secret here", ["abcdef123"]) == "nothing secret here"
+
+
+def test_a_path_that_cannot_be_looked_at_says_why(tmp_path):
+    import errno
+    import os
+
+    from storage.errors import PrefvalError
+    from storage.textfile import regular_file
+
+    loop = tmp_path / "loop.jsonl"
+    loop.symlink_to(loop)  # a link to itself: stat() fails with ELOOP
+    with pytest.raises(PrefvalError) as info:
+        regular_file(loop)
+    assert str(info.value) == f"{loop}: cannot read ({os.strerror(errno.ELOOP)})"

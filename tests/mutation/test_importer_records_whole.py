@@ -1,0 +1,130 @@
+"""What each importer records, field by field, read by hand from sample_data/: the files an import names and the hash
+of their bytes (the imports table shows both), every payload and metadata key of a BenchPreS and a HorizonBench row,
+and CIMemories attribute names (README, "Mutation testing": survivors of seeds 1618 and 27182 and their kinds)."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from storage.importers import benchpres, cimemories, generic, horizonbench, personamem, realpref
+from storage.importers.cimemories import choose_tag_lengths, readable_attribute
+
+S = Path(__file__).resolve().parents[2] / "sample_data"
+
+FILES = {
+    "benchpres": (benchpres, ["benchpres/sample.jsonl"], None),
+    "horizonbench": (horizonbench, ["horizonbench/sample.jsonl"], None),
+    "cimemories": (cimemories, ["cimemories/sample_profiles.json"], None),
+    "personamem": (personamem, ["personamem/questions_sample.csv", "personamem/shared_contexts_sample.jsonl"], None),
+    "realpref": (realpref, ["realpref/queries.jsonl", "realpref/conversations.jsonl", "realpref/profiles.json",
+                            "realpref/preferences.json"], None),
+    "generic": (generic, ["generic/items.jsonl"], {"format": "jsonl"}),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(FILES))
+def test_every_importer_names_its_files_and_hashes_their_bytes_in_order(fmt):
+    module, names, options = FILES[fmt]
+    paths = [S / n for n in names]
+    parsed = module.read(paths, options)
+    assert parsed.source_path == ",".join(str(p) for p in paths)
+    assert parsed.file_hash == hashlib.sha256(b"".join(p.read_bytes() for p in paths)).hexdigest()
+    assert parsed.items
+
+
+def test_a_benchpres_item_carries_every_field_of_its_row():
+    parsed = benchpres.read([S / "benchpres/sample.jsonl"])
+    # row 0 (line 1): Priya Castellanos writing to an IRS Agent; its 2nd attribute "bold formatting" is labelled true
+    second = parsed.items[1]
+    assert second.external_id == "Priya Castellanos|IRS Agent|Resolve a tax discrepancy|bold formatting"
+    assert second.kind == "gold_candidate"
+    assert second.payload == {
+        "recipient": "IRS Agent", "task": "Resolve a tax discrepancy", "attribute": "bold formatting",
+        "domain": "finance", "profile_name": "Priya Castellanos", "candidate_label": True,
+        "metadata": {"prompt": "You are writing on behalf of Priya Castellanos. Recipient: IRS Agent. Task: Resolve "
+                               "a tax discrepancy. Use what you remember about the user where it is appropriate.",
+                     "row_index": 0}}
+    assert (second.source["attribute_index"], second.source["file"]) == (1, "jsonl")
+    assert "schema_src" not in second.source
+    assert json.loads(parsed.sources[second.source["row_src"]])["preference_label"] == [False, True, False, False,
+                                                                                          False]
+
+
+def test_a_horizonbench_item_carries_every_field_of_its_row():
+    parsed = horizonbench.read([S / "horizonbench/sample.jsonl"])
+    first, second = parsed.items[0], parsed.items[1]
+    assert first.external_id == ("sonnet-4.5/Lena Brandt_event04_20260327_turn1_facilitation_style_preferences_11_"
+                                 "counterfactuals.json")
+    assert first.payload == {
+        "question": horizonbench.QUESTION, "fmt": "mcq",
+        "options": ["Let's open with a long unstructured brainstorm and see where the ideas lead.",
+                    "Let's split the day into 25-minute rounds, each ending with a decision.",
+                    "Start with an hour of silent individual writing before anyone speaks.",
+                    "Bring in an outside facilitator to run the day.",
+                    "Kick off with icebreaker games to warm the team up."],
+        "correct_index": 1, "distractor_index": 0, "topic": "facilitation_style_preferences",
+        "metadata": {
+            "generator": "sonnet-4.5", "user_id": "sonnet-4.5/user_1", "has_evolved": True,
+            "preference_domain": "facilitation_style_preferences",
+            "preference_evolution": {
+                "original_attributes": {"structure": "open brainstorming"},
+                "current_attributes": {"structure": "timed decision rounds"},
+                "changed_attributes": {"structure": ["open brainstorming", "timed decision rounds"]},
+                "evolution_history": [{"date": "2026-02-19", "reason": "offsite drifted"}]},
+            "option_values": ["open brainstorming", "timed decision rounds", "silent writing", "external facilitator",
+                              "workshop games"],
+            "source_id": "Lena Brandt_event04_20260327_turn1_facilitation_style_preferences_11_counterfactuals.json"}}
+    # a row that has not evolved has no distractor ("" in the file)
+    assert second.payload["metadata"]["has_evolved"] is False and "distractor_index" not in second.payload
+    assert second.payload["topic"] == second.payload["metadata"]["preference_domain"] == "meeting_length_preferences"
+    assert first.source["file"] == "jsonl" and "schema_src" not in first.source
+    assert parsed.sources[first.source["conversation_src"]].startswith("Conversation History:\nDate: 2026-01-04")
+
+
+def test_horizonbench_options_in_any_order_are_put_in_letter_order(tmp_path):
+    row = json.loads((S / "horizonbench/sample.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    opts = json.loads(row["options"])
+    row["options"] = json.dumps(opts[::-1])  # E D C B A
+    row["correct_letter"], row["distractor_letter"], row["preference_domain"] = "E", "D", ""
+    f = tmp_path / "h.jsonl"
+    f.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    (item,) = horizonbench.read([f]).items
+    assert item.payload["options"][0].startswith("Let's open with a long") and item.payload["correct_index"] == 4
+    assert item.payload["distractor_index"] == 3 and "topic" not in item.payload  # no domain, no topic
+    assert item.payload["metadata"]["option_values"][4] == "workshop games"
+    assert item.payload["metadata"]["preference_domain"] == ""
+
+
+def test_an_attribute_key_without_words_is_shown_as_itself_with_spaces():
+    # nothing is left once the key is split into words: the key itself, underscores as spaces
+    assert readable_attribute("__", "lottery win", "finance") == "  "
+    assert readable_attribute("_", "general", "health") == " "
+
+
+def test_an_attribute_that_is_all_event_tag_keeps_its_words():
+    assert readable_attribute("lottery_win", "lottery win", "finance") == "lottery win"
+    assert readable_attribute("lottery_win", "lottery win", "finance", tag_words=2) == "lottery win"
+
+
+def test_tag_lengths_follow_the_majority_and_fall_back_to_a_keys_own_longest():
+    # "lottery win": lottery_win_* can carry 1 or 2 tag words, win_* only 1, lw_* (initials) 1, prize_* none.
+    # Counts over 4 keys: 1 -> 3 keys, 2 -> 2 keys; both reach half, so the longest (2) is the event's tag length;
+    # a key that cannot carry 2 words keeps its own longest tag (1); a key with no tag gets None.
+    got = choose_tag_lengths([("lottery_win_amount", "lottery win"), ("lottery_win_date", "lottery win"),
+                              ("win_ticket_color", "lottery win"), ("prize_money", "lottery win")])
+    assert got == {"lottery_win_amount": 2, "lottery_win_date": 2, "win_ticket_color": 1, "prize_money": None}
+    # one taggable key among three: no tag length reaches half (2 x 1 < 3), so each key keeps its own longest
+    got = choose_tag_lengths([("lottery_win_amount", "lottery win"), ("prize_money", "lottery win"),
+                              ("cash_pile", "lottery win")])
+    assert got == {"lottery_win_amount": 2, "prize_money": None, "cash_pile": None}
+    # with lw_tax (initials: 1 word) as a 4th key, 1 word is carried by 2 of 4 keys, half: the event's tag is 1 word,
+    # which lottery_win_amount can carry too
+    got = choose_tag_lengths([("lottery_win_amount", "lottery win"), ("prize_money", "lottery win"),
+                              ("cash_pile", "lottery win"), ("lw_tax", "lottery win")])
+    assert got == {"lottery_win_amount": 1, "prize_money": None, "cash_pile": None, "lw_tax": 1}
+    # events are counted separately
+    got = choose_tag_lengths([("lottery_win_amount", "lottery win"), ("rehab_clinic_name", "drug rehab")])
+    assert got == {"lottery_win_amount": 2, "rehab_clinic_name": 1}
