@@ -143,3 +143,52 @@ def test_files_that_are_no_bundle(main_db, tmp_path):
         with pytest.raises(PrefvalError) as info:
             s.merge_bundle(half)
         assert str(info.value).startswith(f"{half}: ")
+
+
+def test_export_counts_each_table_and_records_what_and_when(main_db, tmp_path, monkeypatch):
+    import storage.bundles
+
+    monkeypatch.setattr(storage.bundles, "now_iso", lambda: "2026-05-06T07:08:09.000000+00:00")
+    out = str(tmp_path / "ana.db")
+    with Store.open(main_db, mode="rw") as s:
+        counts = export_bundle(s, "st", "ana", out)
+        study_id, ana_id = s.get_study("st").id, s.find_annotator("ana").id
+    # dataset ds; items m0, m1 (no conversation), their 2 units, ana's 2 assignments, no annotation yet
+    assert counts == {"datasets": 1, "contexts": 0, "context_messages": 0, "items": 2, "study_items": 2,
+                      "assignments": 2, "annotations": 0}
+    with Store.open(out, mode="ro") as b:
+        info = b.bundle_info()
+    assert (info["study"], info["study_id"], info["annotator"], info["annotator_id"], info["created_at"]) == (
+        "st", study_id, "ana", ana_id, "2026-05-06T07:08:09.000000+00:00")
+
+
+def test_a_bundle_for_an_annotator_the_database_does_not_know_is_refused(main_db, tmp_path):
+    from storage.bundles import BundleContent
+
+    with Store.open(main_db, mode="rw") as s, Store.open(str(tmp_path / "new.db"), mode="create") as out:
+        content = BundleContent(study=s.get_study("st"), annotator_id="nobody", units=[], items={},
+                                dataset_names={})
+        with pytest.raises(PrefvalError) as info:
+            s.write_bundle(out, content)
+    assert str(info.value) == f"{main_db}: no annotator with id nobody"
+
+
+def test_a_merged_row_whose_supersedes_was_blanked_in_the_bundle_is_a_conflict(main_db, tmp_path):
+    b = _bundle(main_db, tmp_path)
+    with Store.open(b, mode="rw") as bs:
+        study, ana = bs.get_study("st"), bs.ensure_annotator("ana")
+        first = next(a for a in bs.annotations(study.id) if a.status == "answered")
+        again = bs.add_annotation(AnnotationIn(study_id=study.id, unit_id=first.unit_id, item_id=first.item_id,
+                                               annotator_id=ana.id, assignment_id=first.assignment_id,
+                                               status="answered", answer={"choice": 1}), supersede_latest=True)
+    assert again.supersedes == first.id
+    with Store.open(main_db, mode="rw") as s:
+        assert s.merge_bundle(b).added == {"answered": 2, "skipped": 1}
+    _tamper(b, "UPDATE annotations SET supersedes = NULL WHERE id = ?", (again.id,))
+    with Store.open(main_db, mode="rw") as s:
+        with pytest.raises(PrefvalError) as info:
+            s.merge_bundle(b)
+    assert str(info.value) == (f"{b}: annotation {again.id}: field 'supersedes': conflict: this row was merged "
+                               "before and has been changed in the bundle since (a merged row never changes); "
+                               f"nothing merged into {main_db}")
+    assert _count(main_db) == 3

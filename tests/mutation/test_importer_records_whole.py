@@ -25,6 +25,40 @@ FILES = {
 }
 
 
+def _split_lines(src: Path, tmp_path: Path) -> list[Path]:
+    """The JSONL file src as two files (its first 3 lines, the rest), to import as one set."""
+    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    out = [tmp_path / f"a{src.suffix}", tmp_path / f"b{src.suffix}"]
+    out[0].write_text("".join(lines[:3]), encoding="utf-8")
+    out[1].write_text("".join(lines[3:]), encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize("module, name, options", [
+    (benchpres, "benchpres/sample.jsonl", None), (horizonbench, "horizonbench/sample.jsonl", None),
+    (generic, "generic/items.jsonl", {"format": "jsonl"})])
+def test_an_import_of_two_files_names_both_and_hashes_their_bytes_in_order(tmp_path, module, name, options):
+    paths = _split_lines(S / name, tmp_path)
+    parsed = module.read(paths, options)
+    assert parsed.source_path == f"{paths[0]},{paths[1]}"
+    assert parsed.file_hash == hashlib.sha256((S / name).read_bytes()).hexdigest()  # the same bytes, in order
+    assert len(parsed.items) == len(module.read([S / name], options).items)
+
+
+def test_a_benchpres_row_from_parquet_points_to_its_file_kind_and_schema(tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow.parquet", reason="needs a working pyarrow", exc_type=ImportError)
+    rows = [json.loads(line) for line in (S / "benchpres/sample.jsonl").read_text(encoding="utf-8").splitlines()[:2]]
+    f = tmp_path / "b.parquet"
+    pd.DataFrame(rows).to_parquet(f)
+    parsed = benchpres.read([f])
+    assert len(parsed.items) == 10
+    first = parsed.items[0]
+    assert (first.source["file"], first.source["attribute_index"]) == ("parquet", 0)
+    assert parsed.sources[first.source["schema_src"]].startswith("arrow-schema://")  # the file's schema, kept
+    assert first.payload["metadata"] == {"prompt": rows[0]["prompt"], "row_index": 0}
+
+
 @pytest.mark.parametrize("fmt", sorted(FILES))
 def test_every_importer_names_its_files_and_hashes_their_bytes_in_order(fmt):
     module, names, options = FILES[fmt]
@@ -125,6 +159,43 @@ def test_tag_lengths_follow_the_majority_and_fall_back_to_a_keys_own_longest():
     got = choose_tag_lengths([("lottery_win_amount", "lottery win"), ("prize_money", "lottery win"),
                               ("cash_pile", "lottery win"), ("lw_tax", "lottery win")])
     assert got == {"lottery_win_amount": 1, "prize_money": None, "cash_pile": None, "lw_tax": 1}
+    # 1 word is carried by 2 of 6 keys, under half: no tag length for the event, each key keeps its own longest
+    got = choose_tag_lengths([(k, "lottery win") for k in ("lottery_win_amount", "lw_tax", "prize_money", "cash_pile",
+                                                           "bank_note", "gold_bar")])
+    assert got == {"lottery_win_amount": 2, "lw_tax": 1, "prize_money": None, "cash_pile": None, "bank_note": None,
+                   "gold_bar": None}
     # events are counted separately
     got = choose_tag_lengths([("lottery_win_amount", "lottery win"), ("rehab_clinic_name", "drug rehab")])
     assert got == {"lottery_win_amount": 2, "rehab_clinic_name": 1}
+
+
+@pytest.mark.parametrize("name, options, suffix, n", [
+    ("generic/items.jsonl", {"format": "jsonl"}, ".records.jsonl", 5),
+    ("generic/items.csv", {"format": "csv", "mapping": str(S / "generic/mapping.yaml")}, ".records.csv", 4),
+])
+def test_generic_records_are_released_in_the_format_that_reads_them_again(tmp_path, name, options, suffix, n):
+    from storage.models import ItemSource
+
+    parsed = generic.read([S / name], options)
+    (f,) = generic.release_files([ItemSource(external_id=i.external_id, source=i.source) for i in parsed.items],
+                                 parsed.sources)
+    assert (f.suffix, f.records, f.format) == (suffix, n, options["format"])
+    again = tmp_path / f"r{suffix}"
+    again.write_bytes(f.data)
+    reread = generic.read([again], {**options, "format": f.format})
+    assert [i.payload for i in reread.items] == [i.payload for i in parsed.items]
+
+
+def test_two_records_of_one_bio_with_the_same_attributes_are_two_people_whatever_their_general_facts(tmp_path):
+    # the same profile twice, the second with its general facts (name, sex, age: never items) under other keys:
+    # the items (recipient, task, attribute) repeat, so the two records cannot be one person split over records
+    p = json.loads((S / "cimemories/sample_profiles.json").read_text(encoding="utf-8"))[0]
+    first = {**p, "contexts": p["contexts"][:2]}
+    renamed = {(f"{k}_again" if a["information_domain"] == "general" else k): a
+               for k, a in first["information_attributes"].items()}
+    f = tmp_path / "c.json"
+    f.write_text(json.dumps([first, {**first, "information_attributes": renamed}]), encoding="utf-8")
+    items = cimemories.read([f]).items
+    name = p["bio"]["name"]
+    assert {i.external_id.split("|")[0] for i in items} == {f"{name}#0", f"{name}#1"}
+    assert len(items) == 2 * 2 * 9  # 2 records x 2 contexts x 9 attributes that are not general

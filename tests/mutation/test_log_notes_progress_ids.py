@@ -128,3 +128,37 @@ def test_a_study_made_in_batches_counts_its_units_when_finished(store):
 def test_a_study_without_a_quota_setting_needs_one_answer_per_item(store):
     st, units = _study(store, 3)
     assert len(units) == 3 and store.study_progress(st.id)["needed"] == 3
+
+
+def _in_order(units, nxt):
+    return [(u.id, nxt + i, 9) for i, u in enumerate(units)]
+
+
+def test_a_check_first_in_study_order_is_not_counted_in_the_limit(store):
+    store.import_items("ds", "jsonl", [ItemIn(external_id=f"i{k}", kind="persona_record", payload={"text": str(k)})
+                                       for k in range(6)])
+    ids = [r[0] for r in store.db.execute("SELECT id FROM items ORDER BY external_id")]
+    # study order: c0 (check), u1, u2, c3 (check), u4, u5
+    st = store.create_study("s", "persona_filter", {}, 1,
+                            [(i, None, {"check": True} if k in (0, 3) else {}) for k, i in enumerate(ids)])
+    c0, u1, u2, c3, u4, u5 = store.units(st.id)
+    ana = store.ensure_annotator("ana")
+    # limit 2 counts u1 and u2; checks due with 2 of the 4 other units: ceil(2 checks * 2 / 4) = 1, the first (c0)
+    assert store.claim_units(st.id, ana.id, 2, _in_order, spread_checks=True) == 3
+    assert sorted(a.unit_id for a in store.assignments(st.id, ana.id)) == sorted([u1.id, u2.id, c0.id])
+
+
+def test_the_plan_is_given_each_pair_with_both_its_items(store):
+    store.import_items("ds", "jsonl", [ItemIn(external_id=f"i{k}", kind="conversation_record",
+                                              payload={"text": str(k)}) for k in range(4)])
+    a, b, c, d = [r[0] for r in store.db.execute("SELECT id FROM items ORDER BY external_id")]
+    st = store.create_study("p", "pairwise", {}, 1, [(a, b, {}), (c, d, {})])
+    seen = []
+
+    def plan(units, nxt):
+        seen.extend((u.item_id, u.item_b_id, u.position, u.extra) for u in units)
+        return _in_order(units, nxt)
+
+    ana = store.ensure_annotator("ana")
+    assert store.claim_units(st.id, ana.id, 5, plan) == 2
+    assert seen == [(a, b, 0, {}), (c, d, 1, {})]
