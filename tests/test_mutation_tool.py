@@ -82,3 +82,66 @@ def test_mutant_functions_are_compared_whole():
     assert tool._case_only_sql(select, _fn('def f(db):\n    return db["t"].rows_where(select="ID, NAME")')) is False
     key = _fn('def f(row):\n    return row["study_id"]')
     assert tool._case_only_sql(key, _fn('def f(row):\n    return row["STUDY_ID"]')) is False
+
+
+CREATE = ('def f(db):\n    db["items"].create({"id": str, "dataset_id": str, "kind": str, "n": int}, pk=%s, '
+          'not_null=%s, column_order=%s, foreign_keys=[%s]%s)')
+PLAIN = ('"id"', '{"kind", "n"}', '["kind"]', '("dataset_id", "datasets", "id")', "")
+
+
+def _create(i: int | None = None, new: str | None = None, extra: str = "") -> ast.AST:
+    parts = list(PLAIN)
+    if i is not None:
+        parts[i] = new
+    parts[4] = extra
+    return _fn(CREATE % tuple(parts))
+
+
+@pytest.mark.parametrize("i, new", [
+    (0, '"ID"'),                                      # pk
+    (1, '{"KIND", "n"}'),                             # a NOT NULL column
+    (2, '["Kind"]'),                                  # column_order
+    (3, '("DATASET_ID", "datasets", "id")'),          # a foreign key's own column
+    (3, '("dataset_id", "datasets", "ID")'),          # and the column it references
+])
+def test_column_names_that_sqlite_utils_create_resolves(i, new):
+    assert tool._case_only_create_arg(_create(), _create(i, new)) is True
+
+
+@pytest.mark.parametrize("orig, mutant", [
+    (_create(), _create(3, '("dataset_id", "DATASETS", "id")')),  # the other table's name: sqlite-utils raises
+    (_create(), _create(0, '"XXidXX"')),                           # not a case change
+    (_create(0, '"rowid_x"'), _create(0, '"ROWID_X"')),            # pk not among the columns: a new column
+    (_create(extra=", transform=True"), _create(0, '"ID"', ", transform=True")),  # compared with the old table
+    (_fn('def f(db, cols):\n    db["t"].create(cols, pk="id")'),
+     _fn('def f(db, cols):\n    db["t"].create(cols, pk="ID")')),  # columns not written in the call
+    (_fn('def f(db):\n    db["t"].insert({"id": 1}, pk="id")'),
+     _fn('def f(db):\n    db["t"].insert({"id": 1}, pk="ID")')),   # an insert may create the table from its keys
+    (_fn('def f(db):\n    db["t"].insert({"id": 1})'), _fn('def f(db):\n    db["t"].insert({"ID": 1})')),
+    (_fn('def f(db):\n    db["t"].create_index(["study_id"])'),
+     _fn('def f(db):\n    db["t"].create_index(["STUDY_ID"])')),   # the index's stored text names it
+    (_fn('def f(db):\n    db["t"].create({"id": str}, pk="id")'),
+     _fn('def f(db):\n    db["T"].create({"id": str}, pk="id")')),  # a table name
+])
+def test_column_names_elsewhere_are_kept(orig, mutant):
+    assert tool._case_only_create_arg(orig, mutant) is False
+
+
+def test_installed_sqlite_utils_writes_the_same_table_for_names_in_another_case():
+    """The rule above rests on sqlite-utils' create_table_sql resolving these names; if a version stops doing so,
+    this fails and the rule must go."""
+    import sqlite_utils
+
+    def schema(pk, not_null, order, fk, pair_pk):
+        db = sqlite_utils.Database(memory=True)
+        db["datasets"].create({"id": str}, pk="id")
+        db["items"].create({"id": str, "dataset_id": str, "kind": str}, pk=pk, not_null=not_null,
+                           column_order=order, foreign_keys=[fk])
+        db["pairs"].create({"a": str, "b": int}, pk=pair_pk)
+        return [r[0] for r in db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+
+    want = schema("id", {"kind"}, ["kind"], ("dataset_id", "datasets", "id"), ("a", "b"))
+    assert want[1] == ('CREATE TABLE "items" (\n   "kind" TEXT NOT NULL,\n   "id" TEXT PRIMARY KEY,\n'
+                       '   "dataset_id" TEXT REFERENCES "datasets"("id")\n)')
+    assert want[2] == 'CREATE TABLE "pairs" (\n   "a" TEXT,\n   "b" INTEGER,\n   PRIMARY KEY ("a", "b")\n)'
+    assert schema("ID", {"KIND"}, ["Kind"], ("DATASET_ID", "datasets", "ID"), ("A", "b")) == want

@@ -230,8 +230,71 @@ def _case_only_sql(orig: ast.AST, mutant: ast.AST) -> bool:
     return before is not None and after is not None and sql_case_equivalent(before, after, _is_clause_arg(node, parent))
 
 
+# ---- mutants that are equivalent by construction: a column name in another case that sqlite-utils resolves ----------
+# Table.create(columns, pk=..., not_null=..., column_order=..., foreign_keys=...) matches the column names given in
+# pk, not_null, column_order and a foreign key's own and other column against the table's columns without regard to
+# case and writes the column's own spelling (sqlite-utils 4.2 `resolve_casing` in create_table_sql): with
+# not_null={"SUBMITTED_AT"} the CREATE TABLE text SQLite stores is byte for byte the one of not_null={"submitted_at"}.
+# A case-only mutant of such a name is left out only when the name (before the change) is a key of the columns dict
+# written in the call, or a foreign key's other column (the original call runs, so the other table has that column,
+# and SQLite allows no second column of the same name in another case), and the call has no transform=
+# (which compares with an existing table). Kept: the other table's name (sqlite-utils raises), a dict key of an
+# insert or upsert (the table may be created from it), create_index columns (the index's text stores them), and
+# anything in a call whose columns are not a dict written there. tests/test_mutation_tool.py checks the installed
+# sqlite-utils still resolves each of these names.
+_CREATE_NAME_ARGS = ("pk", "not_null", "column_order")
+
+
+def _create_column_arg(node: ast.AST, parent: dict) -> bool:
+    """Whether the str constant `node` names a column in a sqlite-utils Table.create call whose columns dict is
+    written there, at a place create_table_sql resolves without regard to case (see above)."""
+    up, chain = node, []
+    while up in parent and not isinstance(up, (ast.keyword, ast.Call)):
+        chain.append(up)
+        up = parent[up]
+    if not isinstance(up, ast.keyword) or len(chain) > 3:
+        return False
+    call = parent.get(up)
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "create"
+            and call.args and isinstance(call.args[0], ast.Dict)
+            and not any(k.arg == "transform" for k in call.keywords)):
+        return False
+    columns = [k.value for k in call.args[0].keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    containers = chain[1:]  # from the constant's container up to the keyword's value
+    if up.arg in _CREATE_NAME_ARGS:
+        ok = (not containers or (len(containers) == 1 and isinstance(containers[0], (ast.Set, ast.List, ast.Tuple))))
+        return ok and node.value in columns
+    if up.arg == "foreign_keys" and len(containers) == 2 and isinstance(containers[0], ast.Tuple) \
+            and isinstance(containers[1], (ast.List, ast.Tuple)) and len(containers[0].elts) in (2, 3):
+        index = next(i for i, e in enumerate(containers[0].elts) if e is node)
+        return index == 2 or (index == 0 and node.value in columns)
+    return False
+
+
+def _case_only_create_arg(orig: ast.AST, mutant: ast.AST) -> bool:
+    """Whether a mutant function differs from its original only by the case of a column name that sqlite-utils'
+    Table.create resolves (see above)."""
+    a, b = list(ast.walk(orig)), list(ast.walk(mutant))
+    if len(a) != len(b):
+        return False
+    diff = [i for i, (x, y) in enumerate(zip(a, b))
+            if type(x) is not type(y) or (isinstance(x, ast.Constant) and x.value != y.value)]
+    if len(diff) != 1 or not isinstance(a[diff[0]], ast.Constant) or not isinstance(a[diff[0]].value, str):
+        return False
+    before, after = a[diff[0]].value, b[diff[0]].value
+    if not isinstance(after, str) or before == after or before.lower() != after.lower():
+        return False
+    parent = {c: p for p in a for c in ast.iter_child_nodes(p)}
+    return _create_column_arg(a[diff[0]], parent)
+
+
+#: bumped when the rules above change, so that verdicts cached under older rules are worked out again
+EQUIVALENCE_RULES = 2
+
+
 def equivalent_by_construction(mutants: dict) -> set[str]:
-    """Names of the generated mutants that only change the case of SQL that SQLite reads without regard to case.
+    """Names of the generated mutants that only change the case of SQL that SQLite reads without regard to case, or
+    of a column name that sqlite-utils' Table.create resolves.
 
     Read from the mutated sources in mutants/ (original and mutant function side by side); cached per file hash in
     mutants/sql-case-equivalent.json.
@@ -243,16 +306,20 @@ def equivalent_by_construction(mutants: dict) -> set[str]:
         path = Path("mutants") / source
         text = path.read_text()
         digest = hashlib.sha256(text.encode()).hexdigest()
-        if cache.get(source, {}).get("sha256") != digest:
+        if cache.get(source, {}).get("sha256") != digest or cache[source].get("rules") != EQUIVALENCE_RULES:
             funcs = {n.name: n for n in ast.walk(ast.parse(text))
                      if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and "__mutmut_" in n.name}
             module = source[: -len(".py")].replace("/", ".").removesuffix(".__init__")
             found = sorted(f"{module}.{name}" for name, fn in funcs.items() if not name.endswith("__mutmut_orig")
-                           and _case_only_sql(funcs[name.rsplit("__mutmut_", 1)[0] + "__mutmut_orig"], fn))
-            cache[source] = {"sha256": digest, "names": found}
+                           and _equivalent(funcs[name.rsplit("__mutmut_", 1)[0] + "__mutmut_orig"], fn))
+            cache[source] = {"sha256": digest, "rules": EQUIVALENCE_RULES, "names": found}
         out.update(cache[source]["names"])
     cache_file.write_text(json.dumps(cache, indent=1))
     return out & set(mutants)
+
+
+def _equivalent(orig: ast.AST, mutant: ast.AST) -> bool:
+    return _case_only_sql(orig, mutant) or _case_only_create_arg(orig, mutant)
 
 
 def group_of(name: str) -> str | None:
@@ -357,7 +424,8 @@ def main(argv: list[str] | None = None) -> int:
     left_out = set() if args.keep_equivalent else equivalent_by_construction(scope)
     if left_out:
         print(f"left out {len(left_out)} of {len(scope)} mutants as equivalent by construction (a case change inside"
-              f" SQL text that SQLite reads without regard to case; --list-equivalent names them)")
+              f" SQL text that SQLite reads without regard to case, or of a column name sqlite-utils' create resolves;"
+              f" --list-equivalent names them)")
         if args.list_equivalent:
             print("\n".join(f"  {n}" for n in sorted(left_out)))
     population = {n: v for n, v in scope.items() if n not in left_out}
