@@ -213,17 +213,25 @@ def _is_clause_arg(node: ast.AST, parent: dict) -> bool:
         and call.func.attr in ("rows_where", "count_where", "delete_where")
 
 
-def _case_only_sql(orig: ast.AST, mutant: ast.AST) -> bool:
-    """Whether a mutant function differs from its original only by a case change SQLite cannot see."""
+def _one_string_changed(orig: ast.AST, mutant: ast.AST) -> tuple[ast.Constant, ast.AST, dict, list, list] | None:
+    """(the original's str constant, its twin in the mutant, parent map of the original, nodes of both) when the two
+    functions differ in that one constant only, else None."""
     a, b = list(ast.walk(orig)), list(ast.walk(mutant))
     if len(a) != len(b):
-        return False
+        return None
     diff = [i for i, (x, y) in enumerate(zip(a, b))
             if type(x) is not type(y) or (isinstance(x, ast.Constant) and x.value != y.value)]
     if len(diff) != 1 or not isinstance(a[diff[0]], ast.Constant) or not isinstance(a[diff[0]].value, str):
+        return None
+    return a[diff[0]], b[diff[0]], {c: p for p in a for c in ast.iter_child_nodes(p)}, a, b
+
+
+def _case_only_sql(orig: ast.AST, mutant: ast.AST) -> bool:
+    """Whether a mutant function differs from its original only by a case change SQLite cannot see."""
+    found = _one_string_changed(orig, mutant)
+    if found is None:
         return False
-    parent = {c: p for p in a for c in ast.iter_child_nodes(p)}
-    node, twin = a[diff[0]], b[diff[0]]
+    node, twin, parent, a, b = found
     if isinstance(parent.get(node), ast.JoinedStr):
         node, twin = parent[node], b[a.index(parent[node])]
     before, after = _string_text(node), _string_text(twin)
@@ -274,18 +282,14 @@ def _create_column_arg(node: ast.AST, parent: dict) -> bool:
 def _case_only_create_arg(orig: ast.AST, mutant: ast.AST) -> bool:
     """Whether a mutant function differs from its original only by the case of a column name that sqlite-utils'
     Table.create resolves (see above)."""
-    a, b = list(ast.walk(orig)), list(ast.walk(mutant))
-    if len(a) != len(b):
+    found = _one_string_changed(orig, mutant)
+    if found is None:
         return False
-    diff = [i for i, (x, y) in enumerate(zip(a, b))
-            if type(x) is not type(y) or (isinstance(x, ast.Constant) and x.value != y.value)]
-    if len(diff) != 1 or not isinstance(a[diff[0]], ast.Constant) or not isinstance(a[diff[0]].value, str):
+    node, twin, parent, _, _ = found
+    after = getattr(twin, "value", None)
+    if not isinstance(after, str) or node.value == after or node.value.lower() != after.lower():
         return False
-    before, after = a[diff[0]].value, b[diff[0]].value
-    if not isinstance(after, str) or before == after or before.lower() != after.lower():
-        return False
-    parent = {c: p for p in a for c in ast.iter_child_nodes(p)}
-    return _create_column_arg(a[diff[0]], parent)
+    return _create_column_arg(node, parent)
 
 
 #: bumped when the rules above change, so that verdicts cached under older rules are worked out again
