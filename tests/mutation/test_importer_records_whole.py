@@ -199,3 +199,16 @@ def test_two_records_of_one_bio_with_the_same_attributes_are_two_people_whatever
     name = p["bio"]["name"]
     assert {i.external_id.split("|")[0] for i in items} == {f"{name}#0", f"{name}#1"}
     assert len(items) == 2 * 2 * 9  # 2 records x 2 contexts x 9 attributes that are not general
+
+
+def test_released_records_keep_their_text_as_utf8_not_escapes(tmp_path):
+    # a record with non-ASCII text is released as the same characters in UTF-8 (as it was imported), not as \\u escapes
+    src = tmp_path / "r.jsonl"
+    src.write_text('{"id": "c1", "question": "Café or crème brûlée? 日本", "options": ["a", "b"], "correct_index": 0}\n',
+                   encoding="utf-8")
+    from storage.models import ItemSource
+
+    parsed = generic.read([src], {"format": "jsonl"})
+    (f,) = generic.release_files([ItemSource(external_id=i.external_id, source=i.source) for i in parsed.items],
+                                 parsed.sources)
+    assert f.data.decode("utf-8") == src.read_text(encoding="utf-8")  # byte for byte the imported line
