@@ -100,7 +100,7 @@ def test_a_refused_delete_names_the_time_the_bundle_was_exported(store, monkeypa
 def test_an_annotators_id_is_derived_from_the_name_alone(store, tmp_path):
     """The same name gives the same id in every database and every prefval version (uuid5 of "annotator" and the
     name in prefval's namespace), so bundles and judgments of one annotator merge into any copy."""
-    ana = store.ensure_annotator("  ana ")
+    ana = store.ensure_annotator("ana")
     assert ana.id == str(uuid.uuid5(PREFVAL_NAMESPACE, "annotator\x1fana"))
     judge = store.ensure_annotator("gpt judge", kind="llm", model="m")
     assert (judge.id, judge.kind, judge.model) == (str(uuid.uuid5(PREFVAL_NAMESPACE, "annotator\x1fgpt judge")),
