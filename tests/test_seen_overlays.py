@@ -4,8 +4,9 @@ cover count only once they have been on screen uncovered. Driven with Pilot at 8
 (run_test turns them off by default), asserting on the database.
 
 Where the toast sits at 80x24 (worked out from Textual's toast CSS: width 60 but at most 50% of the screen, docked at
-the bottom, right-aligned): columns 39..77, rows 16..22 for a notice of five lines (its last row just above the key line). It overlaps the bottom row of the
-judge_validation response pane and the last rows of the rubric pane; a short blind_test item ends far above it.
+the bottom, right-aligned): columns 39..77, rows 16..22 for a notice of five lines (its last row just above the key
+line). It overlaps the bottom rows of the judge_validation response pane and the last rows of the rubric pane; a
+short blind_test item ends far above it.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from storage.models import ItemIn
 from storage.payloads import McqPayload
 from storage.store import Store
 from tests.test_seen_rules import _hint, _notices, _rows, _task_db, _tracked
-from tests.tui_helpers import _pane_of
+from tests.tui_helpers import _pane_of, look
 
 
 
@@ -193,10 +194,7 @@ class _Covered(App):
 async def test_a_widget_on_a_higher_layer_hides_the_rows_it_covers():
     app = _Covered()
     async with app.run_test(size=(40, 20)) as pilot:
-        await pilot.pause()
-        tracker = SeenTracker()
-        tracker.reset(app.screen, "u")
-        tracker.observe()
+        tracker = await look(app, pilot)
         text = app.query_one("#text")
         assert tracker.unseen_labels() == ["the text"]
         assert tracker.rows[(id(text), 0)] == {0, 1, 2, 3, 6, 7, 8, 9}  # rows 4 and 5 under the bar

@@ -13,7 +13,7 @@ from annotator.widgets.paged_text import PAGE_CHARS, PagedText
 from storage.models import ItemIn
 from storage.payloads import McqPayload
 from storage.store import Store
-from tests.tui_helpers import _pane_of, see_all
+from tests.tui_helpers import _pane_of, look, see_all
 
 
 def _rows(db_file: str, study: str, status: tuple[str, ...] = ("answered", "partial")):
@@ -485,7 +485,7 @@ async def test_a_part_cut_off_by_its_own_height_never_counts_as_seen():
     from textual.app import App
     from textual.widgets import Static
 
-    from annotator.widgets.seen import SeenTracker, must_see
+    from annotator.widgets.seen import must_see
 
     class Cut(App):
         CSS = "#cut { max-height: 3; } #whole { height: auto; }"
@@ -496,10 +496,7 @@ async def test_a_part_cut_off_by_its_own_height_never_counts_as_seen():
 
     app = Cut()
     async with app.run_test(size=(40, 20)) as pilot:
-        await pilot.pause()
-        tracker = SeenTracker()
-        tracker.reset(app.screen, "u")
-        tracker.observe()
+        tracker = await look(app, pilot)
         assert app.query_one("#cut").size.height == 3
         assert tracker.unseen_labels() == ["the cut text"]
 
@@ -543,10 +540,11 @@ async def test_end_counts_only_what_it_shows_not_the_rows_the_scroll_passed(db_f
 
 # ---- an item's first frame: drawn before the hint line takes its rows ---------------------------------------------
 async def test_what_only_the_first_frame_showed_is_not_seen(db_file, tmp_path):
-    """The bundled rubric sample's long answer at 80x24, the first item of the session: the first frame of an item is laid out with a one-row hint line; the hint
-    then needs two rows ("the answer, the levels of ..."), the item pane loses a row, and the answer's last visible
-    row goes under the fold. That frame was on screen for a moment nobody reads: the answer must not count as seen
-    from it (it did: after reading the rubric pane alone, a score was taken)."""
+    """The bundled rubric sample's long answer at 80x24, the first item of the session: the first frame of an item
+    is laid out with a one-row hint line; the hint then needs two rows ("the answer, the levels of ..."), the item
+    pane loses a row, and the answer's last visible row goes under the fold. That frame was on screen for a moment
+    nobody reads: the answer must not count as seen from it (it did: after reading the rubric pane alone, a score
+    was taken)."""
     from annotator.cli import main
     from tests.conftest import SAMPLE_DATA
 

@@ -64,3 +64,14 @@ async def decide(pilot, *keys: str) -> None:
     for key in keys:
         await see_all(pilot)
         await pilot.press(key)
+
+
+async def look(app, pilot):
+    """A SeenTracker over the whole screen of a bare test app, after one look at what it shows now."""
+    from annotator.widgets.seen import SeenTracker
+
+    await pilot.pause()
+    tracker = SeenTracker()
+    tracker.reset(app.screen, "u")
+    tracker.observe()
+    return tracker

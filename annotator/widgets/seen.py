@@ -10,6 +10,9 @@ A row counts only when it was on screen while the screen was still: the rows an 
 PgDn, PgUp) passes are on screen for a frame each, which nobody reads, so nothing is recorded while a scroll
 animation runs on a part or a pane around it, and what shows once it stops is. End therefore counts only the last
 screenful, as it does with animations turned off (then it jumps and draws nothing in between).
+The same holds for a look whose result moves the item: an item's first frame is drawn with the hint line of the
+one before, and when the hint then takes another number of rows the item is laid out again; such a look is taken
+back (undo_look) and made again once the screen has been laid out.
 
 A part may be a scrollable pane: then its rows are the pane's virtual content, and it counts as seen when its
 content has been scrolled through to the end. A conversation pane (annotator/widgets/context.py) draws only what
