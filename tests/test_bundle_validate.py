@@ -112,7 +112,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_a_row_no_screen_could_write_refuses_the_whole_bundle(blind_main, tmp_path, capsys, case):
+def test_a_row_no_annotator_could_write_refuses_the_whole_bundle(blind_main, tmp_path, capsys, case):
     change, field, phrase = CASES[case]
     out, row = _answered_bundle(blind_main, tmp_path, capsys)
     bad = _insert(out, row, **{"submitted_at": _later(row), "supersedes": row["id"], **change(row)})

@@ -73,7 +73,7 @@ def test_progress_counts_and_history_on_reopening(mcq_study):
     s.close()
 
 
-def test_the_screen_reads_an_annotators_history_and_visits_through_their_own_indexes(mcq_study):
+def test_a_start_reads_an_annotators_history_and_visits_through_their_own_indexes(mcq_study):
     """The queries run at every start of the annotation screen find one annotator's latest decisions and the
     study's visit events through an index of their own, not by walking the study's whole log."""
     s = Store.open(mcq_study, mode="create")
