@@ -241,6 +241,42 @@ async def test_items_of_one_context_lay_out_what_the_viewport_shows_and_nothing_
         assert pane.blocks_laid_out < 40  # and the messages between each top and end screen never were
 
 
+async def test_a_stored_conversation_read_down_by_pgdn_counts_its_end_and_keeps_no_row_of_it(tmp_path):
+    """A question on a stored conversation of 40 messages (360 lines): read down by PgDn to its end, the pane
+    counts as seen (its rule: the end was on screen) and the decision key is taken; neither the pane nor the
+    screen's tracker kept a record per line or row passed (they grew with the conversation: ~20,000 rows through
+    1,000,000 characters), which that rule does not need."""
+    msgs = [Message(role="user", content=f"turn {k:02d} " + "word " * 118) for k in range(40)]
+    item = ItemIn(external_id="q", kind="mcq", context_external_id="c", context_end=40,
+                  payload=McqPayload(question="question?", options=["w", "x", "y", "z"],
+                                     correct_index=0).model_dump(exclude_none=True))
+    db = str(tmp_path / "p.db")
+    with Store.open(db, mode="create") as s:
+        s.import_items("d", "jsonl", [item], contexts=[ContextIn(external_id="c", messages=msgs)])
+        create_study(s, StudySpec(name="st", task="mcq", datasets=["d"], seed=3, annotators_per_item=1))
+    app = AnnotateApp(db, "st", "ana", show_timer=False)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        pane = screen.query_one(ContextView)
+        assert pane.seen_rule == "end" and pane.track_seen
+        pane.focus()
+        presses = 0
+        while pane.scroll_y < pane.max_scroll_y and presses < 200:
+            await pilot.press("pagedown")
+            await pilot.pause()
+            presses += 1
+            assert pane in screen.seen.unseen() or pane.scroll_y >= pane.max_scroll_y
+        assert presses > 10 and pane.virtual_size.height == 40 * 9  # (9 lines a message: see above)
+        await pilot.pause()
+        assert pane not in screen.seen.unseen()
+        assert pane._seen_lines == {} and not any(key[0] == id(pane) for key in screen.seen.rows)
+        await pilot.press("a")
+        await pilot.pause()
+    with Store.open(db, mode="ro") as s:
+        assert len(s.current_annotations(s.get_study("st").id)) == 1
+
+
 async def test_a_shorter_item_of_the_context_keeps_the_lines_laid_out_past_its_end(tmp_path):
     """The pane shows 30 messages, then 10, then 30 again (items of one context whose ends go down and up). Each
     message is "turn k" and twelve lines "line": 15 lines with its role line and blank line, five times what its

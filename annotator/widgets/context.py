@@ -300,10 +300,11 @@ class ContextView(ScrollView, can_focus=True):
             if drawn is None:
                 continue
             i, k, last = drawn
-            lines = self._seen_lines.setdefault(i, set())
-            if k not in lines:
-                lines.add(k)
-                added.append((i, k))
+            if self.seen_rule == "all":  # ("end" needs only the last line: no record that grows with the lines)
+                lines = self._seen_lines.setdefault(i, set())
+                if k not in lines:
+                    lines.add(k)
+                    added.append((i, k))
             if last and not self._end_drawn:
                 self._end_drawn = end = True
         return added, end
@@ -587,7 +588,8 @@ class ContextView(ScrollView, can_focus=True):
         strips = self._lay_out(i)
         k = line - tops[i]
         if self.track_seen and 0 <= k < len(strips):
-            self._block_lines[i] = len(strips)
+            if self.seen_rule == "all":
+                self._block_lines[i] = len(strips)
             self._drawn[y] = (i, k, line == tops[-1] - 1 and bool(self._exact[i]))
         return strips[k] if 0 <= k < len(strips) else Strip.blank(width, style)
 

@@ -155,6 +155,11 @@ class SeenTracker:
                 if hasattr(part, "rows_seen"):  # a virtual conversation: the lines drawn on those rows count
                     self._look.append((part, part.rows_seen(
                         y + inner.y - part.scrollable_content_region.y for y in shown)))
+                    if hidden:
+                        self.covered[id(part)] = _what(over)
+                    continue  # it says itself whether it was seen (fully_seen): no rows kept here, which grew
+                    # with the conversation (20,000 of them through a 1,000,000-character one) and were compared
+                    # with all of its rows at every look
                 top = int(part.scroll_y) + (inner.y - part.scrollable_content_region.y)
                 rows = [top + y for y in shown]
             else:
