@@ -81,6 +81,7 @@ class AnnotateScreen(Screen[None]):
         ("m", "flag the item \"needs review\" (or take the flag back) without answering it"),
         ("n", "write a note on the item"),
         ("tab", "next pane; ↑ ↓ PgUp PgDn Home End scroll the pane in focus"),
+        ("/", "in a conversation pane: find text (enter: next match; escape clears the highlight)"),
         ("+ / -", "next / previous page of the long field on screen (question, option, record, response)"),
         ("?", "this screen: the keys, then the study's guidelines"),
         ("q", "quit (every decision is already saved; reopening resumes at the first open item)"),

@@ -8,7 +8,9 @@ come on screen, so time and memory do not grow with the length of the conversati
 (the block at the top) when estimated heights above it are replaced by exact ones.
 
 Keys (when the view has focus): arrows, PgUp/PgDn, Home/End (jump at once), `/` search (Enter finds the next
-occurrence, case-insensitive; `/` then Enter again repeats the last search).
+occurrence, case-insensitive; `/` then Enter again goes to the next one). The hit is highlighted (its characters
+only; the text is never read as markup) and its line scrolled into the viewport, whatever the pane's height;
+Escape (in the prompt, or on the pane) clears the highlight; "not found: TEXT" is said when there is no match.
 """
 from __future__ import annotations
 
@@ -157,7 +159,7 @@ class SearchPrompt(ModalScreen[str | None]):
         self.last = last
 
     def compose(self) -> ComposeResult:
-        yield Input(value=self.last, placeholder="find (enter: next match, escape: close)",
+        yield Input(value=self.last, placeholder="find (enter: next match, escape: close, no highlight)",
                     id="find")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -189,6 +191,7 @@ class ContextView(ScrollView, can_focus=True):
         Binding("up", "line(-1)", "line up", show=False),
         Binding("down", "line(1)", "line down", show=False),
         Binding("slash", "find", "find", show=False, key_display="/"),
+        Binding("escape", "clear_match", "clear the search highlight", show=False),
     ]
 
     def __init__(self, store: Store | None, context_id: str | None, end: int | None,
@@ -206,6 +209,7 @@ class ContextView(ScrollView, can_focus=True):
         self._stick_end = False
         self._busy = False
         self.match: tuple[int, int, int] | None = None  # (message, start, stop) of the last search hit
+        self._hit_rows: dict[int, tuple[int, int]] = {}  # block -> first and last of its lines the hit is on
         self.layouts_done = 0  # blocks laid out since mounted (for tests and benchmarks)
         self.lines_done = 0  # lines laid out since mounted (for tests and benchmarks)
         self._subtitle = self.border_subtitle = "↑↓ PgUp PgDn Home End · / find"
@@ -283,6 +287,7 @@ class ContextView(ScrollView, can_focus=True):
             self._heights: list[int] = []
             self._exact = bytearray(nb)
             self._layout_width = 0  # estimates are made at the first draw, when the width is known
+        self._hit_rows.clear()
         self._forget_seen()
         self._end_drawn = False
 
@@ -405,6 +410,7 @@ class ContextView(ScrollView, can_focus=True):
             self._layout.move_to_end(i)
             return strips
         block = self.blocks[i]
+        self._hit_rows.pop(i, None)
         content = self.message_text(block.message)
         starts = block_starts(content) if len(content) > BLOCK_CHARS else [0]
         lo = starts[block.part] if block.part < len(starts) else len(content)
@@ -441,8 +447,13 @@ class ContextView(ScrollView, can_focus=True):
             if hit is not None:
                 text.stylize(MATCH_STYLE, offset + hit[0], offset + hit[1])
             console = self.app.console
-            strips = [_fit(Strip(list(line.render(console)), line.cell_len), width, style)
-                      for line in text.wrap(console, width)]
+            lines = text.wrap(console, width)
+            strips = [_fit(Strip(list(line.render(console)), line.cell_len), width, style) for line in lines]
+            if hit is not None:  # the lines the highlight fell on, as wrapped (the view scrolls to the first)
+                rows = [k for k, line in enumerate(lines)
+                        if any(span.style is MATCH_STYLE and span.end > span.start for span in line.spans)]
+                if rows:
+                    self._hit_rows[i] = (rows[0], rows[-1])
         if block.last:
             strips.append(_fit(Strip.blank(0), width, style))
         self._layout[i] = strips
@@ -627,23 +638,38 @@ class ContextView(ScrollView, can_focus=True):
         self.refresh()
 
     def action_find(self) -> None:
-        """Ask for a text and go to its next occurrence."""
+        """Ask for a text and go to its next occurrence; Escape in the prompt closes it and clears the highlight."""
         self.app.push_screen(SearchPrompt(self.query_text), self._found)
 
+    def action_clear_match(self) -> None:
+        """Escape on the pane: clear the search highlight (only while there is one; else Escape does what the
+        screen binds it to)."""
+        self.clear_match()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "clear_match":
+            return self.match is not None
+        return True
+
     def _found(self, text: str | None) -> None:
-        if text:
-            hit = self.find(text)
-            if hit is None:
-                self.notify(f"not found in this conversation: {visible(text, layout=False)}", timeout=3, markup=False)
+        if not text:  # Escape, or Enter on an empty prompt
+            self.clear_match()
+            return
+        if self.find(text) is None:
+            self.notify(f"not found: {visible(text, layout=False)}", title="search", timeout=4, markup=False)
 
     def find(self, text: str) -> tuple[int, int] | None:
         """Go to the next occurrence of `text` (case-insensitive) after the last hit or the top line, wrapping
-        around at the end. Returns (message, character offset), both 0-based, or None when there is none.
-        Reads the conversation from the store in pages; nothing is laid out but the block that holds the hit."""
-        needle = text.lower()
+        around at the end, and highlight it. Returns (message, character offset), both 0-based, or None when there
+        is none (the old highlight is then cleared). Reads the conversation from the store in pages; nothing is
+        laid out but the blocks that hold the hit and the lines around it on screen."""
         self.query_text = text
-        if not needle or not self.total:
+        if not text or not self.total:
+            self.clear_match()
             return None
+        # a regular expression of the literal text: case-insensitive without changing character offsets (str.lower
+        # can: "İ".lower() is two characters)
+        pattern = re.compile(re.escape(text), re.IGNORECASE)
         if self.match is not None:
             start_m, start_c = self.match[0], self.match[1] + 1
         else:
@@ -651,44 +677,69 @@ class ContextView(ScrollView, can_focus=True):
             start_c = 0
         for n in range(self.total + 1):
             m = (start_m + n) % self.total
-            body = self.message_text(m).lower()
-            if n == 0:
-                pos = body.find(needle, start_c)
-            else:
-                pos = body.find(needle)
-                if n == self.total and pos >= start_c:  # wrapped round to where the search began
-                    pos = -1
-            if pos >= 0:
-                self._go_to(m, pos, pos + len(needle))
-                return m, pos
+            body = self.message_text(m)
+            hit = pattern.search(body, start_c if n == 0 else 0)
+            if n == self.total and hit is not None and hit.start() >= start_c:  # wrapped round to the start
+                hit = None
+            if hit is not None:
+                self._go_to(m, hit.start(), hit.end())
+                return m, hit.start()
+        self.clear_match()
         return None
 
-    def _go_to(self, m: int, start: int, stop: int) -> None:
-        old = self.match
-        self.match = (m, start, stop)
-        for i in list(self._layout):  # redraw the blocks of the old and the new hit with the highlight moved
-            if self.shape.blocks[i].message in {m, old[0] if old else m}:
-                del self._layout[i]
-        if not self._layout_width:
-            self._reset_heights(self._width())
+    def clear_match(self) -> None:
+        """Remove the search highlight (the blocks of the hit are laid out again without it)."""
+        if self.match is not None:
+            old, self.match = self.match, None
+            self._drop_layout({old[0]})
+            self.refresh()
+
+    def _drop_layout(self, messages: set[int]) -> None:
+        for i in [i for i in self._layout if self.shape.blocks[i].message in messages]:
+            del self._layout[i]
+            self._hit_rows.pop(i, None)
+
+    def hit_line(self) -> int | None:
+        """The virtual line (0 = the conversation's first) of the first line of the search hit, None without one."""
+        if self.match is None or not self._layout_width:
+            return None
+        i = self._hit_block()
+        self._lay_out(i)
+        return self._top_list()[i] + self._hit_rows.get(i, (0, 0))[0]
+
+    def _hit_block(self) -> int:
+        m, start, _ = self.match
         content = self.message_text(m)
         starts = block_starts(content) if len(content) > BLOCK_CHARS else [0]
-        part = bisect.bisect_right(starts, start) - 1
-        i = self.first_block[m] + part
-        strips = self._lay_out(i)
-        # the line of the hit: characters before it, over the block's wrapped line lengths (close enough)
-        before = start - starts[part] + (len(f"{m + 1}. {self.roles[m]}\n") if part == 0 else 0)
-        line, seen = 0, 0
-        for k, s in enumerate(strips):
-            seen += s.cell_length + 1
-            if seen > before:
-                line = k
-                break
+        return self.first_block[m] + bisect.bisect_right(starts, start) - 1
+
+    def _go_to(self, m: int, start: int, stop: int) -> None:
+        """Highlight characters start:stop of message m and scroll so that the first line of the hit is in the
+        viewport, with up to two lines above it (fewer on a pane of under five rows: a 3-row pane shows one line
+        above it). The blocks above it on screen are laid out first, so the line cannot move when their estimated
+        heights become exact; the position is checked once laid out and set again if a height still moved it."""
+        old = self.match
+        self.match = (m, start, stop)
+        self._drop_layout({m} | ({old[0]} if old else set()))  # laid out again with the highlight moved
+        if not self._layout_width:
+            self._reset_heights(self._width())
+        i = self._hit_block()
+        height = max(1, self.scrollable_content_region.height)
+        above = min(2, (height - 1) // 2)
         self._stick_end = False
-        y = self._top_list()[i] + line
-        self._set_virtual_size(Size(self._layout_width, self._top_list()[-1]))
-        self._set_y(max(0, y - 2))
-        self._ensure_layout()
+        for _ in range(3):
+            self._lay_out(i)
+            need, j = above - self._hit_rows.get(i, (0, 0))[0], i - 1
+            while need > 0 and j >= 0:
+                need -= len(self._lay_out(j))
+                j -= 1
+            row = self.hit_line()
+            self._set_virtual_size(Size(self._layout_width, self._top_list()[-1]))
+            self._set_y(max(0, min(row - above, self._top_list()[-1] - height)))
+            self._ensure_layout()
+            y, row = round(self.scroll_y), self.hit_line()
+            if y <= row < y + height:
+                break
         self.refresh()
 
     # ---- for tests and benchmarks ---------------------------------------------------------------------

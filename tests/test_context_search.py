@@ -1,0 +1,279 @@
+"""`/` search in the conversation pane (issue 12 "Long conversations", trial 6): after a search the line of the hit
+is inside the pane's viewport at every terminal size -- a pane of 3 rows, a hit in the middle of a 1 MB message
+(laid out only in part), in the first and in the last message -- and exactly the hit's characters are highlighted,
+the data shown literally (markup and escape sequences are text). Escape and the next search clear the highlight;
+"not found" is said plainly. The rows a search brings on screen count as seen only as drawn at rest.
+
+The viewport is read as drawn (the pane's rendered lines, row 0 = the pane's top row): the highlight is the run of
+reverse-video characters, so "the hit is on screen" and "the highlight covers exactly the hit" are one check."""
+from __future__ import annotations
+
+import pytest
+from textual.app import App
+
+from annotator.app import AnnotateApp
+from annotator.study_setup import create_study
+from annotator.tasks.base import StudySpec
+from annotator.widgets.context import ContextView
+from storage.models import ContextIn, ItemIn, Message
+from storage.payloads import McqPayload
+from storage.store import Store
+
+SIZES = [(80, 24), (60, 16), (160, 50)]
+HOSTILE = "NEEDLE-7990 the user says they hate coffee. \x1b[31mRED\x1b[0m [bold]not bold[/bold] tab\there"
+
+
+def talk(n: int = 8001) -> list[Message]:
+    """n messages "message k: ..." of about 150 characters (two or three lines at these widths); message 7990
+    (0-based) is the trial's hostile one with the needle at its start."""
+    words = "swim pottery dog tea night shift run " * 4
+    out = [Message(role="user" if k % 2 else "assistant", content=f"message {k}: {words}".strip()) for k in range(n)]
+    if n > 7990:
+        out[7990] = Message(role="assistant", content=HOSTILE)
+    return out
+
+
+def one_megabyte() -> str:
+    """28,000 sentences (1,036,890 characters) with the needle "zebra crossing" in sentence 14,000 only."""
+    body = [f"sentence {k} of a very long message." for k in range(28_000)]
+    body[14_000] = "sentence 14000 mentions a zebra crossing once."
+    return " ".join(body)
+
+
+class Holder(App):
+    """The pane alone; rows: its height in rows of content (None: the whole screen), plus its border."""
+
+    def __init__(self, view: ContextView, rows: int | None = None) -> None:
+        super().__init__()
+        self.view, self.rows = view, rows
+
+    def compose(self):
+        if self.rows is not None:
+            self.view.styles.height = self.rows + 2
+        yield self.view
+
+    def on_mount(self) -> None:
+        self.view.focus()
+
+
+def stored(tmp_path, messages: list[Message]) -> tuple[Store, str]:
+    store = Store.open(tmp_path / "ctx.db", mode="create")
+    store.import_items("d", "jsonl", [ItemIn(external_id="q", kind="mcq", context_external_id="c",
+                                             payload=McqPayload(question="?", options=["a", "b"]).model_dump(
+                                                 exclude_none=True))],
+                       contexts=[ContextIn(external_id="c", messages=messages)])
+    return store, store.items("d")[0].context_id
+
+
+def viewport(view: ContextView) -> list[tuple[str, str]]:
+    """Each row of the pane as drawn now: (its text, its reverse-video characters)."""
+    rows = []
+    for y in range(view.scrollable_content_region.height):
+        strip = view.render_line(y)
+        rows.append((strip.text, "".join(s.text for s in strip if s.style is not None and s.style.reverse)))
+    return rows
+
+
+def highlighted(view: ContextView) -> list[tuple[int, str, str]]:
+    """(row, row text, highlighted characters) of every row of the viewport with a highlight."""
+    return [(y, text, hl) for y, (text, hl) in enumerate(viewport(view)) if hl]
+
+
+async def search(pilot, text: str) -> None:
+    await pilot.press("slash")
+    await pilot.pause()
+    await pilot.press(*text, "enter")
+    await pilot.pause()
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("rows", [None, 3])
+async def test_a_hit_near_the_end_of_8001_messages_is_in_view_and_highlighted(tmp_path, size, rows):
+    store, cid = stored(tmp_path, talk())
+    view = ContextView(store, cid, None)
+    async with Holder(view, rows).run_test(size=size) as pilot:
+        await pilot.pause()
+        await search(pilot, "needle-7990")  # typed in lower case: found case-insensitively
+        assert view.match == (7990, 0, 11)
+        assert view.scrollable_content_region.height == (rows or size[1] - 2)
+        hits = highlighted(view)
+        assert len(hits) == 1
+        row, text, hl = hits[0]
+        assert hl == "NEEDLE-7990"  # the data's own case, exactly the hit
+        assert text.startswith("NEEDLE-7990 the user says")
+        # the hit's line is in view with (at most two) lines of context above it, the message's heading just above
+        # it; lower when the pane rests at the conversation's end: at 160x50 (156 columns, 48 rows) each of the
+        # 10 messages after it takes 4 lines (heading, 161 characters on 2 lines, blank), so the hit line and
+        # the blank after it are followed by 40 lines: row 48 - 42 = 6
+        height = view.scrollable_content_region.height
+        context = min(2, (height - 1) // 2)
+        if (size, rows) == ((160, 50), None):
+            assert row == 6 and view.scroll_y == view.max_scroll_y
+        else:
+            assert row == context
+        assert viewport(view)[row - 1][0].strip() == "7991. assistant"
+    store.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("rows", [None, 3])
+async def test_a_hit_in_the_middle_of_a_one_megabyte_message(size, rows):
+    body = one_megabyte()
+    assert len(body) > 1_000_000
+    view = ContextView(None, None, None, messages=[Message(role="user", content="hello"),
+                                                   Message(role="assistant", content=body)])
+    async with Holder(view, rows).run_test(size=size) as pilot:
+        await pilot.pause()
+        await search(pilot, "ZEBRA CROSSING")
+        start = body.index("zebra crossing")
+        assert view.match == (1, start, start + 14)
+        hits = highlighted(view)
+        # the hit may be wrapped over two lines: the highlighted characters of its rows, in order, are the hit
+        assert "".join(h for _, _, h in hits).replace(" ", "") == "zebracrossing"
+        assert all(0 <= r < view.scrollable_content_region.height for r, _, _ in hits)
+        assert "zebra" in hits[0][1]
+        assert view.blocks_laid_out < 30  # only the part of the message around the hit was laid out (of 519)
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_a_hit_in_the_first_and_in_the_last_message(tmp_path, size):
+    msgs = talk(300)
+    msgs[0] = Message(role="user", content="first words: the owl is here")
+    msgs[-1] = Message(role="assistant", content="last words " * 30 + "and the lynx at the very end")
+    store, cid = stored(tmp_path, msgs)
+    view = ContextView(store, cid, None)
+    async with Holder(view, 3).run_test(size=size) as pilot:
+        await pilot.pause()
+        await pilot.press("pagedown")  # away from the top, so that the search has to come back
+        await search(pilot, "lynx")
+        assert [(h, t.split("lynx")[0].endswith("the ")) for _, t, h in highlighted(view)] == [("lynx", True)]
+        assert round(view.scroll_y) == view.max_scroll_y  # the last line: the pane rests at its end
+        await search(pilot, "owl")  # wraps round to the first message
+        assert view.match == (0, 17, 20)
+        assert [(r, h) for r, _, h in highlighted(view)] == [(1, "owl")]  # below the heading "1. user"
+        assert viewport(view)[0][0].strip() == "1. user"
+    store.close()
+
+
+async def test_markup_and_escapes_are_searched_and_shown_as_text(tmp_path):
+    store, cid = stored(tmp_path, talk())
+    view = ContextView(store, cid, None)
+    async with Holder(view).run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await search(pilot, "[bold]not")
+        hits = highlighted(view)
+        assert [h for _, _, h in hits] == ["[bold]not"]
+        assert "\\x1b[31mRED\\x1b[0m [bold]not bold[/bold] tab" in hits[0][1]  # escapes shown as visible text
+        await search(pilot, "RED\x1b")  # (an escape cannot be typed: the prompt drops it) "RED" is found
+        assert [h for _, _, h in highlighted(view)] == ["RED"]
+    store.close()
+
+
+async def test_escape_and_the_next_search_clear_the_highlight_and_not_found_is_said(tmp_path):
+    msgs = talk(400)
+    msgs[100] = Message(role="user", content="a kestrel here")
+    msgs[300] = Message(role="user", content="another kestrel there")
+    store, cid = stored(tmp_path, msgs)
+    view = ContextView(store, cid, None)
+    async with Holder(view).run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await search(pilot, "kestrel")
+        assert view.match == (100, 2, 9) and [h for _, _, h in highlighted(view)] == ["kestrel"]
+        await search(pilot, "")  # `/` shows the last text: Enter goes to the next hit
+        assert view.match == (300, 8, 15)
+        assert [t.strip() for _, t, _ in highlighted(view)] == ["another kestrel there"]
+        view.action_jump_home()  # back to the first hit's place
+        view.action_line(view._top_list()[view.first_block[100]])
+        await pilot.pause()
+        assert "a kestrel here" in [t.strip() for t, _ in viewport(view)]
+        assert highlighted(view) == []  # the old hit is no longer highlighted
+        await pilot.press("escape")  # on the pane: clears the highlight
+        await pilot.pause()
+        assert view.match is None
+        view.action_line(view._top_list()[view.first_block[300]] - round(view.scroll_y))
+        await pilot.pause()
+        assert "another kestrel there" in [t.strip() for t, _ in viewport(view)] and highlighted(view) == []
+        await search(pilot, "kestrel")
+        assert view.match is not None
+        await pilot.press("slash")  # Escape in the prompt closes it and clears the highlight
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert view.match is None and highlighted(view) == []
+        await search(pilot, "kestrel")
+        await search(pilot, "ostrich")  # no match: the notice says so and the old highlight goes
+        assert view.match is None and highlighted(view) == []
+        assert [n.message for n in pilot.app._notifications] == ["not found: ostrich"]
+    store.close()
+
+
+async def test_the_rows_a_search_brings_on_screen_are_seen_as_drawn_at_rest(tmp_path):
+    # "all": only the rows drawn at the top and at the hit count, none in between
+    view = ContextView(None, None, None, messages=talk(200))
+    view.track_seen = True
+    async with Holder(view, 5).run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await search(pilot, "message 150:")
+        await pilot.pause()
+        assert sum(map(len, view._seen_lines.values())) == 10  # two screens of 5 rows, nothing else
+        assert not view.fully_seen()
+    # "end" (a stored conversation): a hit in the middle does not show its end, a hit in its last message does
+    store, cid = stored(tmp_path, talk(500))
+    view = ContextView(store, cid, None)
+    view.track_seen, view.seen_rule = True, "end"
+    async with Holder(view, 3).run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await search(pilot, "message 250:")
+        assert view.match == (250, 0, 12) and not view.fully_seen()
+        await search(pilot, "message 499:")
+        assert view.match == (499, 0, 12)
+        assert not view.fully_seen()  # the message's first line shown: its last lines are below the 3 rows
+        await pilot.press("end")
+        await pilot.pause()
+        assert view.fully_seen()
+    store.close()
+
+
+def evil_study(tmp_path) -> str:
+    """The trial's data: an MCQ on a stored conversation of 8,001 messages with the hostile message 7990."""
+    db = str(tmp_path / "evil.db")
+    with Store.open(db, mode="create") as s:
+        s.import_items("d", "jsonl", [ItemIn(external_id="q", kind="mcq", context_external_id="c",
+                                             payload=McqPayload(question="Q0: [bold red]BOLD?[/bold red] what do I drink?",
+                                                                options=["[bold red]BOLD?[/bold red] [link=http://x]link[/link] [/] [ option",
+                                                                         "coffee", "water", "milk"],
+                                                                correct_index=0).model_dump(exclude_none=True))],
+                       contexts=[ContextIn(external_id="c", messages=talk())])
+        create_study(s, StudySpec(name="st", task="mcq", datasets=["d"], seed=3, annotators_per_item=1))
+    return db
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_the_trials_search_on_the_annotation_screen(tmp_path, size):
+    app = AnnotateApp(evil_study(tmp_path), "st", "ana")
+    async with app.run_test(size=size) as pilot:
+        for _ in range(5):
+            await pilot.pause()
+        pane = app.screen.query_one(ContextView)
+        if size == (80, 24):
+            pane.styles.height = 5  # 3 rows, as in the trial (its item's longer question left the pane 3 rows)
+        pane.focus()
+        await pilot.pause()
+        await search(pilot, "needle-7990")
+        if size == (80, 24):
+            assert pane.scrollable_content_region.height == 3
+        hits = highlighted(pane)
+        assert [h for _, _, h in hits] == ["NEEDLE-7990"]
+        assert 0 <= hits[0][0] < pane.scrollable_content_region.height
+
+
+def test_snapshot_of_a_highlighted_hit(tmp_path, snap_compare):
+    app = AnnotateApp(evil_study(tmp_path), "st", "ana", show_timer=False)
+
+    async def run_before(pilot) -> None:
+        await pilot.pause()
+        app.screen.query_one(ContextView).focus()
+        await search(pilot, "needle-7990")
+
+    assert snap_compare(app, run_before=run_before, terminal_size=(80, 24))
