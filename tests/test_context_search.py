@@ -9,7 +9,6 @@ reverse-video characters, so "the hit is on screen" and "the highlight covers ex
 from __future__ import annotations
 
 import pytest
-from textual.app import App
 
 from annotator.app import AnnotateApp
 from annotator.study_setup import create_study
@@ -18,6 +17,8 @@ from annotator.widgets.context import ContextView
 from storage.models import ContextIn, ItemIn, Message
 from storage.payloads import McqPayload
 from storage.store import Store
+from tests.test_context_view import Holder as BareHolder
+from tests.test_context_view import stored_context as stored
 
 SIZES = [(80, 24), (60, 16), (160, 50)]
 HOSTILE = "NEEDLE-7990 the user says they hate coffee. \x1b[31mRED\x1b[0m [bold]not bold[/bold] tab\there"
@@ -34,35 +35,19 @@ def talk(n: int = 8001) -> list[Message]:
 
 
 def one_megabyte() -> str:
-    """28,000 sentences (1,036,890 characters) with the needle "zebra crossing" in sentence 14,000 only."""
+    """28,000 sentences (1,080,897 characters) with the needle "zebra crossing" in sentence 14,000 only."""
     body = [f"sentence {k} of a very long message." for k in range(28_000)]
     body[14_000] = "sentence 14000 mentions a zebra crossing once."
     return " ".join(body)
 
 
-class Holder(App):
+class Holder(BareHolder):
     """The pane alone; rows: its height in rows of content (None: the whole screen), plus its border."""
 
     def __init__(self, view: ContextView, rows: int | None = None) -> None:
-        super().__init__()
-        self.view, self.rows = view, rows
-
-    def compose(self):
-        if self.rows is not None:
-            self.view.styles.height = self.rows + 2
-        yield self.view
-
-    def on_mount(self) -> None:
-        self.view.focus()
-
-
-def stored(tmp_path, messages: list[Message]) -> tuple[Store, str]:
-    store = Store.open(tmp_path / "ctx.db", mode="create")
-    store.import_items("d", "jsonl", [ItemIn(external_id="q", kind="mcq", context_external_id="c",
-                                             payload=McqPayload(question="?", options=["a", "b"]).model_dump(
-                                                 exclude_none=True))],
-                       contexts=[ContextIn(external_id="c", messages=messages)])
-    return store, store.items("d")[0].context_id
+        super().__init__(view)
+        if rows is not None:
+            view.styles.height = rows + 2
 
 
 def viewport(view: ContextView) -> list[tuple[str, str]]:
@@ -277,3 +262,25 @@ def test_snapshot_of_a_highlighted_hit(tmp_path, snap_compare):
         await search(pilot, "needle-7990")
 
     assert snap_compare(app, run_before=run_before, terminal_size=(80, 24))
+
+
+async def test_escape_on_the_annotation_screen_clears_the_highlight_first(tmp_path):
+    """The annotation screen binds Escape too (closing a note field): on the pane with a highlight it clears the
+    highlight; with none it does what it did before (nothing is saved or changed)."""
+    db = evil_study(tmp_path)
+    app = AnnotateApp(db, "st", "ana", show_timer=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        pane = app.screen.query_one(ContextView)
+        pane.focus()
+        await pilot.pause()
+        await search(pilot, "needle-7990")
+        assert pane.match == (7990, 0, 11)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert pane.match is None and highlighted(pane) == []
+        await pilot.press("escape")  # again: the screen's own Escape, harmless
+        await pilot.pause()
+        assert app.session.index == 0
+    with Store.open(db, mode="ro") as s:
+        assert s.current_annotations(s.get_study("st").id) == []

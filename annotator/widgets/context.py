@@ -191,7 +191,6 @@ class ContextView(ScrollView, can_focus=True):
         Binding("up", "line(-1)", "line up", show=False),
         Binding("down", "line(1)", "line down", show=False),
         Binding("slash", "find", "find", show=False, key_display="/"),
-        Binding("escape", "clear_match", "clear the search highlight", show=False),
     ]
 
     def __init__(self, store: Store | None, context_id: str | None, end: int | None,
@@ -641,15 +640,14 @@ class ContextView(ScrollView, can_focus=True):
         """Ask for a text and go to its next occurrence; Escape in the prompt closes it and clears the highlight."""
         self.app.push_screen(SearchPrompt(self.query_text), self._found)
 
-    def action_clear_match(self) -> None:
-        """Escape on the pane: clear the search highlight (only while there is one; else Escape does what the
-        screen binds it to)."""
-        self.clear_match()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "clear_match":
-            return self.match is not None
-        return True
+    def on_key(self, event: events.Key) -> None:
+        """Escape on the pane clears the search highlight while there is one (handled here, before the screen
+        sees the key: the annotation screen runs its own bindings, Escape among them, from its on_key); without
+        a highlight Escape goes on to the screen."""
+        if event.key == "escape" and self.match is not None:
+            event.stop()
+            event.prevent_default()
+            self.clear_match()
 
     def _found(self, text: str | None) -> None:
         if not text:  # Escape, or Enter on an empty prompt
