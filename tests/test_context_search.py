@@ -193,31 +193,45 @@ async def test_escape_and_the_next_search_clear_the_highlight_and_not_found_is_s
     store.close()
 
 
-async def test_the_rows_a_search_brings_on_screen_are_seen_as_drawn_at_rest(tmp_path):
-    # "all": only the rows drawn at the top and at the hit count, none in between
-    view = ContextView(None, None, None, messages=talk(200))
-    view.track_seen = True
-    async with Holder(view, 5).run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
-        await search(pilot, "message 150:")
-        await pilot.pause()
-        assert sum(map(len, view._seen_lines.values())) == 10  # two screens of 5 rows, nothing else
-        assert not view.fully_seen()
-    # "end" (a stored conversation): a hit in the middle does not show its end, a hit in its last message does
-    store, cid = stored(tmp_path, talk(500))
-    view = ContextView(store, cid, None)
-    view.track_seen, view.seen_rule = True, "end"
-    async with Holder(view, 3).run_test(size=(80, 24)) as pilot:
+async def test_the_rows_a_search_brings_on_screen_count_as_seen_as_the_screen_shows_them(tmp_path):
+    """An MCQ's stored conversation counts as seen once its last line was on screen at rest
+    (annotator/widgets/seen.py): a search that stops in the middle leaves it unseen (the decision is refused), one
+    whose hit shows the last line makes it seen, like End (the decision is saved)."""
+    msgs = talk(500)
+    msgs[-1] = Message(role="assistant", content="the final word is quokka")
+    db = str(tmp_path / "seen.db")
+    with Store.open(db, mode="create") as s:
+        s.import_items("d", "jsonl", [ItemIn(external_id="q", kind="mcq", context_external_id="c",
+                                             payload=McqPayload(question="what do I drink?",
+                                                                options=["tea", "coffee", "water", "milk"],
+                                                                correct_index=0).model_dump(exclude_none=True))],
+                       contexts=[ContextIn(external_id="c", messages=msgs)])
+        create_study(s, StudySpec(name="st", task="mcq", datasets=["d"], seed=3, annotators_per_item=1))
+    app = AnnotateApp(db, "st", "ana", show_timer=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(5):
+            await pilot.pause()
+        pane = app.screen.query_one(ContextView)
+        pane.focus()
         await pilot.pause()
         await search(pilot, "message 250:")
-        assert view.match == (250, 0, 12) and not view.fully_seen()
-        await search(pilot, "message 499:")
-        assert view.match == (499, 0, 12)
-        assert not view.fully_seen()  # the message's first line shown: its last lines are below the 3 rows
-        await pilot.press("end")
+        assert pane.match == (250, 0, 12)
+        assert app.screen.seen.unseen_labels() == ["the end of the conversation"]
+        await pilot.press("a")  # refused: the end was never on screen
         await pilot.pause()
-        assert view.fully_seen()
-    store.close()
+        with Store.open(db, mode="ro") as s:
+            assert s.current_annotations(s.get_study("st").id) == []
+        await search(pilot, "quokka")
+        assert pane.match == (499, 18, 24)
+        rows = [t.strip() for t, _ in viewport(pane)]
+        assert rows[-1] == "" and "the final word is quokka" in rows  # the blank line closing the last message
+        await pilot.pause()
+        assert app.screen.seen.unseen_labels() == []
+        pane.focus()
+        await pilot.press("a")
+        await pilot.pause()
+    with Store.open(db, mode="ro") as s:
+        assert len(s.current_annotations(s.get_study("st").id)) == 1
 
 
 def evil_study(tmp_path) -> str:
