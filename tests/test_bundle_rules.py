@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import sqlite3
 
@@ -212,6 +213,9 @@ def test_merge_into_a_study_deleted_and_created_again_names_another_instance(bli
     rc, _, err = _run(capsys, ["bundle", "merge", out, "--db", blind_db])
     assert rc == 1 and err.count("\n") == 0 and out in err, err
     assert "another instance of study 'bt'" in err and "does not exist" not in err
+    # both creation times to the minute, as "YYYY-MM-DD HH:MM UTC"
+    assert re.search(r"a new one of the same name created \d{4}-\d\d-\d\d \d\d:\d\d UTC; the bundle is of the one "
+                     r"created \d{4}-\d\d-\d\d \d\d:\d\d UTC\); nothing merged into ", err), err
     assert _counts(blind_db) == before and _sha(blind_db) == digest
 
 

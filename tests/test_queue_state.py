@@ -112,6 +112,7 @@ def test_first_open_and_first_skipped_worked_by_hand(worked, walk, monkeypatch):
         sid, aid, _ = _ids(s)
         entries = [(a.position, a.id) for a in s.assignments(sid, aid)]
         assert s.queue_first(sid, aid, "open") == 2  # 0 skipped, 1 answered, 2 partial (open)
+        assert s.queue_first(sid, aid) == 2  # "open" unless told otherwise
         assert s.queue_first(sid, aid, "open", after=entries[2]) == 5
         assert s.queue_first(sid, aid, "open", after=entries[0], after_rank=0) == 2
         assert s.queue_first(sid, aid, "open", after=entries[3], after_rank=3) == 5

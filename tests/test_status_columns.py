@@ -226,6 +226,7 @@ def test_answer_table_matches_the_log_by_hand(store):
     _add(store, study, u[2], "bo", "skipped")
     _add(store, study, u[0], "bo", "answered", {"choice": 1}, seconds=3.0)
     _add(store, study, u[0], "bo", "partial", {"step": 1})  # a later partial row keeps the answer
+    _add(store, study, u[1], "cy", "partial", {"step": 1})  # a partial row alone decides nothing: cy not decided
     t = store.study_answer_table(study.id)
     ids = t.annotator_ids
     ana, bo = store.ensure_annotator("ana").id, store.ensure_annotator("bo").id

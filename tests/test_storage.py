@@ -156,9 +156,11 @@ def test_a_failed_write_is_one_line_and_stores_nothing(db_file):
     other = sqlite3.connect(db_file, timeout=0)
     other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
     s.db.execute("PRAGMA busy_timeout = 50")
-    with pytest.raises(PrefvalError, match="NOT saved"):
+    with pytest.raises(PrefvalError) as info:
         s.add_annotation(AnnotationIn(study_id=study.id, unit_id=unit.id, item_id=item.id, annotator_id=ann.id,
                                       status="answered", answer={"choice": 1}))
+    assert str(info.value) == (f"{db_file}: the answer was NOT saved (the database is busy: another program is "
+                               "writing to it); try again")
     other.rollback()
     other.close()
     assert s.db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 0
