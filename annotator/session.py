@@ -246,9 +246,15 @@ class Session:
 
     @property
     def recent(self) -> list[Annotation]:
-        """This annotator's last RECENT answers and skips, newest first (read when first needed)."""
+        """This annotator's last RECENT answers and skips, newest first, the newest one per item (an answer changed
+        in review shows once, as it stands; read when first needed)."""
         if self._recent is None:
-            self._recent = self.store.recent_decisions(self.study.id, self.annotator.id, RECENT)
+            rows, units = [], set()
+            for r in self.store.recent_decisions(self.study.id, self.annotator.id, 4 * RECENT):
+                if r.unit_id not in units:
+                    units.add(r.unit_id)
+                    rows.append(r)
+            self._recent = rows[:RECENT]
         return self._recent
 
     @recent.setter
@@ -621,16 +627,15 @@ class Session:
 
     def recent_lines(self) -> list[tuple[int, str]]:
         """The last RECENT answers and skips, newest first, as (queue position, what was decided as the
-        annotator saw it: "option B", "left is better", "skipped")."""
+        annotator saw it: "option B", "left is better", "skipped"; " ⚑" after it when the item is flagged for
+        review). Only this annotator's own decisions: never a correct answer, an answer key or another's answer."""
         out = []
         for r in self.recent:
             i = self.position_of(r.unit_id)
             if i is None:
                 continue
-            if r.status == "skipped":
-                out.append((i, "skipped"))
-            else:
-                out.append((i, self.task.describe_answer(self.view_at(i), r.answer or {})))
+            what = "skipped" if r.status == "skipped" else self.task.describe_answer(self.view_at(i), r.answer or {})
+            out.append((i, what + (" ⚑" if self._state(r.unit_id).flagged else "")))
         return out
 
     def item_counts(self) -> dict[str, int]:

@@ -59,7 +59,7 @@ def check_guidance(app) -> list[str]:
     screen = app.screen
     rows = _rows(app)
     cut: list[str] = []
-    names = ["#header", "#head", "#state", "#hint", "#keys", "#filters", "#summary"]
+    names = ["#header", "#head", "#state", "#hint", "#last", "#keys", "#filters", "#summary"]
     widgets = [w for name in names for w in screen.query(name)]
     widgets += [w for w in screen.query("KeyLine") if w not in widgets]
     for widget in widgets:

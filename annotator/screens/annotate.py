@@ -32,11 +32,43 @@ from storage.errors import AssignmentReleased, DatabaseBusy, PrefvalError
 
 
 MIN_WIDTH, MIN_HEIGHT = 60, 16
-WIDE = 140    # from this width on, the history of the last decisions shows beside the item
+WIDE = 140    # from this width on, the history of the last decisions shows beside the item (below: one line)
+STRIP = 3     # decisions at most in the one-line history shown below WIDE columns
 NARROW = 100  # below this width the header is compact
 SHORT = 24    # below this height the footer is hidden (`?` lists every key: the key line says so)
 # the shared keys kept on the bottom line when the whole line would need more than one (the rest: `?`)
 COMPACT_KEYS = ["s", "u", "right_square_bracket", "l", "m", "n"]
+
+
+def last_strip(lines: list[tuple[int, str]], cells: int, most: int = STRIP) -> Text:
+    """The one-line history of the last decisions for a terminal narrower than WIDE: "last: #3 skipped · #2 tie ·
+    #1 left is better", newest first, from `lines` (Session.recent_lines: (queue position, the decision as the
+    annotator saw it)). As many of the first `most` as fit in `cells` cells whole; the newest one is always
+    shown, its text shortened with "…" when even it alone does not fit. Text from data is shown as it is (never
+    markup or a control sequence). An empty Text when there is no decision yet."""
+    from rich.cells import cell_len
+
+    def entry(i: int, what: str) -> Text:
+        out = Text(f"#{i + 1} ", style="bold")
+        out.append(visible(what, layout=False))
+        return out
+
+    out = Text("last: ", style="dim")
+    for n, (i, what) in enumerate(lines[:most]):
+        piece = entry(i, what)
+        sep = Text(" · ", style="dim") if n else Text("")
+        if cell_len(out.plain) + sep.cell_len + piece.cell_len > cells:
+            if n:
+                break
+            room = max(1, cells - cell_len(out.plain) - cell_len(f"#{i + 1} "))
+            shown = visible(what, layout=False)
+            while shown and cell_len(shown) + 1 > room:
+                shown = shown[:-1]
+            piece = Text(f"#{i + 1} ", style="bold")
+            piece.append(shown.rstrip() + "…")
+        out.append_text(sep)
+        out.append_text(piece)
+    return out if lines else Text()
 
 
 class AnnotateScreen(Screen[None]):
@@ -49,6 +81,7 @@ class AnnotateScreen(Screen[None]):
     AnnotateScreen #keys { height: auto; padding: 0 1; color: $text; background: $boost; }
     AnnotateScreen #state { height: auto; padding: 0 1; color: $warning; }
     AnnotateScreen #hint { height: 1; padding: 0 1; color: $warning; }
+    AnnotateScreen #last { height: 1; padding: 0 1; display: none; }
     AnnotateScreen .field { dock: bottom; display: none; }
     AnnotateScreen .field.open { display: block; }
     AnnotateScreen.short KeyLine { display: none; }
@@ -119,6 +152,10 @@ class AnnotateScreen(Screen[None]):
         # the "scroll to see" hint: one line at least, and as many as the item's longest hint needs (wrapped, never
         # cut), kept while the item is on screen, so that the hint shrinking or going never moves the item
         yield self._empty_line("hint")
+        # below WIDE columns: the last decisions on one line ("last: #3 skipped · #2 tie ..."), once there is one
+        last = self._empty_line("last")
+        last.display = False
+        yield last
         yield KeyGroups(id="keys")
         # the text fields (note, go to) are mounted above it when first opened
         yield KeyLine(self.BINDINGS, compact=COMPACT_KEYS)
@@ -254,7 +291,8 @@ class AnnotateScreen(Screen[None]):
         self.query_one("#keys", KeyGroups).set_groups(keys)
 
     def _draw_recent(self) -> None:
-        """The history of the last decisions (newest first) beside the item, like Prodigy's sidebar."""
+        """The history of the last decisions (newest first): beside the item from WIDE columns, like Prodigy's
+        sidebar; below that, as many of the last STRIP as fit on one line above the decision keys (last_strip)."""
         lines = self.session.recent_lines()
 
         def text() -> Text:
@@ -266,8 +304,14 @@ class AnnotateScreen(Screen[None]):
                 out.append(visible(what, layout=False) + "\n")
             return out
 
+        wide = self.has_class("wide")
         # hidden below WIDE columns: then the screen needs no new layout for it (showing it lays out anyway)
-        self._set_line("recent", lines, text, layout=self.has_class("wide"))
+        self._set_line("recent", lines, text, layout=wide)
+        strip = Text() if wide else last_strip(lines, self.size.width - 2)
+        self._set_line("last", strip.plain, lambda: strip)
+        last = self.query_one("#last", Static)
+        if last.display != bool(strip.plain):
+            last.display = bool(strip.plain)
 
     @staticmethod
     def _empty_line(name: str) -> Static:
@@ -343,6 +387,7 @@ class AnnotateScreen(Screen[None]):
         self._size_classes()
         if not self.session.finished:
             self.refresh_header()
+            self._draw_recent()  # the sidebar or the one-line history, fitted to the new width
             self.call_after_refresh(self._observe)
         if self.too_small():
             self.notify(f"The terminal is {self.size.width}x{self.size.height}: enlarge it to at least "
