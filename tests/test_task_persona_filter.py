@@ -146,6 +146,46 @@ async def test_several_reasons_are_marked_before_the_drop_is_confirmed(pf_db):
     assert _by_item(pf_db)["ana"] == {first: {"decision": "keep", "reasons": []}}
 
 
+@pytest.mark.parametrize("size", [(110, 34), (60, 16)], ids=["110x34", "60x16"])
+async def test_keep_with_reasons_marked_asks_first_and_never_drops_the_marks_silently(pf_db, size):
+    """k while drop reasons are marked on this visit asks on the state line; k again keeps (the marks cleared,
+    said beforehand), d drops with them; k without marks keeps at once. Checked on the database's rows."""
+    from tests.tui_helpers import see_all
+
+    app = AnnotateApp(pf_db, "pf", "ana", show_timer=False)
+    async with app.run_test(size=size) as pilot:
+        order = []
+        for keys in (["1", "3", "k"], ["2", "k", "d"], ["1", "1", "k"]):
+            order.append(app.session.view().item.external_id)
+            await see_all(pilot)
+            for key in keys:
+                await pilot.press(key)
+                await pilot.pause()
+            if len(order) == 1:
+                # first record: asked, nothing answered yet; the question names the marks and both ways out
+                assert app.session.index == 0
+                state = str(app.screen.query_one("#state").render())
+                assert "2 drop reasons marked (unnatural, implausible)" in state
+                assert "press k again to keep" in state and "d to drop it with them" in state
+                with Store.open(pf_db, mode="create") as s:
+                    assert not [r for r in s.annotations(s.get_study("pf").id) if r.status == "answered"]
+                await pilot.press("k")  # again: kept
+                await pilot.pause()
+        assert app.session.index == 3
+    with Store.open(pf_db, mode="create") as s:
+        log = s.annotations(s.get_study("pf").id)
+    assert [r.answer for r in log if r.status == "answered"] == [
+        {"decision": "keep", "reasons": []},                 # k, k: kept, the two marks cleared as said
+        {"decision": "drop", "reasons": ["couple"]},         # k asked, then d: dropped with the mark
+        {"decision": "keep", "reasons": []},                 # the mark taken back: k keeps at once
+    ]
+    assert [r.answer["reasons"] for r in log if r.status == "partial"] == [
+        ["unnatural"], ["unnatural", "implausible"], ["couple"], ["unnatural"], []]
+    assert _by_item(pf_db)["ana"] == {order[0]: {"decision": "keep", "reasons": []},
+                                     order[1]: {"decision": "drop", "reasons": ["couple"]},
+                                     order[2]: {"decision": "keep", "reasons": []}}
+
+
 async def test_profile_shown_and_note_keeps_keys_inert(pf_db):
     app = AnnotateApp(pf_db, "pf", "ana", show_timer=False)
     async with app.run_test(size=(110, 34)) as pilot:

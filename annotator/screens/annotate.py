@@ -140,6 +140,7 @@ class AnnotateScreen(Screen[None]):
         self._seen_keys: set = set()  # seen_keys of parts seen whole on any unit (a conversation up to a message)
         self._track_tries = 0
         self._in_place = False  # whether the item on screen was drawn in the widgets of the one before
+        self._asked: tuple | None = None  # (unit, key) of a decision asked about (task.confirm), taken when pressed again
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="header")
@@ -190,6 +191,7 @@ class AnnotateScreen(Screen[None]):
             self.app.push_screen(SummaryScreen(s), self._after_summary)
             return
         self.seen.forget()
+        self._asked = None
         view = s.view()
         current = view.current
         self.partial = current.answer if current is not None and current.status == "partial" else None
@@ -433,6 +435,12 @@ class AnnotateScreen(Screen[None]):
         if self.seen.unseen():  # never judge what you cannot see
             self.notify(refusal(self.seen), severity="warning", timeout=6, markup=False)
             self._reveal_first_unseen()
+            return
+        question = s.task.confirm(event.key, view, self.partial)
+        asked, self._asked = self._asked, None
+        if question and asked != (s.queue[s.index].unit_id, event.key):  # ask first; the same key again takes it
+            self._asked = (s.queue[s.index].unit_id, event.key)
+            self._set_line("state", question, lambda: plain(question))
             return
         await self._save(s.prepare("answered" if decision.complete else "partial", decision.answer,
                                    advance=decision.complete))

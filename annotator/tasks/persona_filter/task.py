@@ -2,7 +2,8 @@
 
 Screen: the record (its type and text) and, when it has one, its profile (the payload's profile text, or the
 kept parent record of a chained round). Keys:
-- `k` keep (a complete decision, saved, next record);
+- `k` keep (a complete decision, saved, next record); with reasons marked on this visit, `k` asks first (the state
+  line: `k` again keeps and clears the marks, `d` drops with them);
 - `1`..`9` mark or unmark the reason with that number (the study's `--reasons`, listed with their digits): the
   marks are saved as a partial answer and the record stays on screen, so several reasons can be marked;
 - `d` drop with the marked reasons (none marked: no reason; back on a dropped record, its stored reasons are
@@ -40,7 +41,7 @@ class PersonaFilterTask(TaskType):
         "Each screen shows one generated record (a persona sentence, a profile, a life event or a preference) "
         "and, when there is one, the profile it belongs to. Keep it when it describes one believable person in "
         "a natural way; drop it otherwise.\n\n"
-        "- `k`: keep\n"
+        "- `k`: keep (with reasons marked, press `k` twice: keeping clears the marks)\n"
         "- `1`..`9`: mark or unmark the numbered reason listed under the record (several can be marked)\n"
         "- `d`: drop, with the marked reasons (none marked: no particular reason)\n"
         "- `s`: skip, `u`: back, `n`: note, `q`: quit\n\n"
@@ -151,6 +152,17 @@ class PersonaFilterTask(TaskType):
             marked ^= {reasons[DIGITS.index(key)]}
             return Decision({"decision": "drop", "reasons": [r for r in reasons if r in marked]}, complete=False)
         return None
+
+    def confirm(self, key: str, view: UnitView, partial: dict[str, Any] | None) -> str | None:
+        """`k` while drop reasons are marked on this visit (a partial answer with reasons): asked first, since
+        keeping clears the marks. A stored drop's reasons shown on a revisited record are not asked about (`k`
+        there is a change of answer; the drop stays in the history)."""
+        marked = list((partial or {}).get("reasons") or [])
+        if key != "k" or not marked:
+            return None
+        n = len(marked)
+        return (f"{n} drop reason{'s' if n > 1 else ''} marked ({', '.join(marked)}): press k again to keep the "
+                f"record and clear {'them' if n > 1 else 'it'}, or d to drop it with {'them' if n > 1 else 'it'}")
 
     def answer_problem(self, status: str, answer: dict[str, Any], unit: Unit, item: Item, item_b: Item | None,
                        settings: dict[str, Any]) -> str | None:
