@@ -45,6 +45,19 @@ def stored_context(tmp_path, messages: list[Message]) -> tuple[Store, str]:
     return store, item.context_id
 
 
+def questions_on_one_context(tmp_path, messages: list[Message], ends: tuple[int, ...]) -> str:
+    """A database file with one MCQ question per end in `ends` ("question E?", seeing messages[:E] of the one stored
+    conversation "c") and a study "st" of them (seed 3, one annotator per item); returns its path."""
+    items = [ItemIn(external_id=f"q{e}", kind="mcq", context_external_id="c", context_end=e,
+                    payload=McqPayload(question=f"question {e}?", options=["w", "x", "y", "z"],
+                                       correct_index=0).model_dump(exclude_none=True)) for e in ends]
+    db = str(tmp_path / "p.db")
+    with Store.open(db, mode="create") as s:
+        s.import_items("d", "jsonl", items, contexts=[ContextIn(external_id="c", messages=messages)])
+        create_study(s, StudySpec(name="st", task="mcq", datasets=["d"], seed=3, annotators_per_item=1))
+    return db
+
+
 async def test_end_and_home_jump_at_once_in_8001_messages(tmp_path):
     store, cid = stored_context(tmp_path, long_messages())
     view = ContextView(store, cid, None)
@@ -163,13 +176,7 @@ async def test_consecutive_items_of_one_context_reuse_the_pane(tmp_path):
     """Three questions on one stored conversation (seeing 10, 20 and 30 messages), answered by keys: the pane is
     the same widget throughout and shows each item's own number of messages."""
     msgs = [Message(role="user", content=f"turn {k}") for k in range(30)]
-    items = [ItemIn(external_id=f"q{e}", kind="mcq", context_external_id="c", context_end=e,
-                    payload=McqPayload(question=f"question {e}?", options=["w", "x", "y", "z"],
-                                       correct_index=0).model_dump(exclude_none=True)) for e in (10, 20, 30)]
-    db = str(tmp_path / "p.db")
-    with Store.open(db, mode="create") as s:
-        s.import_items("d", "jsonl", items, contexts=[ContextIn(external_id="c", messages=msgs)])
-        create_study(s, StudySpec(name="st", task="mcq", datasets=["d"], seed=3, annotators_per_item=1))
+    db = questions_on_one_context(tmp_path, msgs, (10, 20, 30))
     app = AnnotateApp(db, "st", "ana", show_timer=False)
     async with app.run_test(size=(100, 32)) as pilot:
         await pilot.pause()
@@ -203,13 +210,7 @@ async def test_items_of_one_context_lay_out_what_the_viewport_shows_and_nothing_
     message), and no block is laid out twice: the lines laid out in all are 9 for each block kept."""
     msgs = [Message(role="user", content=f"turn {k:02d} " + "word " * 118) for k in range(40)]
     assert {len(m.content) for m in msgs} == {598}
-    items = [ItemIn(external_id=f"q{e}", kind="mcq", context_external_id="c", context_end=e,
-                    payload=McqPayload(question=f"question {e}?", options=["w", "x", "y", "z"],
-                                       correct_index=0).model_dump(exclude_none=True)) for e in (10, 20, 30, 40)]
-    db = str(tmp_path / "p.db")
-    with Store.open(db, mode="create") as s:
-        s.import_items("d", "jsonl", items, contexts=[ContextIn(external_id="c", messages=msgs)])
-        create_study(s, StudySpec(name="st", task="mcq", datasets=["d"], seed=3, annotators_per_item=1))
+    db = questions_on_one_context(tmp_path, msgs, (10, 20, 30, 40))
     app = AnnotateApp(db, "st", "ana", show_timer=False)
     async with app.run_test(size=(100, 32)) as pilot:
         await pilot.pause()

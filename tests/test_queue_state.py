@@ -220,12 +220,17 @@ async def test_reopening_lands_on_the_first_open_item_with_its_counts_and_histor
         assert s.index == 2
 
 
-async def test_reopening_a_finished_queue_lands_on_the_summary(db_file):
-    """Every item answered (ana: seconds 1..7, median 4 s) but one skipped: reopening shows the summary with
-    answered 6, skipped 1, open 0 and the median; r goes to the skipped item (position 3)."""
+def _all_decided_one_skipped(db_file) -> None:
+    """The 7-unit study with ana's answers to every position but 3, which she skipped; position i took i + 1 s."""
     _study(db_file)
     with Store.open(db_file, mode="rw") as s:
         _log(s, "ana", [(i, "skipped" if i == 3 else "answered", i + 1, float(i + 1)) for i in range(7)])
+
+
+async def test_reopening_a_finished_queue_lands_on_the_summary(db_file):
+    """Every item answered (ana: seconds 1..7, median 4 s) but one skipped: reopening shows the summary with
+    answered 6, skipped 1, open 0 and the median; r goes to the skipped item (position 3)."""
+    _all_decided_one_skipped(db_file)
     app = AnnotateApp(db_file, "st", "ana", show_timer=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
@@ -273,9 +278,7 @@ async def test_a_long_summary_counts_its_median_after_it_is_drawn(db_file, monke
     import annotator.screens.summary as summary
 
     monkeypatch.setattr(summary, "INLINE_MEDIAN", 0)
-    _study(db_file)
-    with Store.open(db_file, mode="rw") as s:
-        _log(s, "ana", [(i, "skipped" if i == 3 else "answered", i + 1, float(i + 1)) for i in range(7)])
+    _all_decided_one_skipped(db_file)
     app = AnnotateApp(db_file, "st", "ana", show_timer=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
