@@ -7,6 +7,7 @@ from typing import Iterable
 
 from storage.db import BATCH_ROWS, message_sizes_json, now_iso, write_transaction
 from storage.errors import PrefvalError
+from storage.visible_text import name_problem
 from storage.models import (
     ContextIn, Dataset, ImportResult, Item, ItemIn, ItemSource, Message, canonical_json, derived_id,
 )
@@ -56,6 +57,8 @@ class DatasetsMixin:
         existing = self.db.execute("SELECT format FROM datasets WHERE id = ?", [ds_id]).fetchone()
         if existing and existing[0] != fmt:
             raise PrefvalError(f"dataset '{dataset}' exists with format '{existing[0]}', not '{fmt}'")
+        if not existing and name_problem(dataset, "dataset"):  # a new name is plain text, as study and annotator names
+            raise PrefvalError(name_problem(dataset, "dataset"))
         known_ctx = {r[0] for r in self.db.execute("SELECT id FROM contexts WHERE dataset_id = ?", [ds_id])}
         # original records (migration 11) are touched only when the importer gives them
         with_sources = any(c.source for c in contexts) or any(it.source for it in items)

@@ -54,10 +54,10 @@ def has_control(text: str) -> bool:
 
 
 def name_problem(name: str, what: str) -> str | None:
-    """Why `name` cannot be the name of a new study or annotator (what: "study" or "annotator"), or None: a name
-    is one line of plain text, so it must not be empty, must not start or end with whitespace (``' ana'`` and
-    ``'ana'`` would look the same in every list) and must not hold a control character (newline and tab included)
-    or a bidi or zero-width control (INVISIBLE). The message shows the name with visible escapes."""
+    """Why `name` cannot be the name of a new study, annotator or dataset (what: the word used in the message), or
+    None: a name is one line of plain text, so it must not be empty, must not start or end with whitespace
+    (``' ana'`` and ``'ana'`` would look the same in every list) and must not hold a control character (newline and
+    tab included) or a bidi or zero-width control (INVISIBLE). The message shows the name with visible escapes."""
     if not name or not name.strip():
         return f"the {what} name must not be empty"
     shown = visible(name, layout=False)

@@ -52,3 +52,27 @@ def test_bad_names_are_refused_with_one_line_and_nothing_written(argv, expected,
     with Store.open(db_file, mode="ro") as s:
         assert [x.name for x in s.studies()] == ["st"] and [a.name for a in s.annotators()] == ["ana"]
         assert s.db.execute("SELECT count(*) FROM events").fetchone()[0] == events
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("d\x1b", "the dataset name 'd\\x1b' holds a control character"),
+    (" d", "the dataset name ' d' starts or ends with whitespace"),
+    ("", "--dataset is required"),
+])
+def test_a_new_dataset_name_is_plain_text_and_nothing_is_written(name, expected, db_file, tmp_path, capsys):
+    """`prefval import jsonl FILE --dataset NAME` with a name no list could show as typed: one line, exit 1, no
+    dataset, import or item row; the same file under a plain name imports its 2 records."""
+    f = tmp_path / "p.jsonl"
+    f.write_text('{"id": "r1", "text": "likes tea"}\n{"id": "r2", "text": "likes rain"}\n')
+    with Store.open(db_file, mode="create"):
+        pass
+    assert main(["import", "jsonl", str(f), "--kind", "persona_record", "--dataset", name, "--db", db_file]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"prefval: error: {expected}"), err
+    with Store.open(db_file, mode="ro") as s:
+        assert [s.db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("datasets", "imports", "items")] \
+            == [0, 0, 0]
+    assert main(["import", "jsonl", str(f), "--kind", "persona_record", "--dataset", "personas", "--db", db_file]) == 0
+    with Store.open(db_file, mode="ro") as s:
+        assert [d.name for d in s.datasets()] == ["personas"]
+        assert s.db.execute("SELECT count(*) FROM items").fetchone()[0] == 2
