@@ -161,6 +161,13 @@ class Session:
         self.unclaimed = 0
         self._ended = False  # close() ran
         self.claims_stopped = False  # a study command took items from this queue meanwhile (no more claims)
+        # study commands run elsewhere while this session is open (release_notice): items they took out of the queue
+        # since the session opened (Store.released_since), the decisions they made refuse (not saved), and whether
+        # that news has not been followed by a saved decision yet (the screen then says it in full)
+        self.opened_iso = now_iso()
+        self.released = 0
+        self.unsaved: list[str] = []
+        self.release_news = False
         self._recent: list[Annotation] | None = None
         self.reload_queue()  # counts the queue's answered and skipped items (SQL aggregates)
         first = self.resume_index()
@@ -440,15 +447,51 @@ class Session:
         self.claims_stopped = True
         self.unclaimed = 0
 
-    def drop_released(self) -> None:
+    def _count_released(self) -> None:
+        """Count again the items study commands took out of this queue since the session opened (a read)."""
+        n = self.store.released_since(self.study.id, self.annotator.id, self.opened_iso)
+        if n != self.released:
+            self.released = n
+            self.release_news = True
+
+    def release_notice(self) -> str:
+        """What study commands run elsewhere did to this session, in full, or "" when nothing: how many items were
+        taken out of the queue (`released`), that the annotator's answers are kept (how many: answered items are
+        never released) and which decisions were NOT saved (`unsaved`). Plain text (descriptions of answers come
+        from data: show it with safe_text.plain)."""
+        if not self.released and not self.unsaved:
+            return ""
+        n = self.released
+        out = []
+        if n:
+            out.append(f"{n:,} of your items {'was' if n == 1 else 'were'} taken out of your queue by a study "
+                       "command (study release, unassign or rename-annotator).")
+        answered = self._n_answered
+        out.append(f"Your answers so far are kept ({answered:,} answered item{'' if answered == 1 else 's'}).")
+        if self.unsaved:
+            out.append("NOT saved: " + "; ".join(self.unsaved) + ".")
+        return " ".join(out)
+
+    def is_live(self, unit_id: str) -> bool:
+        """Whether a unit is in this annotator's queue in the file now (a study command elsewhere may have
+        released it): one indexed read."""
+        return self.store.queue_rank(self.study.id, self.annotator.id, unit_id) is not None
+
+    def drop_released(self, unsaved: str | None = None) -> None:
         """The write of a decision was refused because its assignment was released by a study command in another
         process (AssignmentReleased): read the queue again (the file's live assignments), forget the states read,
-        claim nothing more in this session, and go to the first open item of what is left (or the end)."""
+        claim nothing more in this session, and go to the first open item of what is left (or the end).
+        unsaved: what was not saved, as the annotator would say it ("your answer (option A) on item #5"), kept
+        for release_notice."""
         current = self.queue.unit_id(self.index) if not self.finished else None
         self._stop_claims()
+        if unsaved:
+            self.unsaved.append(unsaved)
+            self.release_news = True
         self._states = {}
         self._recent = None
         self.reload_queue()
+        self._count_released()
         self._end_visit(current)
         self.index = self.resume_index()
         self._moved()
@@ -461,7 +504,8 @@ class Session:
         n = self.store.queue_length(self.study.id, self.annotator.id)
         if n == len(self.queue):
             return False
-        if n < len(self.queue):
+        len_before = len(self.queue)
+        if n < len_before:
             self._stop_claims()
         finished = self.finished
         try:
@@ -471,6 +515,7 @@ class Session:
         self.reload_queue()
         self._states = {}
         self._recent = None
+        self._count_released()  # (a release and a claim in another window of this annotator may even out)
         i = self.position_of(current) if current is not None else None
         if i is not None or finished:
             self.index = len(self.queue) if finished else i
@@ -648,7 +693,8 @@ class Session:
     def item_rows(self, which: str = "all", offset: int = 0, limit: int = LIST_PAGE,
                   count: int | None = None) -> list[dict[str, Any]]:
         """A page of the item list: the items the filter `which` (see item_counts) lets through, in queue order,
-        from the `offset`-th of them, at most `limit`: {"position", "status" ("answered" | "skipped" | "partial" |
+        from the `offset`-th of them, at most `limit`: {"position", "unit_id", "status" ("answered" | "skipped" |
+        "partial" |
         "open"), "flagged", "noted", "answer" (as the annotator saw it, or "")}. Read from the file a page at a
         time (Store.queue_items), so the list of a queue of 100,000 answered items opens at once. count: how many
         items the filter lets through, when known (item_counts): none read for 0, and a filter that lets fewer
@@ -667,8 +713,8 @@ class Session:
                     answer = self.task.describe_answer(self.view_at(row.position), cur.answer)
                 else:  # a re-scoring is in progress: the answer that counts is the latest answered row
                     answer = "(being changed)"
-            out.append({"position": row.position, "status": status, "flagged": st.flagged, "noted": st.noted,
-                        "answer": answer})
+            out.append({"position": row.position, "unit_id": row.unit_id, "status": status, "flagged": st.flagged,
+                        "noted": st.noted, "answer": answer})
         return out
 
     def notes(self) -> list[str]:

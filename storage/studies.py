@@ -578,6 +578,15 @@ class StudiesMixin:
         return self.db.execute(f"SELECT COUNT(*) {self._LIVE} AND (position, id) < (?, ?)",
                                [study_id, annotator_id, row[0], row[1]]).fetchone()[0]
 
+    def released_since(self, study_id: str, annotator_id: str, since: str) -> int:
+        """How many of one annotator's assignments in a study a study command (`study release`, `unassign`,
+        `rename-annotator`: release_assignments) released at or after `since` (an ISO 8601 UTC time as now_iso()
+        writes it) and are still released: the items taken out of an open session's queue. One probe of the partial
+        index idx_assignments_released."""
+        return self.db.execute("SELECT COUNT(*) FROM assignments WHERE study_id = ? AND annotator_id = ? "
+                               "AND released_at IS NOT NULL AND released_at >= ?",
+                               [study_id, annotator_id, since]).fetchone()[0]
+
     def queue_members(self, study_id: str, annotator_id: str, unit_ids) -> set[str]:
         """Which of `unit_ids` are in one annotator's queue (one indexed look-up per unit)."""
         ids, out = list(unit_ids), set()

@@ -175,7 +175,7 @@ class AnnotateScreen(Screen[None]):
         secs = s.seconds_on_item() if (self.show_timer and not s.finished) else None
         self.query_one(StatusHeader).show(s.study.name, s.task.name, s.annotator.name, done, total, s.index, secs,
                                           unclaimed=s.unclaimed, compact=self.size.width < NARROW,
-                                          flagged=s.is_flagged(), width=self.size.width - 2)
+                                          flagged=s.is_flagged(), width=self.size.width - 2, released=s.released)
 
     async def show_current(self) -> None:
         """Draw the current unit, or the summary when the queue is done."""
@@ -183,11 +183,13 @@ class AnnotateScreen(Screen[None]):
             return
         s = self.session
         if s.sync_queue():  # a study command in another process released the item that was to show
-            self.message = self.RELEASED.format(what="The item you were on was", rest="Showing your first open item.")
+            self.message = "The item you were on was one of them" + (
+                "; showing your first open item." if not s.finished else ".")
         if not s.finished:  # another window of the same annotator may have answered this item meanwhile
             s.sync_unit(s.queue[s.index].unit_id)
         self.refresh_header()
         if s.finished:
+            self.message = ""  # the summary says what study commands did (Session.release_notice)
             self.app.push_screen(SummaryScreen(s), self._after_summary)
             return
         self.seen.forget()
@@ -210,7 +212,8 @@ class AnnotateScreen(Screen[None]):
             self._focus_item()
         self.items_drawn += 1
         self._draw_keys(view)
-        state = self.message
+        # study commands run elsewhere took items out of the queue: said in full until the next saved decision
+        state = " ".join(x for x in (s.release_notice() if s.release_news else "", self.message) if x)
         if current is not None and current.status == "answered":
             state = (state + "  " if state else "") + (
                 f"your answer: {s.task.describe_answer(view, current.answer)} (press a key to change it)")
@@ -469,25 +472,34 @@ class AnnotateScreen(Screen[None]):
                 self.run_worker(self._save_in_background(pending), group="save", exit_on_error=False)
                 return
         except AssignmentReleased:  # a study command took the item away meanwhile: not saved, go on
-            await self._released()
+            await self._released(pending)
             return
         except PrefvalError as exc:  # not saved: stay on the item and say so
             self.notify(visible(exc), severity="error", timeout=8, markup=False)
             return
         await self._saved(pending)
 
-    RELEASED = ("{what} released from your queue by a study command (study release, unassign or rename-annotator, "
-                "run by whoever manages the study); it may be someone else's now. {rest}")
+    def _unsaved(self, pending: PendingDecision) -> str:
+        """What a refused write would have saved, as the annotator would say it: "your answer (option A) on the
+        item that was #5" ("" for a move on, which saves nothing)."""
+        s, row = self.session, pending.row
+        if row is None:
+            return ""
+        where = f"on the item that was #{pending.index + 1} (it may be someone else's now)"
+        if row.status in ("answered", "partial"):
+            return f"your answer ({s.task.describe_answer(s.view_at(pending.index), row.answer or {})}) {where}"
+        what = {"skipped": "your skip", "note": "your note", "flag": "your flag",
+                "unflag": "taking back your flag"}.get(row.status, f"your {row.status}")
+        return f"{what} {where}"
 
-    async def _released(self) -> None:
-        """The decision's assignment was released in another process: say so plainly, read the queue again and
-        go on with the annotator's remaining items (or the summary); this session claims nothing more."""
+    async def _released(self, pending: PendingDecision) -> None:
+        """The decision's assignment was released in another process: read the queue again and go on with the
+        annotator's remaining items (or the summary); this session claims nothing more. What happened (how many
+        items study commands took, the answers kept, the decision NOT saved) stays on the screen where the annotator
+        ends up (Session.release_notice: the state line until the next saved decision, the summary, the item list;
+        the header counts the items taken), never a notice that goes by itself."""
         s = self.session
-        s.drop_released()
-        rest = ("Your remaining items follow." if not s.finished else
-                "You have no open items left in this study.")
-        self.message = self.RELEASED.format(what="NOT saved: this item was", rest=rest)
-        self.notify(self.message, severity="warning", timeout=12, markup=False)
+        s.drop_released(self._unsaved(pending))
         await self.show_current()
 
     def _show_saving(self, attempt: int) -> None:
@@ -508,7 +520,7 @@ class AnnotateScreen(Screen[None]):
         except AssignmentReleased:
             self.saving = None
             self._set_line("state", "", lambda: "")
-            await self._released()
+            await self._released(pending)
             if self._quit_after_save:
                 self.app.exit()
             return
@@ -526,6 +538,8 @@ class AnnotateScreen(Screen[None]):
         s = self.session
         conflicts = s.conflicts
         s.apply(pending)
+        if pending.advance or (pending.row is not None and pending.row.status in ("answered", "skipped", "partial")):
+            s.release_news = False  # a decision saved since: the header keeps the count of items taken
         if s.conflicts > conflicts:
             self.notify("This item had been answered in another window meanwhile; your answer is now the current "
                         "one (both are kept in the history).", severity="warning", timeout=6)
@@ -593,13 +607,19 @@ class AnnotateScreen(Screen[None]):
 
         if self._refuse_while_saving():
             return
+        # the list shows the queue as it is in the file: the session reads it again first when a study command run
+        # elsewhere changed it, so that the list's numbers are the session's
+        if self.session.sync_queue():  # the item on screen was taken: said when the list closes on it
+            self.message = "The item you were on was one of them."
+        self.refresh_header()  # the queue's figures as the list shows them
         self.app.push_screen(ItemListScreen(self.session, start), self._after_list)
 
     async def _after_list(self, position: int | None) -> None:
+        s = self.session
         if position is not None:
-            self.session.go(position)
+            s.go(position)
             await self.show_current()
-        elif self.session.finished:
+        elif s.finished or s.queue[s.index].unit_id != self.seen.unit:  # the queue was read again meanwhile
             await self.show_current()
 
     async def action_flag(self) -> None:

@@ -11,9 +11,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
-from annotator.safe_text import visible
+from annotator.safe_text import plain, visible
 from annotator.session import LIST_PAGE, Session
 from annotator.widgets.key_line import KeyGroups
 
@@ -41,6 +41,7 @@ class ItemListScreen(ModalScreen[int | None]):
     ItemListScreen { align: center middle; }
     ItemListScreen > Vertical { width: 90%; height: 90%; border: thick $accent; background: $surface; }
     ItemListScreen #filters { background: $boost; }
+    ItemListScreen #released { height: auto; padding: 0 1; color: $warning; text-style: bold; }
     ItemListScreen DataTable { height: 1fr; }
     """
     BINDINGS = [Binding("escape", "close", "close"), Binding("l", "close", "close", show=False),
@@ -66,10 +67,15 @@ class ItemListScreen(ModalScreen[int | None]):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Your items (enter opens one, escape closes)"
+            # what study commands run elsewhere took out of the queue (Session.release_notice); no row when nothing
+            notice = Static("", id="released")
+            notice.display = False
+            yield notice
             yield KeyGroups(id="filters")  # wrapped between filters at any width, never cut
             yield DataTable(id="items", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
+        self._say(self.session.release_notice())
         self.action_filter(self.filter_key)
         self.query_one(DataTable).focus()
         self.call_after_refresh(self._fit)
@@ -139,13 +145,35 @@ class ItemListScreen(ModalScreen[int | None]):
             table.add_row(Text(f"{i + 1}" + (" ▶" if i == current else "")), Text(STATUS_TEXT[r["status"]]),
                           Text("⚑" if r["flagged"] else ""), Text("✎" if r["noted"] else ""),
                           Text(visible(r["answer"], layout=False), overflow="ellipsis", no_wrap=True),
-                          key=str(i))
+                          key=f"{i}:{r['unit_id']}")
         positions = [r["position"] for r in shown]
         if current in positions:
             table.move_cursor(row=positions.index(current))
 
+    def _say(self, text: str) -> None:
+        """Show `text` (plain text) on the line above the filters; "" hides the line."""
+        line = self.query_one("#released", Static)
+        line.update(plain(text, layout=False))
+        line.display = bool(text)
+
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        self.dismiss(int(event.row_key.value))
+        """Open the item of the row, found again in the queue as it is in the file now: a study command run
+        elsewhere since the list was read may have taken it out (then the list says so, is read again and stays
+        open: a released item never opens as if it could be answered) or moved it to another number."""
+        listed, unit_id = event.row_key.value.split(":", 1)
+        s = self.session
+        s.sync_queue()  # one number read; the queue is read again when its length changed
+        position = s.position_of(unit_id) if s.is_live(unit_id) else None
+        if position is not None:
+            self.dismiss(position)
+            return
+        self.counts = s.item_counts()
+        self.page_start = self._start_offset(self.filter_key)
+        self.rows = s.item_rows(FILTERS[self.filter_key][1], self.page_start, LIST_PAGE,
+                                self.counts[FILTERS[self.filter_key][1]])
+        self._draw()
+        self._say(f"Item #{int(listed) + 1} as listed was released: taken out of your queue by a study command, it "
+                  "can no longer be answered here. " + s.release_notice())
 
     def action_close(self) -> None:
         self.dismiss(None)

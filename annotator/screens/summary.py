@@ -1,4 +1,5 @@
-"""Shown when an annotator has answered (or skipped) every item of their queue."""
+"""Shown when an annotator has answered (or skipped) every item of their queue, or when nothing open is left in it
+because study commands run elsewhere took items out (then it says so, how many, and what was not saved)."""
 from __future__ import annotations
 
 from textual.app import ComposeResult
@@ -30,18 +31,27 @@ def summary_text(session: Session, median: str | None = None):
     median: the median's text when already known ("counting…" is shown for None: see SummaryScreen)."""
     c = session.counts()
     median = median if median is not None else "counting…"
+    notice = session.release_notice()
+    # a queue a study command emptied (in part or whole) is not "all done": the summary says what happened first
     lines = [
+        "[b]No open items left in $study[/b], $annotator." if notice else
         "[b]All done in $study[/b], $annotator. Thank you.",
         "",
+    ] + (["[b]$notice[/b]", ""] if notice else []) + [
         f"answered: {c['answered']}   skipped: {c['skipped']}   open: {c['open']}",
         f"median time per answered item: {median}",
         "",
-        "Every answer is saved in the database.",
+        "Every other answer is saved in the database." if session.unsaved else "Every answer is saved in the database.",
     ]
     if c["skipped"]:
         lines.append("Press [b]r[/b] to go through the skipped items.")
-    lines.append("Press [b]u[/b] to go back to the last item, [b]l[/b] for the list of your items, [b]q[/b] to quit.")
-    return markup("\n".join(lines), layout=False, study=session.study.name, annotator=session.annotator.name)
+    if len(session.queue):
+        lines.append("Press [b]u[/b] to go back to the last item, [b]l[/b] for the list of your items, "
+                     "[b]q[/b] to quit.")
+    else:  # nothing left in the queue to go back to
+        lines.append("Press [b]q[/b] to quit.")
+    return markup("\n".join(lines), layout=False, study=session.study.name, annotator=session.annotator.name,
+                  notice=notice)
 
 
 class SummaryScreen(Screen[str]):
