@@ -96,29 +96,162 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
 
 
 BAR_WIDTHS = (12, 3)  #: the progress bar's widest and narrowest width (characters)
-NAME_MIN = 8  #: a study name is cut (with an ellipsis) to no fewer characters than this
+NAME_MIN = 8  #: a study name is shortened (with an ellipsis) to no fewer terminal cells than this
+TASK_MIN = 6  #: a task name is shortened to this many cells, as a late step on narrow terminals
+ELLIPSIS = "…"
 
 
-def _cut(text: str, width: int) -> str:
-    """text cut to width characters, the last one an ellipsis when something was cut."""
-    return text if len(text) <= width else text[:max(width - 1, 0)] + "…"
+def _graphemes(text: str) -> list[tuple[str, int]]:
+    """text as (grapheme, terminal cells) pairs: a wide (CJK) character takes 2 cells, a combining mark or an
+    emoji sequence joined by zero-width joiners stays with its base (rich.cells, as the terminal draws them)."""
+    try:
+        from rich.cells import split_graphemes
+    except ImportError:  # an older rich: one character at a time
+        from rich.cells import get_character_cell_size
+
+        return [(ch, get_character_cell_size(ch)) for ch in text]
+    spans, _ = split_graphemes(text)
+    return [(text[a:b], w) for a, b, w in spans]
+
+
+def cells(text: str) -> int:
+    """The number of terminal cells text takes (a wide character 2; see _graphemes)."""
+    return sum(w for _, w in _graphemes(text))
+
+
+def _head(text: str, width: int) -> str:
+    """The longest start of text that takes at most width cells (never a grapheme split)."""
+    out, used = [], 0
+    for g, w in _graphemes(text):
+        if used + w > width:
+            break
+        out.append(g)
+        used += w
+    return "".join(out)
+
+
+def _tail(text: str, width: int) -> str:
+    """The longest end of text that takes at most width cells (never a grapheme split)."""
+    out, used = [], 0
+    for g, w in reversed(_graphemes(text)):
+        if used + w > width:
+            break
+        out.append(g)
+        used += w
+    return "".join(reversed(out))
+
+
+def _pad(text: str, width: int, right: bool = False) -> str:
+    """text padded with spaces to width cells (on the left when right=True: right-aligned)."""
+    fill = " " * max(0, width - cells(text))
+    return fill + text if right else text + fill
+
+
+def _shorten(text: str, width: int, tail: int) -> str:
+    """text in at most width cells: whole when it fits, else its start, an ellipsis and its last `tail` cells."""
+    if cells(text) <= width:
+        return text
+    end = _tail(text, tail) if tail else ""
+    return _head(text, width - 1 - cells(end)) + ELLIPSIS + end
+
+
+HEAD_MIN = 3  #: cells of a shortened name's start that always stay (else the column is widened)
+SEPARATORS = "-_.: /"  #: where a shortened name's kept end may start (a whole last part: "pers…-r1")
+
+
+def _extend_tail(text: str, width: int, tail: int, head_min: int = HEAD_MIN) -> int:
+    """The cells to keep at the end of text: `tail`, widened back to the separator before it (SEPARATORS), so
+    that "personas-r1" keeps "-r1" rather than "1", when that leaves at least head_min cells of its start."""
+    if not tail:
+        return tail
+    end = _tail(text, tail)
+    rest = text[:len(text) - len(end)]
+    cut = max(rest.rfind(c) for c in SEPARATORS)
+    if cut < 0:
+        return tail
+    wider = cells(text[cut:])
+    return wider if width - 1 - wider >= head_min else tail
+
+
+def distinct_names(names: list[str], width: int, head_min: int = HEAD_MIN) -> list[str] | None:
+    """Each name shown in at most width cells so that different names never look the same: a name that fits is
+    shown whole; a longer one is cut to its start and an ellipsis ("a-very-…"). When cut names would look alike (or
+    like another name), those names keep their end too, the fewest cells that tell them apart (at least head_min
+    cells of the start stay), widened to a whole last part where that fits ("personas-r1", "personas-r2" at 8 cells:
+    "pers…-r1", "pers…-r2"). Returns the shown names in the order given, or None when width is too narrow to tell
+    them apart (names that differ only in the middle: the caller gives more width). Equal names stay equal."""
+    tails = [0] * len(names)
+    cut = [cells(n) > width for n in names]
+    while True:
+        shown = [_shorten(n, width, t) for n, t in zip(names, tails)]
+        groups: dict[str, set[str]] = {}
+        for n, s in zip(names, shown):
+            groups.setdefault(s, set()).add(n)
+        clash = [i for i, s in enumerate(shown) if cut[i] and len(groups[s]) > 1]
+        if not clash:
+            break
+        for i in clash:
+            tails[i] += 1
+            if width - 1 - tails[i] < min(head_min, width - 1):  # too little of the start would stay
+                return None
+    # a whole last part where it fits, as long as the names stay apart
+    wider = [_shorten(n, width, _extend_tail(n, width, t)) for n, t in zip(names, tails)]
+    if len(set(wider)) == len(set(names)):  # shown names are a function of the names: still one per name
+        return wider
+    return shown
+
+
+def fit_names(names: list[str], width: int) -> tuple[list[str], int]:
+    """distinct_names at width cells, or at the first wider width where the names can be told apart (at most
+    the widest name's, where every name is whole). Returns (shown names, the column's width in cells)."""
+    natural = max([cells(n) for n in names] + [0])
+    for w in range(min(width, natural), natural + 1):
+        shown = distinct_names(names, w)
+        if shown is not None:
+            return shown, max([cells(s) for s in shown] + [0])
+    return list(names), natural
+
+
+def _terminal_width() -> int:
+    """The width to fit the status in (columns): $COLUMNS when set to a positive number, else the terminal's
+    that standard output is (shutil.get_terminal_size), else unlimited (a pipe, a file)."""
+    import shutil
+
+    return shutil.get_terminal_size((10**6, 24)).columns
+
+
+#: the steps that narrow the table, in order, until the lines fit (each keeps the ones before):
+#: (name cells or None for whole names, bar cells (0: no bar), short headers, date characters (0: no column),
+#: task cells or None for whole task names)
+PLANS = (
+    (None, BAR_WIDTHS[0], False, 16, None),   # everything whole
+    (None, 6, False, 16, None),               # 1. the bar narrows to 6
+    (None, 6, True, 16, None),                # 2. headers shorten ("ann.", "last (UTC)")
+    (NAME_MIN, 6, True, 16, None),            # 3. long study names shortened to the room left, >= 8 cells
+    (NAME_MIN, BAR_WIDTHS[1], True, 16, None),  # 4. the bar narrows to 3
+    (NAME_MIN, BAR_WIDTHS[1], True, 11, None),  # 5. last activity without the year ("12-01 10:32")
+    (NAME_MIN, 0, True, 11, None),            # 6. no bar (answers / needed and the share stay)
+    (NAME_MIN, 0, True, 11, TASK_MIN),        # 7. task names shortened to 6 cells
+    (NAME_MIN, 0, True, 0, TASK_MIN),         # 8. no last-activity column
+)
 
 
 def study_lines(studies: list[dict], width: int | None = None) -> list[str]:
     """The studies as a header and one line each: name, task, items, annotators (+ LLM judges), a progress bar
     with answers given / answers needed and the share, last activity (UTC, to the minute). Each column is as wide
-    as its widest value (no fixed padding); when the lines would be wider than `width` (characters; default the
-    terminal's, shutil.get_terminal_size, unlimited when standard output is not a terminal and $COLUMNS is unset),
-    the progress bar narrows from 12 to 6, long names are cut to 8 characters with an ellipsis, the bar narrows to
-    3, and the headers shorten ("annotators" to "ann.", "last activity (UTC)" to "last (UTC)"). Names are given as
-    they are (render_text shows them with visible escapes)."""
-    import shutil
-
+    as its widest value in terminal cells (a wide CJK character takes two; no fixed padding). When the lines would
+    be wider than `width` (columns; default _terminal_width: $COLUMNS, else the terminal's, unlimited in a pipe),
+    the table narrows by the steps of PLANS in order until it fits: the bar from 12 to 6, shorter headers, long
+    study names shortened to the room the other columns leave, no fewer than 8 cells (distinct_names: two studies never show the same name, so "personas-r1" and
+    "personas-r2" become "pers…-r1" and "pers…-r2"; names that differ only in the middle keep a wider column), the
+    bar to 3, the date without its year, no bar, task names cut to 6 cells, no date. A line still too wide (a
+    terminal under 60 columns, or counts in the millions) is cut at the width with an ellipsis, so each study is
+    always one line. Names are given as they are (render_text shows them with visible escapes)."""
     from annotator.safe_text import visible
     from annotator.widgets.status_header import progress_bar
 
     if width is None:
-        width = shutil.get_terminal_size((10**6, 24)).columns
+        width = _terminal_width()
     rows = []
     for s in studies:
         people = f"{s['n_annotators']}" + (f" +{s['llm_judges']} LLM" if s.get("llm_judges") else "")
@@ -126,30 +259,40 @@ def study_lines(studies: list[dict], width: int | None = None) -> list[str]:
                      f"{s['answered']:,}/{s['needed']:,}", f"{s['progress'] or 0.0:.0%}",
                      (s["last_activity"] or "")[:16].replace("T", " ") or "-", s))
 
-    def render(name_w: int, bar: int, short: bool) -> list[str]:
+    def render(name_w: int | None, bar: int, short: bool, date: int, task_w: int | None) -> list[str]:
         heads = ("study", "task", "items", "ann." if short else "annotators", "",
                  "last (UTC)" if short else "last activity (UTC)")
-        ws = [max([len(r[i]) for r in rows] + [len(heads[i])]) for i in range(6)]
-        ws[0] = name_w
-        cells = [f"{progress_bar(r[7]['answered'], r[7]['needed'] or 1, bar)} {r[4]:<{ws[4]}} {r[5]:>4}"
-                 for r in rows]
-        span = len(cells[0])
+        tasks, ws1 = fit_names([r[1] for r in rows], task_w) if task_w else \
+            ([r[1] for r in rows], max(cells(r[1]) for r in rows))
+        ws = [max([cells(r[i]) for r in rows] + [len(heads[i])]) for i in range(6)]
+        ws[1] = max(ws1, len(heads[1]))
+        cells_ = [(f"{progress_bar(r[7]['answered'], r[7]['needed'] or 1, bar)} " if bar else "")
+                  + f"{r[4]:<{ws[4]}} {r[5]:>4}" for r in rows]
+        span = len(cells_[0])
         prog_head = "progress (answers / needed)" if span >= 27 else "progress"
         span = max(span, len(prog_head))
-        head = (f"  {'study':<{ws[0]}}  {heads[1]:<{ws[1]}}  {heads[2]:>{ws[2]}}  {heads[3]:<{ws[3]}}  "
-                f"{prog_head:<{span}}  {heads[5]}")
-        return [head] + [f"  {_cut(r[0], ws[0]):<{ws[0]}}  {r[1]:<{ws[1]}}  {r[2]:>{ws[2]}}  {r[3]:<{ws[3]}}  "
-                         f"{cell:<{span}}  {r[6]}" for r, cell in zip(rows, cells)]
+        dates = [r[6] if r[6] == "-" or date >= 16 else r[6][16 - date:] for r in rows]
+        if name_w:  # the room the other columns leave, and no less than name_w cells
+            rest = 2 + ws[1] + 2 + ws[2] + 2 + ws[3] + 2 + span + (2 + max(map(len, dates + [heads[5]])) if date else 0)
+            names, ws0 = fit_names([r[0] for r in rows], max(name_w, width - 2 - rest))
+        else:
+            names, ws0 = [r[0] for r in rows], max(cells(r[0]) for r in rows)
+        ws[0] = max(ws0, len(heads[0]))
+        last = f"  {heads[5]}" if date else ""
+        head = (f"  {_pad('study', ws[0])}  {_pad(heads[1], ws[1])}  {heads[2]:>{ws[2]}}  {heads[3]:<{ws[3]}}  "
+                + (f"{prog_head:<{span}}{last}" if date else prog_head))
+        lines = [head]
+        for r, name, task, cell, day in zip(rows, names, tasks, cells_, dates):
+            lines.append(f"  {_pad(name, ws[0])}  {_pad(task, ws[1])}  {r[2]:>{ws[2]}}  {r[3]:<{ws[3]}}  "
+                         + (f"{cell:<{span}}  {day}" if date else cell))
+        return lines
 
-    natural = max([len(r[0]) for r in rows] + [len("study")])
-    cut = min(natural, NAME_MIN)
-    plans = [(natural, BAR_WIDTHS[0], False), (natural, 6, False), (natural, 6, True), (cut, 6, True),
-             (cut, BAR_WIDTHS[1], True)]
-    for name_w, bar, short in plans:
-        lines = render(name_w, bar, short)
-        if max(map(len, lines)) <= width:
-            break
-    return lines  # a very narrow terminal: the narrowest plan, each study still one row of the table
+    for plan in PLANS:
+        lines = render(*plan)
+        if max(map(cells, lines)) <= width:
+            return lines
+    # narrower than every plan: each line cut at the width, so that a study is still one line
+    return [line if cells(line) <= width else _head(line, max(width - 1, 0)) + ELLIPSIS for line in lines]
 
 
 def render_text(status: dict, width: int | None = None) -> str:
