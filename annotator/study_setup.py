@@ -220,25 +220,36 @@ def release(store: Store, study: Study, name: str, keep_skipped: bool) -> tuple[
     return got["released"], got["kept"]
 
 
-def _skipped_units(store: Store, study: Study, annotator_id: str) -> set[str]:
-    """The units of an annotator's queue whose latest decision is a skip (never answered)."""
-    n = store.queue_counts(study.id, annotator_id, marks=False)["skipped"]
-    return {q.unit_id for q in store.queue_items(study.id, annotator_id, "skipped", 0, n)} if n else set()
+def marks_text(marks: dict[str, set[str] | int]) -> str:
+    """The marks of a set of items as words, in Store.MARKS order, kinds without items left out: "1 skipped,
+    2 flagged 'needs review', 1 with a note" (marks: kind -> unit ids or a count)."""
+    words = {"skipped": "skipped", "partial": "partly answered", "flagged": "flagged 'needs review'",
+             "noted": "with a note"}
+    counts = {k: (v if isinstance(v, int) else len(v)) for k, v in marks.items()}
+    return ", ".join(f"{counts[k]} {words[k]}" for k in Store.MARKS if counts.get(k))
 
 
-def release_counted(store: Store, study: Study, name: str, keep_skipped: bool) -> dict[str, int]:
-    """release() with what happened to skipped items: {"released": items back to the pool, "released_skipped": of
-    them, those the annotator had skipped (0 with keep_skipped), "kept": items left in the queue, "kept_answered",
-    "kept_skipped"} (kept = kept_answered + kept_skipped: skipped items stay only with keep_skipped).
-    Raises PrefvalError when the name holds no items of the study."""
+def release_counted(store: Store, study: Study, name: str, keep_skipped: bool,
+                    keep_marked: bool = False) -> dict:
+    """release() with what happened to the items the annotator marked without answering (a skip, a partial answer,
+    a "needs review" flag, a note: Store.marked_units): {"released": items back to the pool, "released_skipped":
+    of them, those the annotator had skipped (0 with keep_skipped or keep_marked), "released_marked": of them, those
+    with any mark, "released_marks": kind -> how many of them had it, "kept": items left in the queue,
+    "kept_answered", "kept_skipped", "kept_marked" (unanswered items kept for their marks), "kept_marks": kind ->
+    count}. keep_marked keeps every marked item (`study release`'s rule); keep_skipped only the skipped ones.
+    kept = kept_answered + kept_marked. Raises PrefvalError when the name holds no items of the study."""
     a = store.find_annotator(name)
     if a is None or not store.queue_length(study.id, a.id):
         raise PrefvalError(f"annotator '{name}' has no items in study '{study.name}'")
-    skipped_before = store.queue_counts(study.id, a.id, marks=False)["skipped"]
-    n = store.release_assignments(study.id, a.id, keep_skipped=keep_skipped)
+    before = store.marked_units(study.id, a.id)
+    n = store.release_assignments(study.id, a.id, keep_skipped=keep_skipped, keep_marked=keep_marked)
     after = store.queue_counts(study.id, a.id, marks=False)
-    return {"released": n, "released_skipped": skipped_before - after["skipped"], "kept": after["total"],
-            "kept_answered": after["answered"], "kept_skipped": after["skipped"]}
+    still = store.marked_units(study.id, a.id)
+    gone = {k: before[k] - still[k] for k in before}
+    return {"released": n, "released_skipped": len(gone["skipped"]), "released_marked": len(set().union(*gone.values())),
+            "released_marks": {k: len(v) for k, v in gone.items()},
+            "kept": after["total"], "kept_answered": after["answered"], "kept_skipped": after["skipped"],
+            "kept_marked": len(set().union(*still.values())), "kept_marks": {k: len(v) for k, v in still.items()}}
 
 
 def move_annotator(store: Store, study: Study, old: str, new: str) -> dict:
@@ -248,9 +259,13 @@ def move_annotator(store: Store, study: Study, old: str, new: str) -> dict:
     answer, skip, note and flag follows). Otherwise answers cannot move (the log is append-only): OLD keeps the
     items they answered, and the rest, skipped ones included (a skip is no answer: NEW decides them afresh), are
     released and appended to NEW's queue, except units NEW already holds, which go back to the pool.
+    Items OLD marked without answering (skipped, partly answered, flagged "needs review", noted: Store.marked_units)
+    move like the others: their marks stay in the log under OLD (never moved or deleted) and NEW decides afresh.
     Returns {"how": "renamed" | "moved", "moved": items now NEW's (renamed: every item), "moved_skipped": of them,
-    those OLD had skipped, "to_pool": items NEW already held (released to the pool), "to_pool_skipped": of them, OLD's
-    skips, "kept": items OLD keeps (answered)}. Raises PrefvalError for unknown names.
+    those OLD had skipped, "moved_marked": of them, those OLD had marked, "moved_marks": kind -> count, "to_pool":
+    items NEW already held (released to the pool), "to_pool_skipped", "to_pool_marked", "to_pool_marks": the same
+    for them, "kept": items OLD keeps (answered)} (the renamed case has no *_marked keys: every mark follows).
+    Raises PrefvalError for unknown names.
     """
     a_old = store.find_annotator(old)
     if a_old is None or not store.queue_length(study.id, a_old.id):
@@ -265,7 +280,8 @@ def move_annotator(store: Store, study: Study, old: str, new: str) -> dict:
                 "to_pool_skipped": 0, "kept": 0}
     with store.transaction():
         before = {x.unit_id for x in store.assignments(study.id, a_old.id)}
-        skipped = _skipped_units(store, study, a_old.id)
+        marks = store.marked_units(study.id, a_old.id)
+        skipped = marks["skipped"]
         store.release_assignments(study.id, a_old.id)
         kept = {x.unit_id for x in store.assignments(study.id, a_old.id)}
         a_new = store.ensure_annotator(new)
@@ -277,5 +293,8 @@ def move_annotator(store: Store, study: Study, old: str, new: str) -> dict:
         moved = store.add_assignments(study.id, [(uid, a_new.id, start + i, _assign_seed(study, a_new, by_id[uid]))
                                                  for i, uid in enumerate(moving)])
         to_pool = (before - kept) & have
+    marked = set().union(*marks.values())
     return {"how": "moved", "moved": moved, "moved_skipped": len(set(moving) & skipped), "to_pool": len(to_pool),
-            "to_pool_skipped": len(to_pool & skipped), "kept": len(kept)}
+            "to_pool_skipped": len(to_pool & skipped), "kept": len(kept),
+            "moved_marked": len(set(moving) & marked), "moved_marks": {k: len(set(moving) & v) for k, v in marks.items()},
+            "to_pool_marked": len(to_pool & marked), "to_pool_marks": {k: len(to_pool & v) for k, v in marks.items()}}

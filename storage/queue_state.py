@@ -44,6 +44,8 @@ _FLAGGED = ("SELECT f.unit_id FROM annotations f INDEXED BY idx_annotations_prog
             "SELECT 1 FROM annotations l INDEXED BY idx_annotations_progress WHERE l.study_id = ?1 "
             "AND l.status IN ('flag', 'unflag') AND l.annotator_id = ?2 AND l.unit_id = f.unit_id "
             "AND (l.submitted_at, l.id) > (f.submitted_at, f.id))")
+#: the public name of _FLAGGED (units of ?1 study whose latest flag/unflag row of ?2 annotator is a flag)
+FLAGGED_UNITS = _FLAGGED
 _NOTED = ("SELECT unit_id FROM annotations INDEXED BY idx_annotations_progress "
           "WHERE study_id = ?1 AND status = 'note' AND annotator_id = ?2")
 # whether unit {u} is in the queue (a probe of the queue's index by unit)
@@ -137,6 +139,23 @@ class QueueStateMixin:
                "open": total - answered - skipped - partial}
         if marks:
             out.update(flagged=count(_FLAGGED) if total else 0, noted=count(_NOTED) if total else 0)
+        return out
+
+    #: the marks an annotator can leave on a unit without answering it, in the order messages list them
+    MARKS = ("skipped", "partial", "flagged", "noted")
+
+    def marked_units(self, study_id: str, annotator_id: str) -> dict[str, set[str]]:
+        """The units of one annotator's queue that they have not answered but left a mark on: {"skipped" (latest
+        decision a skip), "partial" (latest decision a partial answer, e.g. some of a rubric's dimensions),
+        "flagged" ("needs review", not taken back), "noted" (a note written)} -> unit ids (a unit can have several
+        marks). What `study release` keeps by default and `unassign`/`rename-annotator` count. Time in the number of
+        the annotator's marks, not in the queue's length."""
+        sources = {"skipped": _LATEST_SKIP, "partial": _LATEST_PARTIAL, "flagged": _FLAGGED, "noted": _NOTED}
+        out = {}
+        for kind in self.MARKS:
+            out[kind] = {r[0] for r in self.db.execute(
+                f"SELECT DISTINCT d.unit_id FROM ({sources[kind]}) d WHERE {_IN_QUEUE.format(u='d.unit_id')} "
+                f"AND d.unit_id NOT IN ({_ANSWERED})", [study_id, annotator_id])}
         return out
 
     def queue_first(self, study_id: str, annotator_id: str, which: str = "open",

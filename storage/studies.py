@@ -11,6 +11,7 @@ from storage.db import BATCH_ROWS, now_iso, write_transaction
 from storage.errors import DatabaseBusy, PrefvalError, is_busy
 from storage.visible_text import name_problem
 from storage.models import Annotator, Assignment, Study, Unit, UnitColumns, derived_id, new_id
+from storage.queue_state import FLAGGED_UNITS
 
 
 def _study(row: dict) -> Study:
@@ -603,17 +604,23 @@ class StudiesMixin:
             "SELECT unit_id, COUNT(*) FROM assignments WHERE study_id = ? AND released_at IS NULL "
             "GROUP BY unit_id", [study_id])}
 
-    def release_assignments(self, study_id: str, annotator_id: str, keep_skipped: bool = False) -> int:
+    def release_assignments(self, study_id: str, annotator_id: str, keep_skipped: bool = False,
+                            keep_marked: bool = False) -> int:
         """Give one annotator's unanswered units of a study back to the pool: their assignments get released_at
         (rows stay, since annotations may name them) and leave the queue. Units with an "answered" row stay
-        assigned (answers are never deleted or moved); so do units the annotator skipped when keep_skipped.
+        assigned (answers are never deleted or moved); so do units the annotator skipped when keep_skipped, and
+        with keep_marked every unit they left a mark on without answering (a skip, a partial answer, a note, or a
+        "needs review" flag not taken back: the marks of storage.queue_state.QueueStateMixin.marked_units).
         Returns the number of assignments released."""
-        keep = "('answered', 'skipped')" if keep_skipped else "('answered')"
+        keep = ["answered"] + (["skipped"] if keep_skipped or keep_marked else []) + \
+            (["partial", "note"] if keep_marked else [])
+        flagged = f" AND s.unit_id NOT IN ({FLAGGED_UNITS})" if keep_marked else ""
         with write_transaction(self.db):
             ids = [r[0] for r in self.db.execute(
-                "SELECT s.id FROM assignments s WHERE s.study_id = ? AND s.annotator_id = ? "
+                "SELECT s.id FROM assignments s WHERE s.study_id = ?1 AND s.annotator_id = ?2 "
                 "AND s.released_at IS NULL AND NOT EXISTS (SELECT 1 FROM annotations a WHERE a.study_id = s.study_id "
-                f"AND a.unit_id = s.unit_id AND a.annotator_id = s.annotator_id AND a.status IN {keep})",
+                "AND a.unit_id = s.unit_id AND a.annotator_id = s.annotator_id "
+                f"AND a.status IN ({', '.join(repr(k) for k in keep)})){flagged}",
                 [study_id, annotator_id])]
             stamp = now_iso()
             for i in range(0, len(ids), 500):
@@ -622,5 +629,6 @@ class StudiesMixin:
                                 [stamp, *chunk])
             if ids:
                 self._insert_event("assignments_released", study_id, annotator_id,
-                                   {"released": len(ids), "keep_skipped": keep_skipped})
+                                   {"released": len(ids), "keep_skipped": keep_skipped,
+                                    **({"keep_marked": True} if keep_marked else {})})
         return len(ids)

@@ -81,7 +81,8 @@ def test_unassign_gives_unanswered_items_back_and_keeps_answers(db_file, capsys)
         sess.skip()
         assert len(_queue(s, "st", "cyy")) == 6
     rc, out, _ = _out(capsys, ["study", "unassign", "st", "--annotator", "cyy", "--db", db_file])
-    assert rc == 0 and ("cyy: 4 unanswered item(s) back to the pool (1 of them skipped by 'cyy'); 2 answered "
+    assert rc == 0 and ("cyy: 4 unanswered item(s) back to the pool (1 of them marked by 'cyy': 1 skipped; the marks stay in the log "
+                      "under 'cyy'); 2 answered "
                       "item(s) stay theirs") in out
     with Store.open(db_file, mode="create") as s:
         assert len(_queue(s, "st", "cyy")) == 2
@@ -98,8 +99,9 @@ def test_release_keeps_answered_and_skipped_items(db_file, capsys):
         sess.skip()
     rc, out, _ = _out(capsys, ["study", "release", "st", "--db", db_file])
     assert rc == 0
-    assert "ana: 1 untouched item(s) back to the pool; keeps 2 answered or skipped" in out
-    assert "bo: 3 untouched item(s) back to the pool; keeps 0 answered or skipped" in out
+    assert ("ana: 1 untouched item(s) back to the pool; keeps 1 answered and 1 marked without an answer (1 skipped: "
+            "still theirs to answer; --include-marked releases them too)") in out
+    assert "bo: 3 untouched item(s) back to the pool; keeps 0 answered\n" in out
     with Store.open(db_file, mode="create") as s:
         assert s.assignment_counts(s.get_study("st").id) == {u: 1 for u in _queue(s, "st", "ana")}
         assert len(Session(s, "st", "cy").queue) == 4  # a newcomer claims the 4 released items

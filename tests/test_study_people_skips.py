@@ -50,16 +50,16 @@ def test_the_trial_sequence_says_where_the_skipped_item_went_and_status_adds_up(
         cyy.decide(ANSWER)
         cyy.skip()
     out = _run(capsys, "study", "release", "pm-blind", "--annotator", "cyy", db=db_file)
-    assert out.strip() == ("cyy: 2 untouched item(s) back to the pool; keeps 2 answered or skipped (1 skipped: "
-                           "still theirs to answer)")
+    assert out.strip() == ("cyy: 2 untouched item(s) back to the pool; keeps 1 answered and 1 marked without an "
+                           "answer (1 skipped: still theirs to answer; --include-marked releases them too)")
     out = _run(capsys, "study", "rename-annotator", "pm-blind", "cyy", "cy", db=db_file)
     assert "annotator 'cyy' is now 'cy' (2 item(s) in study pm-blind" in out
     assert _people(capsys, db_file)["cy"] == (2, 1, 1, 0)
     # ana already holds cy's skipped item: it cannot move to her, so it goes back to the pool, and the line says so
     out = _run(capsys, "study", "rename-annotator", "pm-blind", "cy", "ana", db=db_file)
     assert out.strip() == ("0 unanswered item(s) of 'cy' moved to 'ana'; 1 item(s) 'ana' already holds went back to "
-                           "the pool (1 of them skipped by 'cy'); 'cy' keeps 1 answered item(s) (answers are never "
-                           "moved or deleted)")
+                           "the pool (1 of them marked by 'cy': 1 skipped; the marks stay in the log under 'cy'); "
+                           "'cy' keeps 1 answered item(s) (answers are never moved or deleted)")
     people = _people(capsys, db_file)
     assert people["cy"] == (1, 1, 0, 0)  # was 1/1 answered 1 skipped
     assert people["ana"] == (4, 0, 0, 4)
@@ -75,7 +75,8 @@ def test_skipped_items_move_to_a_new_holder_and_unassign_names_them(db_file, cap
         cyy.skip()
     assert _people(capsys, db_file)["cyy"] == (3, 1, 1, 1)
     out = _run(capsys, "study", "rename-annotator", "pm-blind", "cyy", "ana", db=db_file)
-    assert out.strip() == ("2 unanswered item(s) of 'cyy' moved to 'ana' (1 of them skipped by 'cyy'); 'cyy' keeps 1 "
+    assert out.strip() == ("2 unanswered item(s) of 'cyy' moved to 'ana' (1 of them marked by 'cyy': 1 skipped; the "
+                           "marks stay in the log under 'cyy'); 'cyy' keeps 1 "
                            "answered item(s) (answers are never moved or deleted)")
     people = _people(capsys, db_file)
     assert people["cyy"] == (1, 1, 0, 0)
@@ -85,5 +86,6 @@ def test_skipped_items_move_to_a_new_holder_and_unassign_names_them(db_file, cap
         Session(s, "pm-blind", "ana").skip()
     assert _people(capsys, db_file)["ana"] == (5, 0, 1, 4)
     out = _run(capsys, "study", "unassign", "pm-blind", "--annotator", "ana", db=db_file)
-    assert out.strip() == "ana: 5 unanswered item(s) back to the pool (1 of them skipped by 'ana')"
+    assert out.strip() == ("ana: 5 unanswered item(s) back to the pool (1 of them marked by 'ana': 1 skipped; the marks "
+                           "stay in the log under 'ana')")
     assert "ana" not in _people(capsys, db_file)

@@ -63,23 +63,34 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.set_defaults(func=run_assign)
     ls.add_argument("--archived", action="store_true", help="list archived studies too")
     r = ssub.add_parser("release", help="give claimed but untouched items back to the pool",
-                        description="Items an annotator holds but has neither answered nor skipped go back to the "
-                                    "pool (for whoever opens the study next). Answers are never deleted.")
+                        description="Items an annotator holds and has not touched go back to the pool (for "
+                                    "whoever opens the study next). Items they answered stay theirs (answers are "
+                                    "never deleted), and so do items they marked without answering: skipped, "
+                                    "partly answered, flagged 'needs review' or noted (they looked at them; the "
+                                    "line counts them). --include-marked releases those too; their marks stay in "
+                                    "the log under the annotator's name.")
     r.add_argument("name")
     r.add_argument("--annotator", help="only this annotator's items (default: every annotator's)")
+    r.add_argument("--include-marked", action="store_true",
+                   help="also release items the annotator skipped, flagged, noted or partly answered")
     add_db_option(r)
     r.set_defaults(func=run_release)
     u = ssub.add_parser("unassign", help="take an annotator off a study (unanswered items back to the pool)",
-                        description="Every item the annotator has not answered (skipped ones too) goes back to "
-                                    "the pool; items they answered stay theirs, since answers are never deleted.")
+                        description="Every item the annotator has not answered goes back to the pool, marked ones "
+                                    "too (skipped, partly answered, flagged 'needs review', noted: the line counts "
+                                    "them; their marks stay in the log under the annotator's name, "
+                                    "`prefval export --history` lists them); items they answered stay theirs, "
+                                    "since answers are never deleted.")
     u.add_argument("name")
     u.add_argument("--annotator", required=True)
     add_db_option(u)
     u.set_defaults(func=run_unassign)
     ra = ssub.add_parser("rename-annotator", help="give an annotator's items in a study to another name",
                          description="When NEW is not an annotator yet and OLD works on no other study, OLD is "
-                                     "renamed (answers follow). Otherwise OLD's unanswered items move to NEW and "
-                                     "OLD keeps the answered ones (the log is append-only).")
+                                     "renamed (answers, skips, flags and notes follow). Otherwise OLD's unanswered "
+                                     "items move to NEW, marked ones too (the line counts them; the marks stay in "
+                                     "the log under OLD, and NEW decides those items afresh), and OLD keeps the "
+                                     "answered ones (the log is append-only).")
     ra.add_argument("name")
     ra.add_argument("old")
     ra.add_argument("new")
@@ -224,20 +235,33 @@ def _warn_bundle_out(store, study, name: str) -> None:
         print(visible(warning, layout=False), file=sys.stderr)
 
 
-def _of_them_skipped(n: int, who: str) -> str:
-    return f" ({n} of them skipped by '{who}')" if n else ""
+def _of_them_marked(n: int, marks: dict[str, int], who: str) -> str:
+    """" (2 of them marked by 'cy': 1 skipped, 1 flagged 'needs review'; the marks stay in the log under 'cy')", or ""
+    when none of the items was marked."""
+    from annotator.study_setup import marks_text
+
+    return (f" ({n} of them marked by '{who}': {marks_text(marks)}; the marks stay in the log under '{who}')"
+            if n else "")
 
 
 def run_release(args: argparse.Namespace) -> int:
-    from annotator.study_setup import release_counted, study_annotator_names
+    from annotator.study_setup import marks_text, release_counted, study_annotator_names
 
     with _open(args) as store:
         study = store.get_study(args.name)
         names = [args.annotator] if args.annotator else study_annotator_names(store, study)
         for name in names:
-            got = release_counted(store, study, name, keep_skipped=True)
-            _say(f"{name}: {got['released']} untouched item(s) back to the pool; keeps {got['kept']} answered or "
-                 f"skipped ({got['kept_skipped']} skipped: still theirs to answer)")
+            keep = not args.include_marked
+            got = release_counted(store, study, name, keep_skipped=keep, keep_marked=keep)
+            if args.include_marked:
+                _say(f"{name}: {got['released']} unanswered item(s) back to the pool"
+                     f"{_of_them_marked(got['released_marked'], got['released_marks'], name)}; keeps "
+                     f"{got['kept']} answered item(s)")
+            else:
+                marked = (f" and {got['kept_marked']} marked without an answer ({marks_text(got['kept_marks'])}: "
+                          "still theirs to answer; --include-marked releases them too)" if got["kept_marked"] else "")
+                _say(f"{name}: {got['released']} untouched item(s) back to the pool; keeps {got['kept_answered']} "
+                     f"answered{marked}")
             _warn_bundle_out(store, study, name)
     return 0
 
@@ -251,7 +275,7 @@ def run_unassign(args: argparse.Namespace) -> int:
         kept = got["kept"]
         tail = f"; {kept} answered item(s) stay theirs (answers are never deleted)" if kept else ""
         _say(f"{args.annotator}: {got['released']} unanswered item(s) back to the pool"
-             f"{_of_them_skipped(got['released_skipped'], args.annotator)}{tail}")
+             f"{_of_them_marked(got['released_marked'], got['released_marks'], args.annotator)}{tail}")
         _warn_bundle_out(store, study, args.annotator)
     return 0
 
@@ -263,13 +287,14 @@ def run_rename_annotator(args: argparse.Namespace) -> int:
         study = store.get_study(args.name)
         got = move_annotator(store, study, args.old, args.new)
         if got["how"] == "renamed":
-            _say(f"annotator '{args.old}' is now '{args.new}' ({got['moved']} item(s) in study {args.name}, answers "
-                 "and skips included)")
+            _say(f"annotator '{args.old}' is now '{args.new}' ({got['moved']} item(s) in study {args.name}, answers, "
+                 "skips, flags and notes included)")
         else:
             pool = (f"; {got['to_pool']} item(s) '{args.new}' already holds went back to the pool"
-                    f"{_of_them_skipped(got['to_pool_skipped'], args.old)}" if got["to_pool"] else "")
+                    f"{_of_them_marked(got['to_pool_marked'], got['to_pool_marks'], args.old)}"
+                    if got["to_pool"] else "")
             _say(f"{got['moved']} unanswered item(s) of '{args.old}' moved to '{args.new}'"
-                 f"{_of_them_skipped(got['moved_skipped'], args.old)}{pool}"
+                 f"{_of_them_marked(got['moved_marked'], got['moved_marks'], args.old)}{pool}"
                  + (f"; '{args.old}' keeps {got['kept']} answered item(s) (answers are never moved or deleted)"
                     if got["kept"] else ""))
             _warn_bundle_out(store, study, args.old)  # renamed: same id, its bundle merges as before
