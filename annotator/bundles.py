@@ -171,7 +171,8 @@ def merge_bundles(store: Store, paths: list[str]) -> list[MergeSummary]:
     """Merge bundles into `store`. Every bundle is checked before the first is merged, and all are merged in one
     transaction (each checked again against what the ones before it added: two bundles that together would put
     an item over its quota are refused), so a damaged, foreign or refused bundle anywhere in the list leaves the
-    database unchanged. Returns one MergeSummary per bundle.
+    database unchanged. Rows on items their annotator no longer holds here are left out of a merge that goes on
+    (Store.merge_bundle; MergeSummary.refused). Returns one MergeSummary per bundle.
 
     Raises PrefvalError naming the bundle file.
     """

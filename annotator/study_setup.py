@@ -246,7 +246,8 @@ def release_counted(store: Store, study: Study, name: str, keep_skipped: bool,
     after = store.queue_counts(study.id, a.id, marks=False)
     still = store.marked_units(study.id, a.id)
     gone = {k: before[k] - still[k] for k in before}
-    return {"released": n, "released_skipped": len(gone["skipped"]), "released_marked": len(set().union(*gone.values())),
+    return {"released": n, "released_skipped": len(gone["skipped"]),
+            "released_marked": len(set().union(*gone.values())),
             "released_marks": {k: len(v) for k, v in gone.items()},
             "kept": after["total"], "kept_answered": after["answered"], "kept_skipped": after["skipped"],
             "kept_marked": len(set().union(*still.values())), "kept_marks": {k: len(v) for k, v in still.items()}}
@@ -296,5 +297,6 @@ def move_annotator(store: Store, study: Study, old: str, new: str) -> dict:
     marked = set().union(*marks.values())
     return {"how": "moved", "moved": moved, "moved_skipped": len(set(moving) & skipped), "to_pool": len(to_pool),
             "to_pool_skipped": len(to_pool & skipped), "kept": len(kept),
-            "moved_marked": len(set(moving) & marked), "moved_marks": {k: len(set(moving) & v) for k, v in marks.items()},
+            "moved_marked": len(set(moving) & marked),
+            "moved_marks": {k: len(set(moving) & v) for k, v in marks.items()},
             "to_pool_marked": len(to_pool & marked), "to_pool_marks": {k: len(to_pool & v) for k, v in marks.items()}}

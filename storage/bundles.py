@@ -36,6 +36,8 @@ ANNOTATOR_STATUSES = frozenset(get_args(Status))
 #: how far (seconds) a row's submitted_at may lie in the future of the merging machine's clock (clock skew
 #: between an annotator's laptop and the main machine)
 CLOCK_SKEW_SECONDS = 300.0
+#: how many refused items a merge's line names (the rest counted)
+REFUSED_SHOWN = 10
 
 #: answer_check(study_id, unit_id, status, answer) -> None when the answer is one the study's task can produce on
 #: that unit, else a phrase saying what is wrong (naming the answer's field). Given by the layer that knows the
@@ -74,17 +76,38 @@ class MergeSummary:
     added: dict[str, int]
     already_present: int
     chained: int = 0  # new decision rows whose supersedes was set to an answer given elsewhere (_chain)
+    #: rows not merged because their item is no longer the annotator's here (released by `study release|unassign|
+    #: rename-annotator` since the bundle was cut), by status
+    refused: dict[str, int] = field(default_factory=dict)
+    #: how many items those rows are on, and the first REFUSED_SHOWN of them by external id (a pair's two ids joined
+    #: by " / "), in study order
+    refused_units: int = 0
+    refused_items: list[str] = field(default_factory=list)
 
     @property
     def n_added(self) -> int:
         return sum(self.added.values())
 
+    @property
+    def n_refused(self) -> int:
+        return sum(self.refused.values())
+
     def line(self) -> str:
-        """One line for the terminal, e.g. ``b.db: ana on study s: 5 rows added (4 answered, 1 note), 3 present``."""
+        """One line for the terminal, e.g. ``b.db: ana on study s: 5 rows added (4 answered, 1 note), 3 present``,
+        and when rows were refused ``; 3 rows NOT merged (2 answered, 1 note) on 2 items 'ana' no longer holds
+        (released since the bundle was cut): p4, p7``."""
         detail = ", ".join(f"{n} {k}" for k, n in sorted(self.added.items()))
+        refused = ""
+        if self.refused:
+            kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.refused.items()))
+            shown = self.refused_items[:REFUSED_SHOWN]
+            more = f" and {self.refused_units - len(shown)} more" if self.refused_units > len(shown) else ""
+            refused = (f"; {self.n_refused} rows NOT merged ({kinds}) on {self.refused_units} item(s) "
+                       f"'{self.annotator}' no longer holds (released since the bundle was cut): "
+                       f"{', '.join(shown)}{more}")
         return (f"{self.path}: {self.annotator} on study '{self.study}': {self.n_added} rows added"
                 f"{f' ({detail})' if detail else ''}, {self.already_present} already present"
-                f"{f'; {self.chained} chained after answers given elsewhere' if self.chained else ''}")
+                f"{f'; {self.chained} chained after answers given elsewhere' if self.chained else ''}{refused}")
 
 
 class BundlesMixin:
@@ -222,10 +245,14 @@ class BundlesMixin:
         it was cut from THIS database (database id) and from this instance of its study (study id: a study deleted
         and created again under the same name is another instance); its annotator is assigned in that study here;
         every row names a unit, item and assignment of that study that exist here and belongs to the
-        bundle's annotator; the annotator still holds every unit a row to add is on (an assignment released by
-        `study release|unassign|rename-annotator` since the bundle was cut refuses the whole bundle, naming the
-        first such item); and no answer to add makes an item's human annotators (those who answered it or hold
-        it, LLM judges not counted) more than its quota (storage.studies.unit_quota).
+        bundle's annotator; every row to add is on a unit the annotator was assigned here; and no answer to add
+        makes an item's human annotators (those who answered it or hold it, LLM judges not counted) more than its
+        quota (storage.studies.unit_quota).
+        A row on a unit whose assignment was released since the bundle was cut (`study release|unassign|
+        rename-annotator`) is not written, as the annotation screen writes nothing on a released assignment: the
+        other rows are merged, and the summary counts the refused rows by status and names their items
+        (MergeSummary.refused, refused_items); the bundle_merged event lists their units. Such rows stay in the
+        bundle: merging it again once the items are the annotator's again adds them.
         Every row to add is valid (_row_problem): a status an annotator's screen writes, an answer that is JSON
         (an object on answered/partial rows, none on the others) and, through `answer_check` (the caller's, which
         knows the task type), one the study's task can produce on that unit; submitted_at an ISO 8601 time not
@@ -320,8 +347,15 @@ class BundlesMixin:
             if problem is not None:
                 raise PrefvalError(f"{where}: field '{problem[0]}': {problem[1]}; nothing merged into {self.path}")
             new_rows.append({k: row.get(k) for k in main_cols})
-        self._check_still_held(path, who, study_id, study_name, annotator_id, settings, units, held, new_rows)
+        new_rows, refused = self._check_still_held(path, who, study_id, study_name, annotator_id, settings, units,
+                                                   held, new_rows)
         relinked = _chain(merged, new_rows)
+        refused_by_status: dict[str, int] = {}
+        for r in refused:
+            refused_by_status[r["status"]] = refused_by_status.get(r["status"], 0) + 1
+        order = {r[0]: r[1] for r in self.db.execute("SELECT id, position FROM study_items WHERE study_id = ?",
+                                                     [study_id])} if refused else {}
+        refused_units = sorted({r["unit_id"] for r in refused}, key=lambda u: (order.get(u, 0), u))
         added: dict[str, int] = {}
         for r in new_rows:
             added[r["status"]] = added.get(r["status"], 0) + 1
@@ -340,33 +374,41 @@ class BundlesMixin:
                         self._insert_event("bundle_merged", study_id, annotator_id,
                                            {"path": os.path.basename(path), "added": len(new_rows),
                                             "already_present": already,
-                                            **({"relinked": relinked} if relinked else {})})
+                                            **({"relinked": relinked} if relinked else {}),
+                                            **({"refused_units": refused_units} if refused else {})})
             except sqlite3.IntegrityError as exc:
                 raise PrefvalError(f"{path}: could not merge ({exc}); {self.path} is unchanged") from None
         return MergeSummary(path=path, study=study_name, annotator=who, added=added, already_present=already,
-                            chained=len(relinked))
+                            chained=len(relinked), refused=refused_by_status, refused_units=len(refused_units),
+                            refused_items=[self._item_name(units, u) for u in refused_units[:REFUSED_SHOWN]])
+
+    def _item_name(self, units: dict[str, tuple], unit_id: str) -> str:
+        """A unit's item by external id (a pair's two joined by " / ")."""
+        ids = [i for i in units[unit_id][:2] if i]
+        ext = dict(self.db.execute(f"SELECT id, external_id FROM items WHERE id IN ({','.join('?' * len(ids))})",
+                                   ids).fetchall())
+        return " / ".join(str(ext.get(i, i)) for i in ids)
 
     def _check_still_held(self, path: str, who: str, study_id: str, study_name: str, annotator_id: str,
                           settings: dict[str, Any], units: dict[str, tuple], held: dict[str, str | None],
-                          new_rows: list[dict]) -> None:
-        """Refuse (PrefvalError naming the file, the annotator and the first item) new rows on a unit the annotator
-        no longer holds here, and new answers that would put a unit over its quota of human annotators."""
-        def item_name(unit_id: str) -> str:
-            ids = [i for i in units[unit_id][:2] if i]
-            ext = dict(self.db.execute(f"SELECT id, external_id FROM items WHERE id IN ({','.join('?' * len(ids))})",
-                                       ids).fetchall())
-            return " / ".join(str(ext.get(i, i)) for i in ids)
-
+                          new_rows: list[dict]) -> tuple[list[dict], list[dict]]:
+        """Split the new rows into (rows to add, rows refused): a row on a unit whose assignment to the annotator
+        was released here since (`study release|unassign|rename-annotator`) is refused, as the annotation screen
+        refuses a write on a released assignment (storage.errors.AssignmentReleased): not written, and counted by
+        the caller. Raises PrefvalError (naming the file, the annotator and the first item; nothing merged) for a
+        row on a unit the annotator was never assigned (no screen could have written it), and for a new answer that
+        would put a unit over its quota of human annotators."""
+        keep, refused = [], []
         for r in new_rows:
-            if held.get(r["unit_id"], "never") is not None:
-                how = "was never assigned" if r["unit_id"] not in held else \
-                    f"no longer holds (released {held[r['unit_id']][:16].replace('T', ' ')} UTC)"
-                raise PrefvalError(f"{path}: annotator '{who}' {how} item '{item_name(r['unit_id'])}' of study "
-                                   f"'{study_name}' in {self.path}, and the bundle has {_a(r['status'])} row on it; "
-                                   "nothing merged (assign it to them again to merge)")
+            if r["unit_id"] not in held:
+                raise PrefvalError(f"{path}: annotator '{who}' was never assigned item "
+                                   f"'{self._item_name(units, r['unit_id'])}' of study '{study_name}' in {self.path}, "
+                                   f"and the bundle has {_a(r['status'])} row on it; nothing merged")
+            (keep if held[r["unit_id"]] is None else refused).append(r)
+        new_rows = keep
         answering = sorted({r["unit_id"] for r in new_rows if r["status"] == "answered"})
         if not answering:
-            return
+            return new_rows, refused
         answered_before = {r[0] for r in self.db.execute(
             "SELECT DISTINCT unit_id FROM annotations WHERE study_id = ? AND annotator_id = ? AND status = 'answered'",
             [study_id, annotator_id])}
@@ -383,9 +425,10 @@ class BundlesMixin:
             extra = units[unit_id][2]
             quota = unit_quota(settings, json.loads(extra) if extra else {})
             if others + 1 > quota:
-                raise PrefvalError(f"{path}: item '{item_name(unit_id)}' of study '{study_name}' already has {others} "
-                                   f"other annotator(s) and a quota of {quota}; the answer of '{who}' would exceed "
+                raise PrefvalError(f"{path}: item '{self._item_name(units, unit_id)}' of study '{study_name}' "
+                                   f"already has {others} other annotator(s) and a quota of {quota}; the answer of '{who}' would exceed "
                                    f"it; nothing merged into {self.path}")
+        return new_rows, refused
 
 
 def is_bundle_file(path: str | Path) -> bool:

@@ -231,11 +231,14 @@ def test_merge_of_a_folder_says_it_is_a_folder(blind_main, tmp_path, capsys):
     assert _sha(blind_main) == digest
 
 
-def test_a_released_item_names_an_answered_row_with_its_article(blind_main, tmp_path, capsys):
+def test_a_released_item_is_named_with_its_row_on_the_merge_line(blind_main, tmp_path, capsys):
     out, _ = _answered_bundle(blind_main, tmp_path, capsys)
     assert _run(capsys, ["study", "unassign", "bt", "--annotator", "ana", "--db", blind_main])[0] == 0
-    rc, _, err = _run(capsys, ["bundle", "merge", out, "--db", blind_main])
-    assert rc == 1 and "the bundle has an answered row on it" in err, err
+    rc, said, err = _run(capsys, ["bundle", "merge", out, "--db", blind_main])
+    assert rc == 4 and said.rstrip().endswith(
+        "0 rows added, 0 already present; 1 rows NOT merged (1 answered) on 1 item(s) 'ana' no longer holds "
+        "(released since the bundle was cut): b1"), said
+    assert err.startswith("prefval: 1 row(s) NOT merged"), err
 
 
 # ---- 2. two bundles out for one annotator: warned at export, chained by time at merge ---------------------------

@@ -33,7 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         description="Append the annotations of each bundle that the database does not have yet. "
                                     "Every bundle is checked first; a damaged bundle, one of another database or "
                                     "study, or one whose annotator is not assigned stops the merge with nothing "
-                                    "written. Merging the same bundle again adds nothing.")
+                                    "written. Rows on items taken from the annotator since the bundle was cut "
+                                    "(study release, unassign, rename-annotator) are not written: the merge names "
+                                    "them and exits with 4. Merging the same bundle again adds nothing.")
     m.add_argument("bundles", nargs="+", metavar="BUNDLE")
     add_db_option(m)
     m.set_defaults(func=run_merge)
@@ -72,4 +74,13 @@ def run_merge(args: argparse.Namespace) -> int:
         summaries = merge_bundles(store, args.bundles)
     for s in summaries:
         echo(s.line())
+    refused = sum(s.n_refused for s in summaries)
+    if refused:  # the rest is merged; these rows stay in their bundle (exit 4: finished, some rows not written)
+        from annotator.cli import EXIT_FAILED_ROWS
+
+        echo(f"prefval: {refused} row(s) NOT merged: their items were taken from the annotator since the bundle was "
+             "cut (`study release|unassign|rename-annotator`), and an answer is written only on an item its "
+             "annotator holds; everything else is merged. They stay in the bundle: merge it again once the items "
+             "are the annotator's again", file=sys.stderr)
+        return EXIT_FAILED_ROWS
     return 0

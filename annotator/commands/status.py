@@ -242,11 +242,12 @@ def study_lines(studies: list[dict], width: int | None = None) -> list[str]:
     as its widest value in terminal cells (a wide CJK character takes two; no fixed padding). When the lines would
     be wider than `width` (columns; default _terminal_width: $COLUMNS, else the terminal's, unlimited in a pipe),
     the table narrows by the steps of PLANS in order until it fits: the bar from 12 to 6, shorter headers, long
-    study names shortened to the room the other columns leave, no fewer than 8 cells (distinct_names: two studies never show the same name, so "personas-r1" and
-    "personas-r2" become "pers…-r1" and "pers…-r2"; names that differ only in the middle keep a wider column), the
-    bar to 3, the date without its year, no bar, task names cut to 6 cells, no date. A line still too wide (a
-    terminal under 60 columns, or counts in the millions) is cut at the width with an ellipsis, so each study is
-    always one line. Names are given as they are (render_text shows them with visible escapes)."""
+    study names shortened to the room the other columns leave, no fewer than 8 cells (distinct_names: two studies
+    never show the same name, so "personas-r1" and "personas-r2" in 8 cells become "pers…-r1" and "pers…-r2";
+    names that differ only in the middle get a wider column), the bar to 3, the date without its year, no bar,
+    task names cut to 6 cells, no date. A line still too wide (a terminal under 60 columns, or counts in the
+    millions) is cut at the width with an ellipsis, so each study is always one line. Names are given as they are
+    (render_text shows them with visible escapes)."""
     from annotator.safe_text import visible
     from annotator.widgets.status_header import progress_bar
 
