@@ -93,3 +93,12 @@ def mcq_study(db_file):
         s.import_items("ds", "jsonl", items, contexts=contexts)
         create_study(s, StudySpec(name="st", task="mcq", datasets=["ds"], seed=3))
     return db_file
+
+
+@pytest.fixture
+def intervals_from_few_items(monkeypatch):
+    """Give bootstrap intervals however few items are resampled (reports.stats.bootstrap.MIN_ITEMS_INTERVAL
+    withholds them below 7 items): for tests that check the interval arithmetic on small hand-worked tables.
+    The rule itself is tested in tests/stats/test_interval_minimum.py."""
+    from reports.stats import bootstrap
+    monkeypatch.setattr(bootstrap, "MIN_ITEMS_INTERVAL", 1)

@@ -25,6 +25,7 @@ def test_at_least_one_correct_empty_and_bad_cells():
         rates.at_least_one_correct([[1], [2]])
 
 
+@pytest.mark.usefixtures("intervals_from_few_items")
 def test_at_least_one_correct_interval_defaults():
     data = [[1, 0], [0, 0], [1, 1], [0, 1], [0, 0]]
     plain = rates.at_least_one_correct(data)
@@ -57,6 +58,7 @@ def test_accuracy_vs_chance_two_sided_differs_from_one_sided():
     assert r.value == 0.0 and r.extra["p_value_greater"] == 1.0 and r.p_value == pytest.approx(2 / 16)
 
 
+@pytest.mark.usefixtures("intervals_from_few_items")
 def test_accuracy_vs_chance_edges():
     assert rates.accuracy_vs_chance([None], 0.5) == StatResult(
         "accuracy_vs_chance", None, None, None, 0, 1, "undefined: no answered item",
@@ -85,6 +87,7 @@ def test_win_loss_tie_every_field_by_hand():
                                     extra={"count": 1})
 
 
+@pytest.mark.usefixtures("intervals_from_few_items")
 def test_win_loss_tie_defaults_and_edges():
     data = ["win", "loss", "win", "tie", "win", "loss"]
     boot = rates.win_loss_tie(data)  # the interval is on by default
@@ -279,6 +282,7 @@ def test_correlation_interval_defaults():
 
 
 # ---- compute_agreement: the dispatcher of `prefval stats agreement` --------------------------------------
+@pytest.mark.usefixtures("intervals_from_few_items")
 def test_compute_agreement_passes_every_argument_to_the_named_statistic():
     import reports.stats as st
 

@@ -23,11 +23,24 @@ import numpy as np
 
 from .result import StatResult
 
-__all__ = ["replicate_sums", "percentile_interval", "finish", "shared_resamples", "BLOCK_CELLS"]
+__all__ = ["replicate_sums", "percentile_interval", "finish", "shared_resamples", "BLOCK_CELLS",
+           "MIN_ITEMS_INTERVAL", "distinct_resamples"]
 
 _BATCH: contextvars.ContextVar = contextvars.ContextVar("prefval_shared_resamples", default=None)
 
 BLOCK_CELLS = 4_000_000  # replicates x items per block (memory bound ~32 MB of float64)
+
+MIN_ITEMS_INTERVAL = 7
+"""Fewest resampled items for which an interval is given. m items allow C(2m-1, m) distinct resamples
+(multisets of size m; Efron & Tibshirani 1993, ch. 6, problem 6.6): 3 for 2 items, 462 for 6, 1,716 for 7.
+Below 7 the 1,000 default resamples repeat a few hundred distinct values, and the percentile interval
+says little (2 items: its ends are among 3 values), so none is given and the note says why."""
+
+
+def distinct_resamples(m: int) -> int:
+    """Number of distinct bootstrap resamples (multisets of size m) of m items: C(2m-1, m); 0 for m < 1."""
+    import math
+    return math.comb(2 * m - 1, m) if m >= 1 else 0
 
 
 def _weight_blocks(n_items: int, n_boot: int, seed: int):
@@ -92,7 +105,8 @@ def finish(
     extra: dict | None = None,
     p_value=None,
 ) -> StatResult:
-    """Build the StatResult, adding the bootstrap interval when ``ci`` is true and the value is defined.
+    """Build the StatResult, adding the bootstrap interval when ``ci`` is true, the value is defined and at least
+    MIN_ITEMS_INTERVAL items are resampled (rows of ``features``, else ``n_items``; below that the note says why).
 
     Replicates come from ``stat_fn(replicate_sums(features, ...))`` or from ``replicates()``;
     non-finite replicates (the statistic undefined on that resample) are dropped and counted in
@@ -105,6 +119,11 @@ def finish(
     )
     if not (value is not None and ci and n_boot > 0 and n_items > 0):
         return res
+    units = features.shape[0] if features is not None else n_items
+    if units < MIN_ITEMS_INTERVAL:
+        return dataclasses.replace(res, note=res.note + (
+            f"; no interval: {units} items resampled allow only {distinct_resamples(units)} distinct bootstrap "
+            f"resamples (an interval needs at least {MIN_ITEMS_INTERVAL} items)"))
     batch = _BATCH.get()
     if batch is not None and replicates is None and isinstance(features, np.ndarray):
         batch.pending.append((res, features, stat_fn, n_boot, seed))

@@ -7,6 +7,9 @@ import pytest
 
 from reports.stats import bootstrap as b
 
+# small hand-worked tables: intervals even below the 7-item minimum (tested on its own)
+pytestmark = pytest.mark.usefixtures("intervals_from_few_items")
+
 
 def test_replicate_sums_equal_drawing_the_items():
     f = np.array([[1.0, 2.0], [10.0, 20.0], [100.0, 200.0]])

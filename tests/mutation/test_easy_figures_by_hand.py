@@ -8,6 +8,9 @@ import pytest
 from annotator.tasks import get_task
 from tests.mutation.mcq_plan import mcq_study
 
+# small hand-worked tables: intervals even below the 7-item minimum (tested on its own)
+pytestmark = pytest.mark.usefixtures("intervals_from_few_items")
+
 PLAN = {"e1": (0, [0, 0, 1]),       # MCQ, 2 of 3
         "e2": (0, [1, "x"]),        # T/F, 0 of 2 (can't tell counts as a miss)
         "e3": (2, [2]),             # MCQ, 1 of 1

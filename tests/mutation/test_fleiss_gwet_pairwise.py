@@ -10,6 +10,9 @@ from reports.stats import fleiss_kappa, gwet_ac1, gwet_ac2, percent_agreement, u
 from reports.stats.result import StatResult
 from tests.mutation.expect import check
 
+# small hand-worked tables: intervals even below the 7-item minimum (tested on its own)
+pytestmark = pytest.mark.usefixtures("intervals_from_few_items")
+
 # 4 items x 3 raters, labels a/b. Per item the share of agreeing ordered pairs sum_k n_k (n_k - 1) / (n (n - 1)):
 # (a,a,a) 1; (a,a,b) 2/6; (b,b,b) 1; (a,b,b) 2/6 -> p_a = (1 + 1/3 + 1 + 1/3) / 4 = 2/3.
 # category shares: a = (1 + 2/3 + 0 + 1/3) / 4 = 1/2, b = 1/2.

@@ -12,6 +12,9 @@ from reports.study_data import load_study_data
 from storage.models import AnnotationIn
 from tests.mutation.mcq_plan import mcq_items
 
+# small hand-worked tables: intervals even below the 7-item minimum (tested on its own)
+pytestmark = pytest.mark.usefixtures("intervals_from_few_items")
+
 T, F = True, False
 # item -> annotator -> labels on dimensions a, b (nobody labels c)
 LABELS = {

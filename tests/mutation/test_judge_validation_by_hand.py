@@ -11,6 +11,9 @@ from annotator.tasks.base import StudySpec
 from reports.study_data import load_study_data
 from storage.models import AnnotationIn, Item, ItemIn
 
+# small hand-worked tables: intervals even below the 7-item minimum (tested on its own)
+pytestmark = pytest.mark.usefixtures("intervals_from_few_items")
+
 # item -> (gold label candidate_label or None, human hana's verdict, LLM judge's verdict)
 PLAN = {"u1": (True, True, True), "u2": (True, False, True), "u3": (False, False, False),
         "u4": (False, True, True), "u5": (None, False, False)}

@@ -8,6 +8,9 @@ import pytest
 from annotator.tasks import get_task
 from tests.mutation.mcq_plan import mcq_study
 
+# small hand-worked tables: intervals even below the 7-item minimum (tested on its own)
+pytestmark = pytest.mark.usefixtures("intervals_from_few_items")
+
 BOOT = "; 95% percentile bootstrap over items, 1000 resamples, seed 1"
 # item: (key, answers of a0, a1, a2); 4 options A-D
 PLAN = {"m1": (0, [0, 0, 1]),        # A A B: 2 of 3 correct, plurality A = key

@@ -12,6 +12,9 @@ from reports.study_data import load_study_data
 from storage.errors import InputError, PrefvalError
 from storage.models import AnnotationIn, ItemIn
 
+# small hand-worked tables: intervals even below the 7-item minimum (tested on its own)
+pytestmark = pytest.mark.usefixtures("intervals_from_few_items")
+
 # pair -> [(annotator, winner, side pressed)]; an LLM judge's answer (B, right) is added to each and never counted
 PLAN = {
     ("a0", "b0"): [("ann", "A", "left"), ("bo", "A", "right"), ("cy", "B", "left")],   # majority: win

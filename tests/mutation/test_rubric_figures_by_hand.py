@@ -13,6 +13,9 @@ from annotator.tasks.base import StudySpec
 from reports.study_data import load_study_data
 from storage.models import AnnotationIn, ItemIn
 
+# small hand-worked tables: intervals even below the 7-item minimum (tested on its own)
+pytestmark = pytest.mark.usefixtures("intervals_from_few_items")
+
 DIMS = ["awareness", "quality"]
 # item -> annotator -> (awareness, quality); r0 is the calibration item (reference 3, 4)
 SCORES = {

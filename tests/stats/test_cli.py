@@ -22,6 +22,7 @@ def run_json(capsys, argv):
 CSV = "item,ann1,ann2,ann3\nq1,low,low,mid\nq2,mid,mid,mid\nq3,high,,high\nq4,low,mid,low\nq5,high,high,high\n"
 
 
+@pytest.mark.usefixtures("intervals_from_few_items")
 def test_agreement_json_output(tmp_path, capsys):
     from reports.stats import fleiss_kappa
     f = write(tmp_path, CSV)

@@ -35,6 +35,7 @@ def _labels(codes):
     lambda r, c: percent_agreement(r, ci=True, n_boot=200, seed=4),
     lambda r, c: krippendorff_alpha(r, "nominal", categories=c, ci=True, n_boot=200, seed=4),
 ])
+@pytest.mark.usefixtures("intervals_from_few_items")
 def test_coded_table_gives_the_same_result_as_labels(fn):
     coded = fn(Prepared.from_codes(CODES, CATS), CATS)
     labels = fn(_labels(CODES), CATS)
