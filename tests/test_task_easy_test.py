@@ -66,6 +66,7 @@ def test_only_items_with_a_snippet_are_used(easy_db, store):
         create_study(store, StudySpec(name="e", task="easy_test", datasets=["bare"]))
 
 
+@pytest.mark.usefixtures("intervals_from_few_items")
 async def test_two_annotators_by_keys_then_figures_by_hand(easy_db):
     seen: dict[str, list[str]] = {}
     for who, plan in PLAN.items():

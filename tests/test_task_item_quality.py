@@ -57,6 +57,7 @@ def test_study_uses_keyed_items_and_default_or_given_dimensions(iq_study, store)
     assert st.settings["dimensions"] == ["clear", "fair"]
 
 
+@pytest.mark.usefixtures("intervals_from_few_items")
 async def test_three_annotators_and_ac1_fleiss_match_hand_computation(iq_study):
     for j, who in enumerate(("a1", "a2", "a3")):
         app = AnnotateApp(iq_study, "iq", who, show_timer=False)

@@ -52,6 +52,7 @@ async def _answer(db, who, verdicts):
         assert isinstance(app.screen, SummaryScreen)
 
 
+@pytest.mark.usefixtures("intervals_from_few_items")
 async def test_two_humans_and_a_judge_give_the_hand_computed_figures(jv_study):
     await _answer(jv_study, "h1", H1)
     await _answer(jv_study, "h2", G)

@@ -64,6 +64,7 @@ def hand_study(db_file):
     return db_file
 
 
+@pytest.mark.usefixtures("intervals_from_few_items")
 async def test_three_annotators_by_keys_then_figures_match_hand_computation(hand_study):
     for who, plan in PLAN.items():
         await answer_all(hand_study, "st", who, plan)

@@ -110,6 +110,7 @@ async def _judge(db, who: str, seen: list[str]) -> None:
         seen.append(screen_text(app))
 
 
+@pytest.mark.usefixtures("intervals_from_few_items")
 async def test_three_annotators_judge_and_figures_match_hand_counts(pw_study):
     seen: list[str] = []
     for who in WANT:
