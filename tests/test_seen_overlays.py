@@ -79,7 +79,7 @@ async def test_a_response_whose_last_rows_are_under_a_notification_is_refused_un
         await pilot.press("1")
         await pilot.pause()
         assert _rows(db_file, "st") == []
-        assert "Not saved: first scroll to see the response (partly under a notice)." in _notices(app)
+        assert "Not saved: first scroll to see the response (partly under a notice)." == _hint(app)
         app.clear_notifications()  # the notifications time out (or are clicked away)
         for _ in range(10):
             await pilot.pause()

@@ -82,8 +82,8 @@ async def test_a_paged_question_is_refused_after_its_first_page_and_counts_once_
         assert "the question (2 of 3 pages left)" in _hint(app) and "+ next page" in _hint(app)
         await pilot.press("a")  # the case of the issue: seen as far as its first page
         assert _rows(paged_mcq, "m") == []
-        assert "Not saved: first scroll to see the question (2 of 3 pages left); + shows the next page." in \
-            _notices(app)
+        assert "Not saved: first scroll to see the question (2 of 3 pages left); + shows the next page." == \
+            _hint(app)  # on the hint line, which covers nothing of the item
         await pilot.press("plus")
         await pilot.pause()
         assert question.page == 1
@@ -223,7 +223,7 @@ async def test_adjudication_waits_for_every_page_of_a_long_option(db_file):
         await pilot.press("b")
         await pilot.pause()
         assert _adjudications(db_file, "pm") == []
-        assert "Not saved: first scroll to see option B (1 of 2 pages left); + shows the next page." in _notices(app)
+        assert "Not saved: first scroll to see option B (1 of 2 pages left); + shows the next page." == _hint(app)
         await see_all(pilot)
         await pilot.press("b")
         await pilot.pause()
@@ -396,7 +396,7 @@ async def test_item_quality_waits_for_the_end_of_its_conversation_once_per_conve
         assert screen.seen.unseen_labels() == ["the end of the conversation", "check 1 (relevance)"]
         await pilot.press("t")
         assert _rows(db_file, "iq") == []
-        assert "Not saved: first scroll to see the end of the conversation, check 1 (relevance)." in _notices(app)
+        assert "Not saved: first scroll to see the end of the conversation, check 1 (relevance)." == _hint(app)
         assert app.focused is not None and app.focused.id == "iq-context"  # End now jumps to its end
         await pilot.press("end")
         await pilot.pause()
@@ -437,7 +437,7 @@ async def test_each_item_quality_check_is_seen_before_it_is_answered(db_file):
         await pilot.press("f")
         await pilot.pause()
         assert [r.answer["labels"] for r in _rows(db_file, "st")] == [{"appropriateness": True}]
-        assert "Not saved: first scroll to see check 2 (relevance)." in _notices(app)
+        assert "Not saved: first scroll to see check 2 (relevance)." == _hint(app)
         await see_all(pilot)
         await pilot.press("f")
         await pilot.pause()
@@ -575,7 +575,7 @@ async def test_what_only_the_first_frame_showed_is_not_seen(db_file, tmp_path):
         await pilot.press("3")
         await pilot.pause()
         assert _rows(db_file, "r") == []
-        assert "Not saved: first scroll to see the answer." in _notices(app)
+        assert "Not saved: first scroll to see the answer." == _hint(app)
         await see_all(pilot)
         await pilot.press("3")
         await pilot.pause()

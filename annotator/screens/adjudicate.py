@@ -24,7 +24,7 @@ from annotator.crash import OneLineCrash, QuitGuard, quit_key, run_binding_now
 from annotator.safe_text import visible
 from annotator.widgets.hint import fitted_hint
 from annotator.widgets.key_line import KeyGroups, KeyLine
-from annotator.widgets.seen import SeenTracker, must_see, observe_on_layout, refusal, reveal_first_unseen
+from annotator.widgets.seen import SeenTracker, must_see, observe_on_layout, reveal_first_unseen
 from storage.errors import PrefvalError
 from storage.store import Store
 
@@ -43,6 +43,7 @@ class AdjudicateScreen(Screen[None]):
                                        border-top: solid $accent; }
     AdjudicateScreen #state { height: auto; padding: 0 1; color: $warning; }
     AdjudicateScreen #hint { height: 1; padding: 0 1; color: $warning; }
+    AdjudicateScreen #hint.refused { color: $text-error; text-style: bold; }
     AdjudicateScreen #keys { height: auto; padding: 0 1; background: $boost; }
     AdjudicateScreen #reason { dock: bottom; display: none; }
     AdjudicateScreen #reason.open { display: block; }
@@ -65,6 +66,9 @@ class AdjudicateScreen(Screen[None]):
         self._watched: weakref.WeakSet = weakref.WeakSet()
         self._seen_labels: dict[str, set[str]] = {}  # unit -> labels of its parts seen whole in this session
         self._seen_keys: set = set()  # seen_keys of parts seen whole on any unit (a conversation up to a message)
+        # a refused decision key, said on the hint line (covering nothing of the unit): "" for parts not seen, the
+        # key when it came before the unit was on screen, None when nothing was refused on the unit on screen
+        self._refused: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("", id="head")
@@ -98,6 +102,7 @@ class AdjudicateScreen(Screen[None]):
         s = self.session
         self._draw_head()
         self.seen.forget()
+        self._refused = None
         view = s.view()
         if self.focused is not None and not self._reason_open():
             self.set_focus(None)  # never leave focus on a widget that is about to be removed
@@ -148,15 +153,23 @@ class AdjudicateScreen(Screen[None]):
         if not self.is_attached or self.seen.unit != self.session.unit.id:
             return  # the unit on screen is being replaced: _track_new_unit observes it once it is drawn
         self.seen.observe()
-        line = self.query_one("#hint", Static)
-        rows = line.styles.height
-        line.update(Text(fitted_hint(line, self.seen, self.size)), layout=False)
-        if line.styles.height != rows:  # the hint takes other rows: the unit moves, and this look was at a frame
-            self.seen.undo_look()       # nobody reads (the first of a unit); look again once it is laid out
+        if not self._draw_hint():  # the hint takes other rows: the unit moves, and this look was at a frame
+            self.seen.undo_look()  # nobody reads (the first of a unit); look again once it is laid out
             return
         # remembered for this session: going back to a unit needs no scrolling again for what was seen
         self._seen_labels.setdefault(self.seen.unit, set()).update(self.seen.seen_labels())
         self._seen_keys.update(self.seen.seen_keys())
+
+    def _draw_hint(self) -> bool:
+        """Draw the hint line: the refusal of a decision key while it has something to say, else what is left to
+        scroll. Returns False when the line now takes another number of rows (the unit moves)."""
+        line = self.query_one("#hint", Static)
+        rows = line.styles.height
+        text = fitted_hint(line, self.seen, self.size, self._refused)
+        if not line.has_class("refused"):
+            self._refused = None
+        line.update(Text(text), layout=False)
+        return line.styles.height == rows
 
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(self.size.width < self.NARROW, "narrow")
@@ -196,12 +209,14 @@ class AdjudicateScreen(Screen[None]):
             await run_binding_now(self, event)  # `s` / `u` before the next key, as typed
             return
         event.stop()
-        if self.seen.unit != s.unit.id:  # drawn, but not laid out and tracked yet
-            self.notify("Not saved: the item is still being drawn.", severity="warning", timeout=3)
+        if self.seen.unit != s.unit.id:  # typed ahead, before the unit's first frame: never applied, said so
+            self._refused = event.character if event.is_printable else event.key
+            self._draw_hint()  # and what to scroll once the unit is on screen (_observe draws it again)
             return
         self._observe()
-        if self.seen.unseen():  # never judge what you cannot see
-            self.notify(refusal(self.seen), severity="warning", timeout=6, markup=False)
+        if self.seen.unseen():  # never judge what you cannot see: said on the hint line, which covers nothing
+            self._refused = ""
+            self._draw_hint()
             reveal_first_unseen(self, self.seen.unseen())
             return
         try:

@@ -24,9 +24,9 @@ from annotator.crash import quit_key, run_binding_now
 from annotator.safe_text import plain, visible
 from annotator.screens.summary import SummaryScreen
 from annotator.session import PendingDecision, Session
-from annotator.widgets.hint import fitted_hint
+from annotator.widgets.hint import fit_hint, fitted_hint
 from annotator.widgets.key_line import KeyGroups, KeyLine
-from annotator.widgets.seen import SeenTracker, observe_on_layout, refusal, reveal_first_unseen
+from annotator.widgets.seen import SeenTracker, observe_on_layout, reveal_first_unseen
 from annotator.widgets.status_header import StatusHeader
 from storage.errors import AssignmentReleased, DatabaseBusy, PrefvalError
 
@@ -81,6 +81,7 @@ class AnnotateScreen(Screen[None]):
     AnnotateScreen #keys { height: auto; padding: 0 1; color: $text; background: $boost; }
     AnnotateScreen #state { height: auto; padding: 0 1; color: $warning; }
     AnnotateScreen #hint { height: 1; padding: 0 1; color: $warning; }
+    AnnotateScreen #hint.refused { color: $text-error; text-style: bold; }
     AnnotateScreen #last { height: 1; padding: 0 1; display: none; }
     AnnotateScreen .field { dock: bottom; display: none; }
     AnnotateScreen .field.open { display: block; }
@@ -141,6 +142,13 @@ class AnnotateScreen(Screen[None]):
         self._track_tries = 0
         self._in_place = False  # whether the item on screen was drawn in the widgets of the one before
         self._asked: tuple | None = None  # (unit, key) of a decision asked about (task.confirm), taken when pressed again
+        # A refused decision key is said on the hint line (annotator.widgets.hint.fitted_hint), never in a notification
+        # that can cover the rows it asks to scroll to: _refused is "" after a key refused for parts not seen, the key
+        # itself when it came before the item was on screen, None when nothing was refused on the item on screen;
+        # _blocked: (why, text) of a refusal that holds while its cause does ("small" terminal, "saving" the last
+        # answer, an "error" of the write): shown instead, until the cause is gone or the next item shows.
+        self._refused: str | None = None
+        self._blocked: tuple[str, str] | None = None
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="header")
@@ -194,6 +202,9 @@ class AnnotateScreen(Screen[None]):
             return
         self.seen.forget()
         self._asked = None
+        self._refused = None
+        if self._blocked is not None and self._blocked[0] == "error":
+            self._blocked = None
         view = s.view()
         current = view.current
         self.partial = current.answer if current is not None and current.status == "partial" else None
@@ -266,16 +277,41 @@ class AnnotateScreen(Screen[None]):
         if not self.is_attached or s.finished or self.seen.unit != s.queue[s.index].unit_id:
             return  # the item on screen is being replaced: _track_new_item observes it once it is drawn
         self.seen.observe()
-        line = self.query_one("#hint", Static)
-        rows = line.styles.height
-        hint = fitted_hint(line, self.seen, self.size)
-        self._set_line("hint", hint, lambda: plain(hint, layout=False), layout=False)
-        if line.styles.height != rows:  # the hint takes other rows: the item moves, and this look was at a frame
-            self.seen.undo_look()       # nobody reads (the first of an item); look again once it is laid out
+        if not self._draw_hint():  # the hint takes other rows: the item moves, and this look was at a frame
+            self.seen.undo_look()  # nobody reads (the first of an item); look again once it is laid out
             return
         # remembered for this session: going back to the item needs no scrolling again for what was seen
         self._seen_labels.setdefault(self.seen.unit, set()).update(self.seen.seen_labels())
         self._seen_keys.update(self.seen.seen_keys())
+
+    def _draw_hint(self) -> bool:
+        """Draw the hint line: a refusal while one holds (_blocked, _refused), else what is left to scroll.
+        Returns False when the line now takes another number of rows (the item moves)."""
+        line = self.query_one("#hint", Static)
+        rows = line.styles.height
+        blocked = self._blocked
+        if blocked is not None and ((blocked[0] == "small" and not self.too_small())
+                                    or (blocked[0] == "saving" and self.saving is None)):
+            blocked = self._blocked = None  # its cause is gone
+        if blocked is not None:
+            text = blocked[1]
+            fit_hint(line, text, self.seen.unit, line.size.width or self.size.width)
+            line.set_class(True, "refused")
+        else:
+            text = fitted_hint(line, self.seen, self.size, self._refused)
+            if not line.has_class("refused"):
+                self._refused = None  # nothing left to say: every part it named was seen
+        self._set_line("hint", text, lambda: plain(text, layout=False), layout=False)
+        return line.styles.height == rows
+
+    def _refuse(self, early: str | None = None, blocked: tuple[str, str] | None = None) -> None:
+        """Say on the hint line why a key was not saved: parts not seen (no argument), the key `early` that came
+        before the item was on screen, or a refusal that holds while its cause does (`blocked`: (why, text))."""
+        if blocked is not None:
+            self._blocked = blocked
+        else:
+            self._refused = early or ""
+        self._draw_hint()
 
     def on_paged_text_page_shown(self, _event) -> None:
         """A page of a long field was drawn: record it (a field counts once every page was seen whole)."""
@@ -425,18 +461,19 @@ class AnnotateScreen(Screen[None]):
             return
         event.stop()
         if self.too_small():  # the options may be cut off: never record an answer the annotator could not see
-            self.notify(f"Not saved: enlarge the terminal to at least {MIN_WIDTH}x{MIN_HEIGHT} to see the whole "
-                        "item.", severity="warning", timeout=6)
+            self._refuse(blocked=self._too_small_refusal())
             return
         if self.seen.unit != s.queue[s.index].unit_id:  # drawn, but its tracking not started yet
             if not (self._in_place and self._layout_pending(self.query_one("#item", Vertical))):
                 self._track_new_item()
             if self.seen.unit != s.queue[s.index].unit_id:
-                self.notify("Not saved: the item is still being drawn.", severity="warning", timeout=3)
+                # typed ahead, before the item's first frame: never applied to an item not seen (not queued either);
+                # the line says so, and what to scroll once the item is on screen (_observe redraws it)
+                self._refuse(early=event.character if event.is_printable else event.key)
                 return
         self._observe()
         if self.seen.unseen():  # never judge what you cannot see
-            self.notify(refusal(self.seen), severity="warning", timeout=6, markup=False)
+            self._refuse()
             self._reveal_first_unseen()
             return
         question = s.task.confirm(event.key, view, self.partial)
@@ -475,7 +512,7 @@ class AnnotateScreen(Screen[None]):
             await self._released(pending)
             return
         except PrefvalError as exc:  # not saved: stay on the item and say so
-            self.notify(visible(exc), severity="error", timeout=8, markup=False)
+            self._refuse(blocked=("error", visible(exc, layout=False)))
             return
         await self._saved(pending)
 
@@ -527,7 +564,7 @@ class AnnotateScreen(Screen[None]):
         except PrefvalError as exc:
             self.saving = None
             self._set_line("state", "", lambda: "")
-            self.notify(visible(exc), severity="error", timeout=8, markup=False)
+            self._refuse(blocked=("error", visible(exc, layout=False)))
             return
         self.saving = None
         await self._saved(pending)
@@ -552,14 +589,17 @@ class AnnotateScreen(Screen[None]):
     def _refuse_while_saving(self) -> bool:
         if self.saving is None:
             return False
-        self.notify("Still saving your last answer (the database is busy); the next item shows once it is saved.",
-                    severity="warning", timeout=4)
+        self._refuse(blocked=("saving", "Not done: still saving your last answer (the database is busy); the next "
+                                        "item shows once it is saved."))
         return True
+
+    def _too_small_refusal(self) -> tuple[str, str]:
+        return ("small", f"Not saved: the terminal is {self.size.width}x{self.size.height}; enlarge it to at least "
+                         f"{MIN_WIDTH}x{MIN_HEIGHT} to see the whole item.")
 
     async def action_skip(self) -> None:
         if self.too_small():
-            self.notify(f"Not saved: enlarge the terminal to at least {MIN_WIDTH}x{MIN_HEIGHT} to see the whole "
-                        "item.", severity="warning", timeout=6)
+            self._refuse(blocked=self._too_small_refusal())
             return
         s = self.session
         if s.finished or self._refuse_while_saving():

@@ -36,14 +36,47 @@ def hint_text(tracker: SeenTracker, cells: int, max_rows: int | None = None) -> 
     if any(tracker.pages_left(w) for w in unseen):
         keys.insert(0, "+ page")
     parts = [visible(d, layout=False) for d in tracker.unseen_descriptions()]
-    text = f"▼ scroll to see {', '.join(parts)} ({', '.join(keys)})"
+    return fit_parts(parts, lambda named: f"▼ scroll to see {named} ({', '.join(keys)})", cells, max_rows)
+
+
+def fit_parts(parts: list[str], make, cells: int, max_rows: int | None) -> str:
+    """make(named) with `named` the parts ("option C, option D"), in at most `max_rows` rows of `cells` cells when
+    it can: as many parts named as fit, the others counted ("option C and 2 more parts"); None: all named."""
+    text = make(", ".join(parts))
+    if max_rows is None:
+        return text
     for shown in range(len(parts) - 1, 0, -1):
         if rows_of(text, cells) <= max_rows:
             break
         more = len(parts) - shown
-        text = (f"▼ scroll to see {', '.join(parts[:shown])} and {more} more part{'s' if more > 1 else ''} "
-                f"({', '.join(keys)})")
+        text = make(f"{', '.join(parts[:shown])} and {more} more part{'s' if more > 1 else ''}")
     return text
+
+
+def refusal_text(tracker: SeenTracker, cells: int, max_rows: int | None = None, early: str | None = None) -> str:
+    """Why a decision key was not saved, for the hint line (it covers nothing of the item, unlike a notification,
+    which can cover the very rows it asks to scroll to): "Not saved: first scroll to see option C, option D." (with
+    "; + shows the next page" when a long field has pages left), the parts fitted as hint_text fits them. "" when
+    `tracker` has nothing left to see. early: the key, when it came before the item was on screen (typed ahead,
+    before its first frame): then "Not saved: a came before this item was on screen ..." with what to scroll once
+    the item is tracked (tracker.unit set), or that it is all on screen now. Plain text."""
+    from annotator.safe_text import visible
+
+    lead = "Not saved: "
+    if early is not None:
+        lead += f"{visible(early, layout=False)} came before this item was on screen"
+        if tracker.unit is None:
+            return lead + "; look at it, then press the key again."
+        if not tracker.unseen():
+            return lead + "; it is all on screen now: press the key again."
+        lead += "; first scroll to see "
+    elif tracker.unit is None or not tracker.unseen():
+        return ""
+    else:
+        lead += "first scroll to see "
+    pages = "; + shows the next page" if any(tracker.pages_left(w) for w in tracker.unseen()) else ""
+    parts = [visible(d, layout=False) for d in tracker.unseen_descriptions()]
+    return fit_parts(parts, lambda named: f"{lead}{named}{pages}.", cells, max_rows)
 
 
 def fit_hint(widget: Static, text: str, unit: object, width: int) -> None:
@@ -63,11 +96,18 @@ def fit_hint(widget: Static, text: str, unit: object, width: int) -> None:
 SHORT_ROWS = 40  # below this terminal height the hint keeps to 2 rows (a refusal still names every part)
 
 
-def fitted_hint(widget: Static, tracker: SeenTracker, screen_size) -> str:
+def fitted_hint(widget: Static, tracker: SeenTracker, screen_size, refused: str | None = None) -> str:
     """The hint for `tracker` fitted to the hint line `widget` on a screen of `screen_size` (a Size, cells): held
     to 2 rows below SHORT_ROWS rows, the line given the rows it needs (fit_hint). Returns the plain text to show
-    ("" when everything was seen)."""
+    ("" when everything was seen). refused: a decision key was refused (the key when it came before the item was
+    on screen, else ""): the line shows refusal_text instead, held to 2 rows below SHORT_ROWS rows too, and gets the
+    class "refused" (styled apart); None, or a refusal with nothing left to say: the hint."""
     width = widget.size.width or screen_size.width
-    hint = hint_text(tracker, width - widget.styles.gutter.width, 2 if screen_size.height < SHORT_ROWS else None)
-    fit_hint(widget, hint, tracker.unit, width)
-    return hint
+    cells = width - widget.styles.gutter.width
+    short = screen_size.height < SHORT_ROWS
+    text = "" if refused is None else refusal_text(tracker, cells, 2 if short else None, early=refused or None)
+    widget.set_class(bool(text), "refused")
+    if not text:
+        text = hint_text(tracker, cells, 2 if short else None)
+    fit_hint(widget, text, tracker.unit, width)
+    return text

@@ -319,17 +319,6 @@ def unseen_hint(tracker: SeenTracker) -> str:
     return f"▼ scroll to see {visible(', '.join(tracker.unseen_descriptions()), layout=False)} ({', '.join(keys)})"
 
 
-def refusal(tracker: SeenTracker) -> str:
-    """The notice for a decision key pressed while parts are unseen: "Not saved: first scroll to see option C.",
-    "Not saved: first scroll to see the question (3 of 5 pages left); + shows the next page."."""
-    from annotator.safe_text import visible
-
-    text = visible(", ".join(tracker.unseen_descriptions()), layout=False)
-    if any(tracker.pages_left(w) for w in tracker.unseen()):
-        return f"Not saved: first scroll to see {text}; + shows the next page."
-    return f"Not saved: first scroll to see {text}."
-
-
 def observe_on_layout(screen, tracker: SeenTracker, observe) -> None:
     """Call observe() after each layout of `screen` while tracker has something left to see or found rows under
     an overlay (a notification that goes, or a bar that closes, uncovers rows without any scroll), and after the

@@ -32,9 +32,9 @@ class StatusHeader(Static):
         done/total: over the annotator's queue claimed so far; unclaimed: units they may still claim (shown as
         "+N to claim" when above 0: the queue grows in batches as it is worked). compact: a short form for narrow
         terminals (no task name, no bar); flagged adds a flag mark; released: items study commands took out of the
-        queue during the session (shown as "N released" while the session lasts). width: the cells the line has (None: one
-        line); a line longer than that (long study or annotator names) wraps onto a second row rather than being
-        cut, names and figures whole. Nothing is redrawn when every figure is as already shown, and a redraw that
+        queue during the session (shown as "N released" while the session lasts). width: the cells the line has
+        (None: one line); a line longer than that (long study or annotator names) wraps onto a second row rather
+        than being cut, names and figures whole. Nothing is redrawn when every figure is as already shown, and a redraw that
         keeps the line's height never lays out the screen again."""
         shown = (study, task, annotator, done, total, position, None if seconds is None else int(seconds),
                  unclaimed, compact, flagged, width, released)
