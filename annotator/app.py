@@ -17,6 +17,7 @@ with collector.paused_while_loading():
     from annotator.crash import OneLineCrash, QuitGuard
     from annotator.screens.annotate import AnnotateScreen
     from annotator.session import Session
+    from storage.errors import PrefvalError
     from storage.store import Store
 
 # input that shows the annotator is at the screen (time on item: annotator.session.Session.touch)
@@ -44,19 +45,53 @@ class AnnotateApp(QuitGuard, OneLineCrash, App[None]):
     def on_mount(self) -> None:
         collector.freeze_startup_objects()  # before the screen: item views stay collectable (annotator/collector.py)
         self.install_quit_signals()  # SIGHUP / SIGTERM quit like `q`, the visit to the item on screen recorded
-        self.push_screen(AnnotateScreen(self.session, show_timer=self.show_timer))
+        self.annotate_screen = AnnotateScreen(self.session, show_timer=self.show_timer)
+        self.push_screen(self.annotate_screen)
 
     async def on_event(self, event) -> None:
         if isinstance(event, INPUT) and not event.is_forwarded:  # the annotator is there: time on item counts on
             self.session.touch()
         await super().on_event(event)
 
+    def quit_on_signal(self, name: str) -> None:
+        # the terminal is gone or the process is being stopped: quit exactly as `q` does (AnnotateScreen.
+        # quit_when_saved): a decision waiting for a busy database is written first, then the visit to the item on
+        # screen (its seconds) and the session's end; at once when the file is free
+        screen = getattr(self, "annotate_screen", None)
+        if screen is not None and screen.is_attached:
+            screen.quit_when_saved(name)
+        else:
+            super().quit_on_signal(name)
+
     def on_hang_up(self, name: str) -> None:
-        # the terminal is gone or the process is being stopped: the visit to the item on screen (its seconds) and
-        # the session's end are written now, before anything may fail on the closed terminal
         self.session.close()
 
-    def on_unmount(self) -> None:
+    def panic(self, *renderables) -> None:
+        # Textual's input thread ends the app (panic) when reading the keys fails: a closed terminal (EIO) after
+        # SIGHUP. The quit that the signal began ends the app (and writes what waits: finish_after_exit).
+        screen = getattr(self, "annotate_screen", None)
+        if self.quit_begun and screen is not None and screen._hung_up is not None:
+            return
+        super().panic(*renderables)
+
+    async def on_unmount(self) -> None:
         collector.resume()
         self.remove_quit_signals()
-        self.session.close()
+        screen = getattr(self, "annotate_screen", None)
+        if screen is not None:  # after a signal: the decision waiting for the database, and the closing events
+            await screen.finish_after_exit()
+        events = self.session.closing_events()  # none when the screen's quit wrote them
+        if events:
+            try:
+                self.store.log_events(events)
+            except PrefvalError as exc:  # kept in a rescue file, said by run_checked
+                from annotator.rescue import write_rescue
+                from annotator.safe_text import visible
+
+                try:
+                    path = write_rescue(self.store.path, [], events)
+                    kept = f"kept in {path}"
+                except OSError as err:
+                    kept = f"no file could be written to keep it either ({err})"
+                self.unsaved = (self.unsaved + "; " if self.unsaved else "") + \
+                    f"NOT saved in {self.store.path}: the session's end ({visible(exc, layout=False)}); {kept}"

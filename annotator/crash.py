@@ -20,12 +20,16 @@ class OneLineCrash:
 
     crash: BaseException | None = None
     what = "the screen"
+    unsaved: str | None = None  # set when decisions could not be written before the app ended (said by run_checked)
 
     def run_checked(self, **run_kwargs) -> None:
         """Run the app (App.run's keyword arguments); raise PrefvalError, one line naming the exception (or the
-        read-only file or folder behind it), when an unexpected exception ended it. Every decision given before
-        was already committed."""
+        read-only file or folder behind it), when an unexpected exception ended it (every decision given before
+        was already committed), or the app's `unsaved` line when decisions could not reach the database before it
+        ended (kept in a rescue file it names: annotator/rescue.py)."""
         self.run(**run_kwargs)
+        if self.unsaved:
+            raise PrefvalError(self.unsaved)
         if self.crash is None and not self.return_code:
             return
         from annotator.safe_text import visible
@@ -107,6 +111,11 @@ class QuitGuard:
 
     def _quit_on_signal(self, name: str) -> None:
         self.begin_quit()
+        self.quit_on_signal(name)
+
+    def quit_on_signal(self, name: str) -> None:
+        """Quit after SIGHUP or SIGTERM (name). Here: on_hang_up(), then exit. An app that may hold a decision not yet
+        written (the annotation screen, waiting for a busy database) overrides it to exit only once it is saved."""
         try:
             self.on_hang_up(name)
         finally:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -14,7 +15,7 @@ from annotator.study_setup import claim_assignments
 from annotator.tasks import get_task
 from annotator.tasks.base import Decision, TaskType, UnitView, seeded_permutation
 from storage.errors import PrefvalError
-from storage.models import AnnotationIn, Annotation, Assignment
+from storage.models import AnnotationIn, Annotation, Assignment, Event, new_id
 from storage.queue_state import UnitState
 from storage.store import Store
 
@@ -107,7 +108,8 @@ class PendingDecision:
     screen showed (to detect a change made in another window meanwhile); advance: move on once committed;
     claim: claim the next batch of units in the same write step (no open item would be left in the queue).
     row None: nothing to append, only the claim (moving on from an answered item). committed: the row once it is
-    in the file (a retried write never appends it twice); claimed/claim_done: the claim's outcome (a retried write
+    in the file (a retried write never appends it twice); row_id: the id the row gets (chosen beforehand, so that a
+    copy kept outside the file when it could not be written, annotator/rescue.py, names it); claimed/claim_done: the claim's outcome (a retried write
     never claims twice); unclaimed: what the annotator could still claim, counted after the write.
     """
 
@@ -118,6 +120,7 @@ class PendingDecision:
     advance: bool
     claim: bool
     committed: Annotation | None = None
+    row_id: str = dataclasses.field(default_factory=new_id)
     claimed: int = 0
     claim_done: bool = False
     unclaimed: int | None = None
@@ -381,16 +384,25 @@ class Session:
         """Leaving the current item: a visit that ended without an answer is kept as a "visit" event (unit,
         seconds) and carried into the time of the item's next answer. unit_id: the unit visited when it is no
         longer at self.index (the queue was read again); None: not known, nothing logged."""
+        event = self._visit_event(unit_id)
+        if event is not None:
+            self.store.log_events([event])
+
+    def _visit_event(self, unit_id: str | None = "") -> Event | None:
+        """The "visit" event of the visit to the current item ending now (None: decided, or no time on it), its
+        seconds carried into the item's next answer; unit_id as _end_visit. Nothing is written."""
         if unit_id == "":
             unit_id = self.queue[self.index].unit_id if self.index < len(self.queue) else None
+        event = None
         if unit_id is not None and not self._visit_decided:
             secs = round(self.seconds_on_item(), 3)
             if secs > 0:
-                uid = unit_id
-                self.store.log_event("visit", self.study.id, self.annotator.id, unit_id=uid, seconds=secs,
-                                     started_at=self.started_iso)
-                self._carried[uid] = self._carried.get(uid, 0.0) + secs
+                event = Event(id=new_id(), at=self._now_iso(), kind="visit", study_id=self.study.id,
+                              annotator_id=self.annotator.id,
+                              payload={"unit_id": unit_id, "seconds": secs, "started_at": self.started_iso})
+                self._carried[unit_id] = self._carried.get(unit_id, 0.0) + secs
         self._visit_decided = False
+        return event
 
     def _arrived(self) -> None:
         """Read the state of the item now shown, when not read yet (what a decision on it will supersede)."""
@@ -578,7 +590,8 @@ class Session:
         study command released it meanwhile; nothing saved, see drop_released) or PrefvalError (not saved)."""
         if pending.row is not None and pending.committed is None:
             decision = pending.row.status in ("answered", "skipped", "partial")
-            pending.committed = store.add_annotation(pending.row, supersede_latest=decision, live_assignment=True)
+            pending.committed = store.add_annotation(pending.row, supersede_latest=decision, live_assignment=True,
+                                                     annotation_id=pending.row_id)
         if pending.claim and not pending.claim_done:
             pending.claimed = self.claim(store)
             pending.claim_done = True
@@ -725,12 +738,24 @@ class Session:
         return [r.note for r in self.store.history(self.study.id, a.unit_id, self.annotator.id)
                 if r.status == "note" and r.note]
 
-    def close(self) -> None:
-        """Log the end of the session (and of the visit to the item on screen). Called again, does nothing (a
-        hang-up handled as a quit closes the session before the app unmounts)."""
+    def closing_events(self) -> list[Event]:
+        """The events that end the session, built now (their times are now) and not written: the visit to the item
+        on screen (when it ended without an answer) and "session_end" (position and counts). The session counts
+        as closed from here: close() and closing_events() then give nothing. Write them with Store.log_events
+        (through any thread's own Store, retried while the file is busy)."""
         if self._ended:
-            return
+            return []
         self._ended = True
-        self._end_visit()
-        self.store.log_event("session_end", self.study.id, self.annotator.id, index=self.index,
-                             **self.counts())
+        visit = self._visit_event()
+        end = Event(id=new_id(), at=self._now_iso(), kind="session_end", study_id=self.study.id,
+                    annotator_id=self.annotator.id, payload={"index": self.index, **self.counts()})
+        return [visit, end] if visit is not None else [end]
+
+    def close(self) -> None:
+        """Log the end of the session (and of the visit to the item on screen), in one transaction. Called again,
+        does nothing (a hang-up handled as a quit closes the session before the app unmounts). Raises
+        DatabaseBusy when the file stayed busy for the busy timeout (the events are then lost: the screen writes
+        them with closing_events instead, retried and, at worst, kept in a rescue file)."""
+        events = self.closing_events()
+        if events:
+            self.store.log_events(events)

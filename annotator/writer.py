@@ -59,6 +59,11 @@ class BackgroundWriter:
 
         return self._pool.submit(run)
 
+    def stop_retrying(self) -> None:
+        """A write waiting for the lock gives up after its current attempt (at most RETRY_WAIT_MS): its future
+        raises DatabaseBusy. Writes submitted later are tried once each."""
+        self._closing = True
+
     def close(self) -> None:
         self._closing = True
 

@@ -76,10 +76,30 @@ class Store(DatasetsMixin, StudiesMixin, AnnotationsMixin, QueueStateMixin, Bund
         with write_transaction(self.db):
             self._insert_event(kind, study_id, annotator_id, payload)
 
+    def log_events(self, events: list[Event]) -> None:
+        """Append events built beforehand (their ids and times as given: an event written late, after waiting for a
+        busy file, keeps the time it happened) in one transaction, and commit. Retried after DatabaseBusy, it
+        writes them once (nothing is written by a transaction that could not start). Raises DatabaseBusy when
+        another process held the write lock beyond the busy timeout (nothing written), PrefvalError for any other
+        write failure."""
+        import sqlite3
+
+        from storage.errors import DatabaseBusy, PrefvalError, is_busy
+
+        try:
+            with write_transaction(self.db):
+                for e in events:
+                    self._insert_event(e.kind, e.study_id, e.annotator_id, e.payload, at=e.at, event_id=e.id)
+        except sqlite3.OperationalError as exc:
+            if is_busy(exc):
+                raise DatabaseBusy(f"{self.path}: the session's events were NOT saved (the database is busy: "
+                                   "another program is writing to it); try again") from None
+            raise PrefvalError(f"{self.path}: the session's events were NOT saved ({exc})") from None
+
     def _insert_event(self, kind: str, study_id: str | None, annotator_id: str | None,
-                      payload: dict[str, Any]) -> None:
+                      payload: dict[str, Any], at: str | None = None, event_id: str | None = None) -> None:
         self.db["events"].insert({
-            "id": new_id(), "at": now_iso(), "kind": kind, "study_id": study_id,
+            "id": event_id or new_id(), "at": at or now_iso(), "kind": kind, "study_id": study_id,
             "annotator_id": annotator_id, "payload": json.dumps(payload, ensure_ascii=False, default=str),
         })
 

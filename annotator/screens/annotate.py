@@ -35,6 +35,10 @@ MIN_WIDTH, MIN_HEIGHT = 60, 16
 WIDE = 140    # from this width on, the history of the last decisions shows beside the item (below: one line)
 STRIP = 3     # decisions at most in the one-line history shown below WIDE columns
 NARROW = 100  # below this width the header is compact
+# how long a quit (q, SIGHUP, SIGTERM) waits for a database whose write lock another program holds, in seconds: far
+# beyond any realistic lock (big imports commit every 5,000 rows, a few seconds); what is still unwritten then is
+# kept in a rescue file (annotator/rescue.py), as it is all along the wait
+QUIT_SAVE_LIMIT = 1800.0
 SHORT = 24    # below this height the footer is hidden (`?` lists every key: the key line says so)
 # the shared keys kept on the bottom line when the whole line would need more than one (the rest: `?`)
 COMPACT_KEYS = ["s", "u", "right_square_bracket", "l", "m", "n"]
@@ -134,7 +138,13 @@ class AnnotateScreen(Screen[None]):
         self.items_drawn = 0  # how many times an item has been drawn (benchmarks wait on it)
         self.saving: PendingDecision | None = None  # a decision waiting for a busy database (kept, retried)
         self._writer = None  # BackgroundWriter, opened on the first busy write
-        self._quit_after_save = False
+        self._quit_after_save = False  # quitting waits for the decision being saved (quit_when_saved)
+        self._rescue = None  # Path of the rescue file keeping what a waiting quit has not written yet
+        self._limit_timer = None  # QUIT_SAVE_LIMIT's timer of a `q` waiting for the database
+        self._hung_up: str | None = None  # the signal (SIGHUP, SIGTERM) that began the quit
+        self._save_future = None  # concurrent.futures.Future of the decision's background write
+        self._close_future = None  # ... of the closing events' background write
+        self._closing_events: list = []
         self.seen = SeenTracker()
         self._watched: weakref.WeakSet = weakref.WeakSet()
         self._seen_labels: dict[str, set[str]] = {}  # unit -> labels of its parts seen whole in this session
@@ -544,32 +554,49 @@ class AnnotateScreen(Screen[None]):
                 + (f" (attempt {attempt + 1})" if attempt else ""))
         self._set_line("state", text, lambda: text)
 
-    async def _save_in_background(self, pending: PendingDecision) -> None:
-        import asyncio
-
+    def _background_writer(self):
         from annotator.writer import BackgroundWriter
 
         if self._writer is None:
             self._writer = BackgroundWriter(self.session.store.path)
-        on_busy = lambda attempt: self.app.call_from_thread(self._show_saving, attempt)  # noqa: E731
+        return self._writer
+
+    async def _save_in_background(self, pending: PendingDecision) -> None:
+        import asyncio
+
+        app = self.app
+
+        def on_busy(attempt: int) -> None:  # (in the writer's thread) said on screen while there is one
+            if self._hung_up is None and not app.quit_begun:
+                try:
+                    app.call_from_thread(self._show_saving, attempt)
+                except Exception:  # the app is closing: nothing to draw on, the write goes on
+                    pass
+
+        # the future is kept: a quit after SIGHUP waits for it once the screen is gone (finish_after_exit)
+        self._save_future = self._background_writer().submit(lambda store: self.session.write(store, pending), on_busy)
         try:
-            await asyncio.wrap_future(self._writer.submit(lambda store: self.session.write(store, pending), on_busy))
+            await asyncio.wrap_future(self._save_future)
         except AssignmentReleased:
             self.saving = None
             self._set_line("state", "", lambda: "")
             await self._released(pending)
             if self._quit_after_save:
-                self.app.exit()
+                self._close_and_exit()
             return
-        except PrefvalError as exc:
+        except PrefvalError as exc:  # not saved (a full disk; or a quit that gave up waiting for the lock)
             self.saving = None
             self._set_line("state", "", lambda: "")
+            if self._quit_after_save:
+                self.session._visit_decided = True  # its seconds are in the row kept below: no visit event too
+                self._give_up_saving([pending], self.session.closing_events(), visible(exc, layout=False))
+                return
             self._refuse(blocked=("error", visible(exc, layout=False)))
             return
         self.saving = None
         await self._saved(pending)
         if self._quit_after_save:
-            self.app.exit()
+            self._close_and_exit()
 
     async def _saved(self, pending: PendingDecision) -> None:
         s = self.session
@@ -755,15 +782,192 @@ class AnnotateScreen(Screen[None]):
         return bool(getattr(self.app, "quit_begun", False)) or not self.is_attached
 
     def action_quit_app(self) -> None:
+        self.quit_when_saved()
+
+    # ---- quitting: `q`, SIGHUP (the terminal closed) and SIGTERM alike, never before the last decision is saved ----
+    def quit_when_saved(self, signal_name: str | None = None) -> None:
+        """Quit (`q`; signal_name "SIGHUP" or "SIGTERM" when the terminal closed or the process is asked to stop):
+        no key acts from now on; a decision still waiting for a busy database is written first, then the visit to
+        the item on screen and the session's end (retried while the file is busy), and the app exits. `q` keeps
+        the screen, which says so, until then; after a signal the screen closes at once (a closed terminal cannot
+        be drawn on) and the app writes them as it ends (finish_after_exit). Either way the wait lasts at most
+        QUIT_SAVE_LIMIT seconds, and all along a copy of what is not written yet is kept in a rescue file
+        (annotator/rescue.py), removed once it is, so that even a kill -9 loses nothing; what is still unwritten
+        when the limit passes stays there, and the command says where on stderr (exit code 1)."""
         self._begin_quit()
+        if signal_name is not None:
+            self._hung_up = signal_name
+        if self._quit_after_save:  # already waiting (q, then the terminal closed): a signal closes the screen now
+            if signal_name is not None:
+                self.app.exit()
+            return
+        self._quit_after_save = True
         if self.saving is not None:  # never drop a decision: quit once it is committed
-            self._quit_after_save = True
+            self._keep_in_rescue([self.saving], [])
+            if signal_name is not None:
+                self.app.exit()
+                return
+            self._limit_timer = self.set_timer(QUIT_SAVE_LIMIT, self._stop_waiting, name="quit-save-limit")
             self.notify("Your last answer is still being saved (the database is busy); quitting once it is saved.",
                         severity="warning", timeout=6)
             return
+        self._close_and_exit()
+
+    def _close_and_exit(self) -> None:
+        """Write the session's closing events (the visit to the item on screen, session_end) and exit: at once when
+        the file is free, else through the background writer, retried like a decision, then exit."""
+        s = self.session
+        events = s.closing_events()
+        if events:
+            try:
+                with s.store.busy_timeout(0 if s.store.path != ":memory:" else 10_000):
+                    s.store.log_events(events)
+            except DatabaseBusy:
+                self._keep_in_rescue([], events)
+                self._close_future = self._background_writer().submit(lambda store: store.log_events(events))
+                self._closing_events = events
+                if self._hung_up:
+                    self.app.exit()  # finish_after_exit waits for the write
+                    return
+                if self._limit_timer is None:
+                    self._limit_timer = self.set_timer(QUIT_SAVE_LIMIT, self._stop_waiting, name="quit-save-limit")
+                self.run_worker(self._close_in_background(), group="save", exit_on_error=False)
+                return
+            except PrefvalError as exc:  # a full disk, a read-only file: kept in the rescue file
+                self._give_up_saving([], events, visible(exc, layout=False))
+                return
+        self._drop_rescue()
         self.app.exit()
+
+    async def _close_in_background(self) -> None:
+        import asyncio
+
+        try:
+            await asyncio.wrap_future(self._close_future)
+        except PrefvalError as exc:
+            self._give_up_saving([], self._closing_events, visible(exc, layout=False))
+            return
+        self._close_future = None
+        self._drop_rescue()
+        self.app.exit()
+
+    async def finish_after_exit(self) -> None:
+        """After a signal closed the screen while a write was waiting for a busy database (quit_when_saved): wait
+        for the decision's write (then record it in the session, so that its visit is not counted twice) and write
+        the session's closing events, each retried while the file is busy, at most QUIT_SAVE_LIMIT seconds in all;
+        what cannot be written is kept in a rescue file (_give_up_saving). Called by the app as it ends, when no
+        screen is drawn any more. Nothing when nothing waits."""
+        import asyncio
+
+        if self._hung_up is None or (self.saving is None and self._close_future is None):
+            return
+        if self._limit_timer is not None:
+            self._limit_timer.stop()
+        limit = asyncio.get_running_loop().call_later(QUIT_SAVE_LIMIT, self._stop_waiting)
+        try:
+            pending = self.saving
+            if pending is not None and self._save_future is not None:
+                try:
+                    await asyncio.wrap_future(self._save_future)
+                except AssignmentReleased:  # a study command took the item meanwhile: not saved, by design
+                    pass
+                except PrefvalError as exc:
+                    self.session._visit_decided = True  # its seconds are in the row kept: no visit event too
+                    self._give_up_saving([pending], self.session.closing_events(), visible(exc, layout=False),
+                                         exit=False)
+                    return
+                else:
+                    self.session.apply(pending)
+                    self.session._visit_decided = True  # the item it moved on to was never on screen: no visit
+                self.saving = None
+            if self._close_future is None:
+                events = self.session.closing_events()
+                if events:
+                    self._keep_in_rescue([], events)
+                    self._close_future = self._background_writer().submit(lambda store: store.log_events(events))
+                    self._closing_events = events
+            if self._close_future is not None:
+                try:
+                    await asyncio.wrap_future(self._close_future)
+                except PrefvalError as exc:
+                    self._give_up_saving([], self._closing_events, visible(exc, layout=False), exit=False)
+                    return
+            self._drop_rescue()
+        finally:
+            limit.cancel()
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+
+    def _stop_waiting(self) -> None:
+        """QUIT_SAVE_LIMIT seconds after a quit began waiting for the database: the write waiting for the lock
+        gives up after its current attempt, and what it held stays in the rescue file (_give_up_saving)."""
+        if self._writer is not None:
+            self._writer.stop_retrying()
+
+    @staticmethod
+    def _unwritten(pendings) -> list:
+        """(row, id) of the decisions among pendings whose row is not in the file."""
+        return [(p.row, p.row_id) for p in pendings if p.row is not None and p.committed is None]
+
+    def _keep_in_rescue(self, pendings, events) -> None:
+        """Keep the rows of pending decisions and events not written yet in a rescue file (annotator/rescue.py),
+        replacing the one kept before (what it held and is still unsaved is given again by the caller)."""
+        from annotator.rescue import write_rescue
+
+        rows = self._unwritten(pendings)
+        old, self._rescue = self._rescue, None
+        if rows or events:
+            try:
+                self._rescue = write_rescue(self.session.store.path, rows, list(events))
+            except OSError:  # nowhere to write: the quit still waits for the database
+                self._rescue = None
+        if old is not None:
+            old.unlink(missing_ok=True)
+
+    def _drop_rescue(self) -> None:
+        """Everything was written: the rescue file kept meanwhile goes."""
+        if self._rescue is not None:
+            self._rescue.unlink(missing_ok=True)
+            self._rescue = None
+
+    def _give_up_saving(self, pendings, events, why: str, exit: bool = True) -> None:
+        """The quit could not write the rows of pendings (PendingDecision) and events (the limit passed, or an
+        error that retrying cannot fix): they are kept in a rescue file, the app says where when it ends (on
+        stderr, exit code 1), and it exits (exit=False: it is ending already)."""
+        from annotator.rescue import write_rescue
+
+        rows = self._unwritten(pendings)
+        old, self._rescue = self._rescue, None
+        what = " and ".join(x for x in ((f"{len(rows)} decision" + ("s" if len(rows) != 1 else "")) if rows else "",
+                                        "the session's end" if events else "") if x)
+        try:
+            path = write_rescue(self.session.store.path, rows, list(events))
+        except OSError as exc:
+            note = f"NOT saved in {self.session.store.path}: {what} ({why}); no file could be written to keep " \
+                   f"{'them' if rows and events else 'it'} either ({exc})"
+        else:
+            note = f"NOT saved in {self.session.store.path}: {what} ({why}); kept in {path}"
+            if old is not None and old != path:
+                old.unlink(missing_ok=True)
+        self.app.unsaved = note
+        if exit:
+            self.app.exit(return_code=1)
 
     def on_unmount(self) -> None:
         collector.resume()
+        if self._hung_up is not None and (self.saving is not None or self._close_future is not None):
+            return  # the app waits for the writes as it ends (finish_after_exit)
         if self._writer is not None:
-            self._writer.close()
+            self._writer.close()  # a write waiting for the lock gives up after its current attempt
+        pending = self.saving
+        if pending is not None and pending.row is not None and pending.committed is None:  # ctrl+c, a crash
+            if not getattr(self.app, "unsaved", None):
+                self.session._visit_decided = True  # its seconds are in the row kept: no visit event too
+                self._give_up_saving([pending], [], "the screen closed before the database was free", exit=False)
+        elif self._close_future is not None and self._close_future.exception() is not None:  # (done: closed above)
+            if not getattr(self.app, "unsaved", None):
+                self._give_up_saving([], self._closing_events, "the screen closed before the database was free",
+                                     exit=False)
+        else:
+            self._drop_rescue()

@@ -1,0 +1,83 @@
+"""The last resort for decisions that cannot reach the database before the annotation screen closes.
+
+The screen keeps a decision it could not write (another program holds the file's write lock) and retries it; a quit
+(`q`, SIGHUP when the terminal closes, SIGTERM) waits for that write. Only when the screen ends without it (the wait
+for the lock passed its limit, annotator.screens.annotate.QUIT_SAVE_LIMIT; ctrl+c; a crash) are the rows kept here:
+a JSON-lines file written whole (exclusive create, fsync) beside the database, else in the home folder, else in the
+temporary folder, and its path said on stderr. No Textual here.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+from pathlib import Path
+
+from storage.models import AnnotationIn, Event
+
+RESCUE_INFIX = ".unsaved-"  # prefval.db -> prefval.db.unsaved-20261201T141502Z-4242.jsonl
+
+
+def rescue_path(db_path: str, folder: Path | None = None) -> Path:
+    """Where a rescue file for the database at db_path goes: its folder (or `folder`), named after the database,
+    the UTC time and the process id, so that two screens never write the same file."""
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    base = Path(db_path)
+    return (folder or base.resolve().parent) / f"{base.name}{RESCUE_INFIX}{stamp}-{os.getpid()}.jsonl"
+
+
+def write_rescue(db_path: str, rows: list[tuple[AnnotationIn, str]], events: list[Event]) -> Path:
+    """Write the annotation rows (each with the id it was to have) and events that were NOT saved in the database
+    at db_path to a new rescue file, one JSON object a line: {"table": "annotations", "row": AnnotationIn fields and
+    its "id"} or {"table": "events", "row": Event fields}, preceded by {"table": "meta", "database": absolute path, "written_at": ISO time}. The file is created
+    exclusively, written, flushed and fsynced (and its folder fsynced) before this returns. Tries the database's
+    folder, then the home folder, then the temporary folder. Returns the path; raises OSError when none of them
+    can be written."""
+    import tempfile
+
+    lines = [json.dumps({"table": "meta", "database": os.path.abspath(db_path),
+                         "written_at": _dt.datetime.now(_dt.timezone.utc).isoformat()}, ensure_ascii=False)]
+    lines += [json.dumps({"table": "annotations", "row": {"id": rid, **r.model_dump()}}, ensure_ascii=False)
+              for r, rid in rows]
+    lines += [json.dumps({"table": "events", "row": e.model_dump()}, ensure_ascii=False) for e in events]
+    data = ("\n".join(lines) + "\n").encode("utf-8")
+    error: OSError | None = None
+    for folder in (None, Path.home(), Path(tempfile.gettempdir())):
+        path = rescue_path(db_path, folder)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except OSError as exc:
+            error = exc
+            continue
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            dir_fd = os.open(path.parent, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        except OSError:  # a folder that cannot be opened for fsync (some file systems): the file itself is synced
+            pass
+        return path
+    assert error is not None
+    raise error
+
+
+def read_rescue(path: str | Path) -> tuple[list[tuple[AnnotationIn, str]], list[Event]]:
+    """The rows (each with its id) and events of a rescue file (write_rescue), as models."""
+    rows, events = [], []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        if rec["table"] == "annotations":
+            row = dict(rec["row"])
+            rid = row.pop("id")
+            rows.append((AnnotationIn(**row), rid))
+        elif rec["table"] == "events":
+            events.append(Event(**rec["row"]))
+    return rows, events
