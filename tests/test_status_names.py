@@ -169,3 +169,9 @@ def test_status_command_gives_names_the_room_left_and_keeps_them_apart(db_file, 
         assert shown == set(expect)
         assert all(re.search(r"\b0/8\s+0%", r) for r in rows)
         assert all(r.endswith("-") for r in rows) == (width != 60)
+
+
+def test_a_name_with_surrounding_space_from_an_older_file_is_quoted():
+    # 'pm ' (allowed before names were checked) padded in its column would look exactly like pm
+    lines = study_lines([_study("pm", "mcq"), _study("pm ", "mcq"), _study(" pm", "mcq")], 120)
+    assert [line[2:8] for line in lines] == ["study ", "pm    ", "'pm ' ", "' pm' "]

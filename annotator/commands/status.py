@@ -212,6 +212,16 @@ def fit_names(names: list[str], width: int) -> tuple[list[str], int]:
     return list(names), natural
 
 
+def shown_name(name: str) -> str:
+    """A study name as the status table shows it: control and bidi characters as visible escapes
+    (storage.visible_text.visible), and in quotes when it starts or ends with whitespace (a name from before names
+    were checked: 'pm ' would otherwise look like pm beside it)."""
+    from annotator.safe_text import visible
+
+    text = visible(name, layout=False)
+    return f"'{text}'" if text != text.strip() else text
+
+
 def _terminal_width() -> int:
     """The width to fit the status in (columns): $COLUMNS when set to a positive number, else the terminal's
     that standard output is (shutil.get_terminal_size), else unlimited (a pipe, a file)."""
@@ -246,9 +256,8 @@ def study_lines(studies: list[dict], width: int | None = None) -> list[str]:
     never show the same name, so "personas-r1" and "personas-r2" in 8 cells become "pers…-r1" and "pers…-r2";
     names that differ only in the middle get a wider column), the bar to 3, the date without its year, no bar,
     task names cut to 6 cells, no date. A line still too wide (a terminal under 60 columns, or counts in the
-    millions) is cut at the width with an ellipsis, so each study is always one line. Names are given as they are
-    (render_text shows them with visible escapes)."""
-    from annotator.safe_text import visible
+    millions) is cut at the width with an ellipsis, so each study is always one line. Names are shown by shown_name
+    (visible escapes; in quotes when they start or end with whitespace)."""
     from annotator.widgets.status_header import progress_bar
 
     if width is None:
@@ -256,7 +265,7 @@ def study_lines(studies: list[dict], width: int | None = None) -> list[str]:
     rows = []
     for s in studies:
         people = f"{s['n_annotators']}" + (f" +{s['llm_judges']} LLM" if s.get("llm_judges") else "")
-        rows.append((visible(s["name"], layout=False), s["task"], f"{s['items']:,}", people,
+        rows.append((shown_name(s["name"]), s["task"], f"{s['items']:,}", people,
                      f"{s['answered']:,}/{s['needed']:,}", f"{s['progress'] or 0.0:.0%}",
                      (s["last_activity"] or "")[:16].replace("T", " ") or "-", s))
 
