@@ -25,6 +25,7 @@ from annotator.safe_text import visible
 from annotator.widgets.hint import fitted_hint
 from annotator.widgets.key_line import KeyGroups, KeyLine
 from annotator.widgets.seen import SeenTracker, must_see, observe_on_layout, reveal_first_unseen
+from annotator.widgets.text_field import TextField
 from storage.errors import PrefvalError
 from storage.store import Store
 
@@ -79,8 +80,8 @@ class AdjudicateScreen(Screen[None]):
         # the "scroll to see" hint: wrapped, its rows kept while the unit is on screen (annotator/widgets/hint.py)
         yield Static("", id="hint")
         yield KeyGroups(id="keys")
-        yield Input(placeholder="reason for excluding (enter saves, escape cancels)", id="reason",
-                    disabled=True)
+        yield TextField(placeholder="reason for excluding (enter saves, escape cancels)", id="reason",
+                        disabled=True)
         yield KeyLine(self.BINDINGS)
 
     async def on_mount(self) -> None:

@@ -28,6 +28,7 @@ from annotator.widgets.hint import fit_hint, fitted_hint
 from annotator.widgets.key_line import KeyGroups, KeyLine
 from annotator.widgets.seen import SeenTracker, observe_on_layout, reveal_first_unseen
 from annotator.widgets.status_header import StatusHeader
+from annotator.widgets.text_field import TextField
 from storage.errors import AssignmentReleased, DatabaseBusy, PrefvalError
 
 
@@ -709,7 +710,7 @@ class AnnotateScreen(Screen[None]):
         field = next(iter(self.query(f"#{name}").results(Input)), None)
         if field is None:
             prompt, options = self.FIELDS[name]
-            field = Input(placeholder=prompt, id=name, classes="field", **options)
+            field = TextField(placeholder=prompt, id=name, classes="field", **options)
             await self.mount(field, before=self.query_one(KeyLine))
         if placeholder:
             field.placeholder = placeholder
@@ -740,7 +741,7 @@ class AnnotateScreen(Screen[None]):
             return
         if event.input.id != "note":
             return
-        text = event.value.strip()
+        text = event.value if event.value.strip() else ""  # stored exactly as typed (TextField keeps every character)
         if self.session.finished or not text or self._refuse_while_saving():
             if not text:
                 self.action_close_note()

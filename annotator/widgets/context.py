@@ -35,6 +35,7 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 from annotator.safe_text import has_control, visible
+from annotator.widgets.text_field import TextField
 from storage.models import Message
 from storage.store import Store
 
@@ -159,8 +160,8 @@ class SearchPrompt(ModalScreen[str | None]):
         self.last = last
 
     def compose(self) -> ComposeResult:
-        yield Input(value=self.last, placeholder="find (enter: next match, escape: close, no highlight)",
-                    id="find")
+        yield TextField(value=self.last, placeholder="find (enter: next match, escape: close, no highlight)",
+                        id="find")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
