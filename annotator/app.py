@@ -17,6 +17,7 @@ with collector.paused_while_loading():
     from annotator.crash import OneLineCrash, QuitGuard
     from annotator.screens.annotate import AnnotateScreen
     from annotator.session import Session
+    from annotator.widgets.notices import NOTICES_CSS
     from storage.errors import PrefvalError
     from storage.store import Store
 
@@ -33,6 +34,7 @@ class AnnotateApp(QuitGuard, OneLineCrash, App[None]):
     """
 
     TITLE = "prefval"
+    CSS = NOTICES_CSS
     what = "the annotation screen"
 
     def __init__(self, db: str | Store, study: str, annotator: str,

@@ -24,6 +24,7 @@ from annotator.crash import OneLineCrash, QuitGuard, quit_key, run_binding_now
 from annotator.safe_text import visible
 from annotator.widgets.hint import fitted_hint
 from annotator.widgets.key_line import KeyGroups, KeyLine
+from annotator.widgets.notices import NOTICES_CSS
 from annotator.widgets.seen import SeenTracker, must_see, observe_on_layout, reveal_first_unseen
 from annotator.widgets.text_field import TextField
 from storage.errors import PrefvalError
@@ -273,6 +274,7 @@ class AdjudicateApp(QuitGuard, OneLineCrash, App[None]):
     one without disagreements, or an annotator of the study as adjudicator without allow_annotator."""
 
     TITLE = "prefval adjudicate"
+    CSS = NOTICES_CSS
     what = "the adjudication screen"
 
     def __init__(self, db: str | Store, study: str, adjudicator: str, allow_annotator: bool = False) -> None:
