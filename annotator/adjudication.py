@@ -18,6 +18,7 @@ from storage.adjudications import Adjudication
 from storage.errors import PrefvalError
 from storage.models import Assignment
 from storage.store import Store
+from storage.studies import refuse_archived
 
 
 @dataclass
@@ -48,6 +49,7 @@ class AdjudicationSession:
         self.study = data.study
         self.task = get_task(self.study.task_type)
         self.task.check_study(self.study)
+        refuse_archived(self.study.name, self.study.settings, "adjudicated")
         self.items = data.items
         if not allow_annotator:
             ids = ({a.annotator_id for a in store.assignments(self.study.id)} | data.decided

@@ -16,6 +16,7 @@ from storage.bundles import MergeSummary
 from storage.errors import PrefvalError
 from storage.outfile import check_output, output_path
 from storage.store import Store
+from storage.studies import refuse_archived
 
 
 def _redact_settings(value, aliases: dict[str, str], key: str = ""):
@@ -74,6 +75,7 @@ def export_bundle(store: Store, study_name: str, annotator_name: str, out: str, 
     """
     check_output(out, [store.path], force, sqlite_output=True)  # before any work
     study = store.get_study(study_name)
+    refuse_archived(study.name, study.settings, "cut into a bundle")
     # the claim, the bundle file and its record are one transaction of the main database: an export that fails
     # anywhere (no items, a file that cannot be written) leaves the main database as it was
     with store.transaction():

@@ -18,6 +18,7 @@ from storage.errors import PrefvalError
 from storage.models import AnnotationIn, Annotation, Assignment, Event, new_id
 from storage.queue_state import UnitState
 from storage.store import Store
+from storage.studies import refuse_archived
 
 RECENT = 5  # decisions kept in the on-screen history
 LIST_PAGE = 200  # rows of the item list read at once
@@ -153,6 +154,7 @@ class Session:
         self.study = store.get_study(study_name)
         self.task: TaskType = get_task(self.study.task_type)
         self.task.check_study(self.study)
+        refuse_archived(self.study.name, self.study.settings, "annotated")
         self.annotator = store.ensure_annotator(annotator_name)
         self.clock = clock
         self._now_iso = now_iso

@@ -27,7 +27,7 @@ from storage.db import now_iso, write_transaction
 from storage.errors import PrefvalError
 from storage.models import Item, Status, Study, Unit, content_hash, new_id
 from storage.textfile import regular_file
-from storage.studies import unit_quota
+from storage.studies import refuse_archived, unit_quota
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _BATCH = 500
@@ -289,6 +289,7 @@ class BundlesMixin:
             raise PrefvalError(f"{path}: its study '{info.get('study')}' does not exist in {self.path}")
         study_id, annotator_id = info["study_id"], info["annotator_id"]
         study_name, settings = study_row[1], json.loads(study_row[2] or "{}")
+        refuse_archived(study_name, settings, "merged into", where=f"{path}: ")
         who = info.get("annotator", annotator_id)
         held = {r[0]: r[1] for r in self.db.execute(
             "SELECT unit_id, released_at FROM assignments WHERE study_id = ? AND annotator_id = ?",

@@ -51,6 +51,17 @@ def _alive(creating: dict[str, Any]) -> bool:
     return True
 
 
+def refuse_archived(name: str, settings: dict[str, Any], doing: str, where: str = "") -> None:
+    """Refuse `doing` (e.g. "annotated", "adjudicated") on an archived study: an archived study is read-only until
+    it is brought back, as Label Studio and Argilla treat archived projects, so nothing is written to it that
+    `prefval status` (which hides it) would not show. Raises PrefvalError with one line naming the study and the
+    command that brings it back (after `where`, e.g. a bundle's path and ": "); does nothing for a study that is
+    not archived."""
+    if settings.get("archived"):
+        raise PrefvalError(f"{where}study '{name}' is archived and cannot be {doing} (read-only until "
+                           f"`prefval study unarchive {name}` brings it back); nothing was written")
+
+
 def unit_quota(settings: dict[str, Any], extra: dict[str, Any]) -> int:
     """How many annotators a unit needs: extra["annotators"] when the task set it (e.g. a rubric study's shared
     subset), else the study's settings["annotators_per_item"], else 1. (storage.db.QUOTA_SQL is its SQL twin.)"""

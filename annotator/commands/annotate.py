@@ -31,9 +31,9 @@ def run(args: argparse.Namespace) -> int:
     from annotator.cli import db_path
     from annotator.safe_text import visible
 
+    _check_study(args)  # before the newcomer question: an archived study is refused whoever asks
     if not confirm_newcomer(args):
         return 1
-    _check_study(args)
     need_terminal("prefval annotate")  # before the app claims anything
     app = AnnotateApp(db_path(args, must_exist=True), args.study, args.annotator)
     app.run_checked()
@@ -69,14 +69,17 @@ def need_terminal(command: str) -> None:
 
 
 def _check_study(args: argparse.Namespace) -> None:
-    """Refuse a study its task can no longer annotate (Task.check_study), reading only."""
+    """Refuse a study its task can no longer annotate (Task.check_study) or an archived one
+    (storage.studies.refuse_archived), reading only."""
     from annotator.cli import db_path
     from annotator.tasks import get_task
     from storage.store import Store
+    from storage.studies import refuse_archived
 
     with Store.open(db_path(args, must_exist=True), mode="ro") as store:
         study = store.get_study(args.study)
     get_task(study.task_type).check_study(study)
+    refuse_archived(study.name, study.settings, "annotated")
 
 
 def confirm_newcomer(args: argparse.Namespace) -> bool:

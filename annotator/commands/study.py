@@ -1,4 +1,4 @@
-"""`prefval study create|list|assign|release|unassign|rename-annotator|rename|archive|delete`."""
+"""`prefval study create|list|assign|release|unassign|rename-annotator|rename|archive|unarchive|delete`."""
 from __future__ import annotations
 
 import argparse
@@ -103,9 +103,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     rn.set_defaults(func=run_rename)
     ar = ssub.add_parser("archive", help="hide a study from lists (everything stays in the file)")
     ar.add_argument("name")
-    ar.add_argument("--undo", action="store_true", help="bring an archived study back")
+    ar.add_argument("--undo", action="store_true", help="bring an archived study back (= study unarchive)")
     add_db_option(ar)
     ar.set_defaults(func=run_archive)
+    ua = ssub.add_parser("unarchive", help="bring an archived study back (into lists; annotate it again)")
+    ua.add_argument("name")
+    add_db_option(ua)
+    ua.set_defaults(func=run_archive, undo=True)
     d = ssub.add_parser("delete", help="delete a study that has no annotations")
     d.add_argument("name")
     add_db_option(d)
@@ -208,7 +212,7 @@ def run_assign(args: argparse.Namespace) -> int:
 
     names = [n.strip() for n in args.annotators.split(",") if n.strip()]
     with Store.open(db_path(args, must_exist=True), mode="rw") as store:
-        out = assign_named(store, store.get_study(args.name), names)
+        out = assign_named(store, _live_study(store, args.name, "assigned"), names)
     for name, n in out.items():
         print(visible(f"{name}: {n} items", layout=False))
     return 0
@@ -219,6 +223,16 @@ def _open(args: argparse.Namespace):
     from storage.store import Store
 
     return Store.open(db_path(args, must_exist=True), mode="rw")
+
+
+def _live_study(store, name: str, doing: str):
+    """The study called name, refused when archived (storage.studies.refuse_archived: read-only until
+    `study unarchive`) for a command that would change its assignments or figures."""
+    from storage.studies import refuse_archived
+
+    study = store.get_study(name)
+    refuse_archived(study.name, study.settings, doing)
+    return study
 
 
 def _say(text: str) -> None:
@@ -248,7 +262,7 @@ def run_release(args: argparse.Namespace) -> int:
     from annotator.study_setup import marks_text, release_counted, study_annotator_names
 
     with _open(args) as store:
-        study = store.get_study(args.name)
+        study = _live_study(store, args.name, "changed (release)")
         names = [args.annotator] if args.annotator else study_annotator_names(store, study)
         for name in names:
             keep = not args.include_marked
@@ -270,7 +284,7 @@ def run_unassign(args: argparse.Namespace) -> int:
     from annotator.study_setup import release_counted
 
     with _open(args) as store:
-        study = store.get_study(args.name)
+        study = _live_study(store, args.name, "changed (unassign)")
         got = release_counted(store, study, args.annotator, keep_skipped=False)
         kept = got["kept"]
         tail = f"; {kept} answered item(s) stay theirs (answers are never deleted)" if kept else ""
@@ -284,7 +298,7 @@ def run_rename_annotator(args: argparse.Namespace) -> int:
     from annotator.study_setup import move_annotator
 
     with _open(args) as store:
-        study = store.get_study(args.name)
+        study = _live_study(store, args.name, "changed (rename-annotator)")
         got = move_annotator(store, study, args.old, args.new)
         if got["how"] == "renamed":
             _say(f"annotator '{args.old}' is now '{args.new}' ({got['moved']} item(s) in study {args.name}, answers, "
@@ -309,10 +323,14 @@ def run_rename(args: argparse.Namespace) -> int:
 
 
 def run_archive(args: argparse.Namespace) -> int:
+    """`study archive NAME` (read-only and hidden from lists until unarchived) and `study unarchive NAME`
+    (= `study archive --undo`)."""
     with _open(args) as store:
         store.set_study_archived(args.name, not args.undo)
-    _say(f"study {args.name} " + ("is back in the lists" if args.undo else
-                                  "archived (hidden from lists; `study list --archived` shows it)"))
+    _say(f"study {args.name} " + ("is back: in the lists, and open to annotate and adjudicate" if args.undo else
+                                  "archived: read-only (annotate, adjudicate, bundles and assignments refused) and "
+                                  "hidden from lists (`study list --archived` shows it); `prefval study unarchive "
+                                  f"{args.name}` brings it back"))
     return 0
 
 
@@ -327,7 +345,7 @@ def run_exclude_annotator(args: argparse.Namespace) -> int:
     from reports.study_data import excluded_annotators
 
     with _open(args) as store:
-        study = store.get_study(args.name)
+        study = _live_study(store, args.name, "changed (exclude-annotator)")
         who = store.find_annotator(args.annotator)
         if who is None or not store.assignments(study.id, who.id):
             raise PrefvalError(f"'{args.annotator}' has no items in study '{args.name}' in {store.path}")
