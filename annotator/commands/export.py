@@ -28,6 +28,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
+    """export_table's rows (the columns are each row's keys)."""
+    return export_table(store, study_name, history)[1]
+
+
+def export_table(store, study_name: str, history: bool = False) -> tuple[list[str], list[dict]]:
     """Rows: study, item (external id), item_b, annotator, annotator_kind, status, answer (dict), the task's
     fields (e.g. choice_text, is_correct), note (all notes the annotator wrote on the item, joined by " | "),
     flagged (the annotator marked the item "needs review"), submitted_at, seconds; an item flagged without an
@@ -41,7 +46,10 @@ def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
     check_correct (on an answered check: whether the answer is right; None elsewhere or for a check without a
     key), annotator_excluded and excluded_reason (the annotator is left out of the study's figures by
     `study exclude-annotator`, and why): checks and excluded annotators' rows are exported like any other,
-    marked, never left out."""
+    marked, never left out.
+    Returns (columns, rows). The columns are the same for every export of the study, with or without answers (an
+    empty CSV export has its header): HEAD_COLUMNS, the task's columns (TaskType.export_columns of every unit, in
+    study order: a study mixing T/F and MCQ items has both kinds), then the tail (column_order)."""
     from annotator.tasks import get_task
     from reports.study_data import load_study_data
 
@@ -74,7 +82,13 @@ def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
             rows_in.append(skips.get(key) or last_note.model_copy(update={"note": None}))
             covered.add(key)
     out = []
-    task_keys: list[str] = []  # the task's export columns, in the order first met
+    # the task's export columns: those of a complete answer on each unit, in study order (attention checks last),
+    # so that every export of the study, empty or not, has the same header; then any an answer adds
+    known: dict[str, None] = {}  # an ordered set
+    for u in data.units + data.check_units:
+        known.update(dict.fromkeys(task.export_columns(data.study.settings, u, data.items[u.item_id],
+                                                       data.items.get(u.item_b_id) if u.item_b_id else None)))
+    task_keys = list(known)
     for a in rows_in:
         unit = units[a.unit_id]
         item = data.items[unit.item_id]
@@ -122,11 +136,24 @@ def export_rows(store, study_name: str, history: bool = False) -> list[dict]:
         if history:
             row.update({"id": adj.id, "supersedes": adj.supersedes})
         out.append(row)
-    return same_columns(out, task_keys)
+    rows = same_columns(out, task_keys, history)
+    return (list(rows[0]) if rows else column_order(task_keys, history)), rows
 
 
 #: the first columns of every export row, before the task's own (TaskType.export_fields)
 HEAD_COLUMNS = ("study", "item", "item_b", "annotator", "annotator_kind", "status", "answer")
+#: the columns after the task's own, in order: of the current answers' export, and of the history's
+TAIL_COLUMNS = ("note", "flagged", "submitted_at", "seconds", "attention_check", "check_correct",
+                "annotator_excluded", "excluded_reason")
+HISTORY_TAIL_COLUMNS = ("note", "submitted_at", "seconds", "attention_check", "check_correct", "annotator_excluded",
+                        "excluded_reason", "id", "supersedes")
+
+
+def column_order(task_keys: list[str], history: bool = False) -> list[str]:
+    """An export's columns: HEAD_COLUMNS, the task's columns (task_keys), then TAIL_COLUMNS (HISTORY_TAIL_COLUMNS
+    with history=True)."""
+    head = list(HEAD_COLUMNS) + [k for k in task_keys if k not in HEAD_COLUMNS]
+    return head + [k for k in (HISTORY_TAIL_COLUMNS if history else TAIL_COLUMNS) if k not in head]
 
 
 def _task_fields(fields: dict, task_keys: list[str]) -> dict:
@@ -135,11 +162,11 @@ def _task_fields(fields: dict, task_keys: list[str]) -> dict:
     return fields
 
 
-def same_columns(rows: list[dict], task_keys: list[str]) -> list[dict]:
-    """Every row with the same keys in the same order: HEAD_COLUMNS, the task's columns (task_keys; None on a row
-    the task gave no value, such as a skip, a flag, an exclusion by adjudication, or a can't tell), then the rest
-    in the order first met (None where a row lacks one)."""
-    cols = list(HEAD_COLUMNS) + [k for k in task_keys if k not in HEAD_COLUMNS]
+def same_columns(rows: list[dict], task_keys: list[str], history: bool = False) -> list[dict]:
+    """Every row with the same keys in the same order: column_order (HEAD_COLUMNS, the task's columns, task_keys:
+    None on a row the task gave no value, such as a skip, a flag, an exclusion by adjudication, or a can't tell;
+    then the tail), then any other key in the order first met (None where a row lacks one)."""
+    cols = column_order(task_keys, history)
     seen = set(cols)
     for r in rows:
         for k in r:
@@ -163,15 +190,12 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         check_output(args.out, [db], args.force)  # before reading anything: a wrong --out fails at once
     with Store.open(db, mode="ro") as store:
-        rows = export_rows(store, args.study, history=args.history)
+        cols, rows = export_table(store, args.study, history=args.history)
     buf = io.StringIO()
     if (args.format or "jsonl") == "jsonl":
         for r in rows:
             buf.write(json_safe(json.dumps(r, ensure_ascii=False)) + "\n")
-    else:
-        cols: list[str] = []
-        for r in rows:
-            cols.extend(k for k in r if k not in cols)
+    else:  # the header also with no rows (column_order)
         cells = [{k: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v for k, v in r.items()}
                  for r in rows]
         if not args.out:

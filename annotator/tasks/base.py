@@ -338,6 +338,13 @@ class TaskType:
         """Extra export columns for one answer, in the ORIGINAL item's terms (option text, correct or not)."""
         return {}
 
+    def export_columns(self, settings: dict[str, Any], unit: Unit, item: Item, item_b: Item | None) -> list[str]:
+        """The names of the columns export_fields gives for a complete answer on this unit, in its order, without
+        an answer (the header of an export with no answers). Default: export_fields' keys for an empty answer,
+        right for every task whose columns come from the item alone; a task whose columns come from the answer's
+        dimensions overrides it."""
+        return list(self.export_fields(unit, item, item_b, {}))
+
     def figures(self, data: "StudyData") -> "FigureSet":
         """Override: the task's figures for `prefval status` and `prefval report`."""
         raise NotImplementedError

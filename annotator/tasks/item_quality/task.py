@@ -137,6 +137,10 @@ class ItemQualityTask(TaskType):
     def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:
         return {f"label_{d}": v for d, v in (answer.get("labels") or {}).items()}
 
+    def export_columns(self, settings: dict[str, Any], unit: Unit, item: Item, item_b: Item | None) -> list[str]:
+        """export_fields' columns for a complete answer: a label for each of the study's checks, in order."""
+        return [f"label_{d}" for d in settings.get("dimensions") or []]
+
     def figures(self, data):
         from annotator.tasks.item_quality.figures import item_quality_figures
 

@@ -183,6 +183,15 @@ class McqTask(TaskType):
             out["picked_distractor"] = None if choice is None else choice == p.distractor_index
         return out
 
+    def export_columns(self, settings: dict[str, Any], unit: Unit, item: Item, item_b: Item | None) -> list[str]:
+        """export_fields' keys, read from the stored payload without validating it again (called for every unit
+        of an export): the T/F or MCQ columns, then the distractor's when the item has one."""
+        tf = item.payload.get("fmt") == "tf"
+        out = (["choice", "choice_text", "cant_tell", "correct"] if tf
+               else ["choice_letter", "choice_text", "cant_tell", "correct_letter"]) + ["is_correct", "format"]
+        return out + (["distractor_letter", "picked_distractor"]
+                      if item.payload.get("distractor_index") is not None else [])
+
     def figures(self, data):
         from annotator.tasks.mcq.figures import mcq_figures
 

@@ -209,6 +209,10 @@ class RubricTask(TaskType):
         out["shared"] = bool(unit.extra.get("shared"))
         return out
 
+    def export_columns(self, settings: dict[str, Any], unit: Unit, item: Item, item_b: Item | None) -> list[str]:
+        """export_fields' columns for a complete answer: a score for each of the study's dimensions, in order."""
+        return list(self.export_fields(unit, item, item_b, {"scores": dict.fromkeys(settings.get("dimensions") or [])}))
+
     def figures(self, data):
         from annotator.tasks.rubric.figures import rubric_figures
 
