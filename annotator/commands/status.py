@@ -306,24 +306,42 @@ def study_lines(studies: list[dict], width: int | None = None) -> list[str]:
 
 
 def render_text(status: dict, width: int | None = None) -> str:
-    """The status dict as plain text for the terminal; the studies' table fits `width` (study_lines)."""
+    """The status dict as plain text for the terminal, every line within `width` cells (default
+    _terminal_width: $COLUMNS, else the terminal's; unlimited in a pipe, which gets the full form).
+
+    The studies' table fits by study_lines. A named study's parts fit by these rules: its annotators' lines
+    (answered / assigned, skipped, median seconds) pad names by terminal cells and shorten long names to the room
+    left (at least 8 cells, never two alike: fit_names); each table (e.g. accuracy by annotator, per annotator) is
+    a table when it fits and otherwise one block per row (table_lines: the row's first cell, then its
+    "column: value" pairs, a pair never split); every other line (figures, notes, bundles, datasets) wraps
+    between words (wrap_line: a number or a bracketed interval such as "[0.100, 0.501]" is never split)."""
     from annotator.safe_text import visible
     from reports.figures import Figure
     from reports.render.cells import plain
 
+    if width is None:
+        width = _terminal_width()
+
+    def v(text) -> str:  # data as text before it is measured (escapes take their cells)
+        return visible(text, layout=False)
+
     lines = ["datasets:"]
-    for d in status["datasets"]:
-        lines.append(f"  {d['name']:<24} {d['format']:<12} {d['items']} items")
-    if not status["datasets"]:
+    if status["datasets"]:
+        names = [v(d["name"]) for d in status["datasets"]]
+        nw = max(24, *map(cells, names))
+        fw = max(12, *(cells(v(d["format"])) for d in status["datasets"]))
+        for name, d in zip(names, status["datasets"]):
+            lines += wrap_line(f"  {_pad(name, nw)} {_pad(v(d['format']), fw)} {d['items']} items", width)
+    else:
         lines.append("  (none: try `prefval import ...` or `prefval demo`)")
     if status.get("generation"):
         lines.append("")
-        lines.append("generated (pipeline / stage: rows done, failed, LLM calls, tokens in+out, USD):")
+        lines += wrap_line("generated (pipeline / stage: rows done, failed, LLM calls, tokens in+out, USD):", width)
         for g in status["generation"]:
             usd = "-" if g["cost_usd"] is None else f"${g['cost_usd']:.4f}"
-            lines.append(f"  {g['pipeline'] + ' / ' + g['stage']:<28} {g['done']:>5} done {g['failed']:>4} failed "
-                         f"{g['calls'] or 0:>6} calls {g['prompt_tokens'] or 0}+{g['completion_tokens'] or 0} "
-                         f"tokens {usd}")
+            lines += wrap_line(f"  {_pad(v(g['pipeline'] + ' / ' + g['stage']), 28)} {g['done']:>5} done "
+                               f"{g['failed']:>4} failed {g['calls'] or 0:>6} calls "
+                               f"{g['prompt_tokens'] or 0}+{g['completion_tokens'] or 0} tokens {usd}", width)
     if status["studies"]:
         lines.append("")
     table = study_lines(status["studies"], width) if status["studies"] else []
@@ -332,35 +350,122 @@ def render_text(status: dict, width: int | None = None) -> str:
         lines.append(line)
         if "figures" not in s:
             continue
-        for a in s["annotators"]:
-            med = "-" if a["median_seconds"] is None else f"{a['median_seconds']}s"
-            kind = " (LLM)" if a["kind"] == "llm" else ""
-            lines.append(f"    {a['annotator'] + kind:<22} {a['answered']:>6,}/{a['assigned']:<6,} answered  "
-                         f"{a['skipped']} skipped  median {med}")
+        lines += annotator_lines(s["annotators"], width)
         for f in s["figures"]:
             fig = Figure(**f)
-            lines.append(f"    {fig.label}: {fig.text()}")
+            lines += wrap_line(f"    {v(fig.label)}: {v(fig.text())}", width)
         for t in s["tables"]:
-            lines.append(f"    {t['title']}:")
-            widths = [max(len(str(c)), *(len(_cell(r[i])) for r in t["rows"])) if t["rows"] else len(str(c))
-                      for i, c in enumerate(t["columns"])]
-            lines.append("      " + "  ".join(str(c).ljust(w) for c, w in zip(t["columns"], widths)))
-            for r in t["rows"]:
-                lines.append("      " + "  ".join(_cell(v).ljust(w) for v, w in zip(r, widths)))
+            lines += wrap_line(f"    {v(t['title'])}:", width)
+            lines += table_lines(t["columns"], t["rows"], width)
         for b in s.get("bundles_out") or []:
-            lines.append(f"    bundle out (not merged back): {b['file_name']} of {b['annotator']}, {b['n_items']} items, "
-                         f"exported {b['exported_at'][:16].replace('T', ' ')} UTC")
+            lines += wrap_line(f"    bundle out (not merged back): {v(b['file_name'])} of {v(b['annotator'])}, "
+                               f"{b['n_items']} items, exported {b['exported_at'][:16].replace('T', ' ')} UTC", width)
         notes = s.get("notes") or []
         if notes:
             shown = notes[-NOTES_SHOWN:]
             more = f"; {len(notes) - len(shown)} earlier in `prefval report` and `prefval export`" \
                 if len(notes) > len(shown) else ""
-            lines.append(f"    notes ({len(notes)}{more}):")
+            lines += wrap_line(f"    notes ({len(notes)}{more}):", width)
             for n in shown:
                 item = n["item"] + (f" / {n['item_b']}" if n.get("item_b") else "")
-                lines.append(f"      {plain(item)}, {plain(n['annotator'])} ({n['status']}): {plain(n['note'])}")
+                lines += wrap_line(f"      {v(plain(item))}, {v(plain(n['annotator']))} ({n['status']}): "
+                                   f"{v(plain(n['note']))}", width)
         lines.append("")
     return "\n".join(visible(line, layout=False) for line in lines)  # names and cells from data: as text
+
+
+def annotator_lines(annotators: list[dict], width: int) -> list[str]:
+    """A named study's annotators, one line each: name (" (LLM)" for a judge), answered / assigned, skipped and
+    the median seconds per item ("    ana   3/6 answered  1 skipped  median 10.0s"), the columns aligned in
+    terminal cells. When the lines are wider than `width`, names are shortened to the room left (at least
+    NAME_MIN cells, two names never alike: fit_names); a line still too wide wraps between words (wrap_line)."""
+    from annotator.safe_text import visible
+
+    if not annotators:
+        return []
+    names = [visible(a["annotator"], layout=False) + (" (LLM)" if a["kind"] == "llm" else "") for a in annotators]
+    done = [f"{a['answered']:,}/{a['assigned']:,}" for a in annotators]
+    dw = max(map(len, done))
+    tails = [f"{d:<{dw}} answered  {a['skipped']:,} skipped  median "
+             + ("-" if a["median_seconds"] is None else f"{a['median_seconds']}s") for d, a in zip(done, annotators)]
+    nw = max(map(cells, names))
+    room = width - 4 - 2 - max(map(cells, tails))
+    if nw > room:
+        names, nw = fit_names(names, max(NAME_MIN, room))
+    out = []
+    for name, tail in zip(names, tails):
+        out += wrap_line(f"    {_pad(name, nw)}  {tail}", width)
+    return out
+
+
+def table_lines(columns: list, rows: list[list], width: int, indent: int = 6) -> list[str]:
+    """A status table (reports.figures.Table columns and rows) in at most `width` cells a line: a table, each
+    column as wide as its widest cell in terminal cells (a CJK character takes two), when it fits; else one
+    block per row: its first column's "name: value" on a line of its own, then its other "column: value" pairs,
+    as many to a line as fit (two spaces apart, a pair never split; one pair wider than the line wraps between
+    words, wrap_line). Cells from data are shown as text (visible)."""
+    from annotator.safe_text import visible
+
+    cols = [visible(c, layout=False) for c in columns]
+    body = [[visible(_cell(x), layout=False) for x in r] for r in rows]
+    widths = [max([cells(c)] + [cells(r[i]) for r in body]) for i, c in enumerate(cols)]
+    lead = " " * indent
+    table = [(lead + "  ".join(_pad(x, w) for x, w in zip(r, widths))).rstrip() for r in [cols] + body]
+    if max(map(cells, table)) <= width or not cols:
+        return table
+    out = []
+    for r in body:
+        out += wrap_line(f"{lead}{cols[0]}: {r[0]}", width)
+        line = ""
+        for pair in (f"{c}: {x}" for c, x in zip(cols[1:], r[1:])):
+            if line and cells(lead) + 2 + cells(line) + 2 + cells(pair) <= width:
+                line += "  " + pair
+                continue
+            if line:
+                out += wrap_line(f"{lead}  {line}", width)
+            line = pair
+        if line:
+            out += wrap_line(f"{lead}  {line}", width)
+    if not body:
+        out = wrap_line(lead + "  ".join(cols), width)
+    return out
+
+
+def _tokens(text: str) -> list[str]:
+    """The words of text, a bracketed group such as an interval "[0.100, 0.501]" (and what sticks to its end) kept
+    as one word."""
+    import re
+
+    return re.findall(r"\[[^\]\s]*(?:\s[^\]\s]*)*\]\S*|\S+", text)
+
+
+def wrap_line(line: str, width: int) -> list[str]:
+    """line in lines of at most `width` terminal cells, broken only between words (_tokens: never inside a number
+    or a bracketed interval); the lines after the first are indented two cells more than it. A single word
+    wider than the room is cut by cells (a path, never a number at 60 columns). A line that fits is returned as
+    it is (spacing kept)."""
+    if cells(line) <= width:
+        return [line]
+    indent = len(line) - len(line.lstrip(" "))
+    lead, cont = " " * indent, " " * (indent + 2)
+    out: list[str] = []
+    cur = ""
+    for tok in _tokens(line):
+        room = width - cells(lead)
+        if not cur or cells(cur) + 1 + cells(tok) <= room:
+            cur = f"{cur} {tok}" if cur else tok
+        else:
+            out.append(lead + cur)
+            lead, cur = cont, tok
+        room = width - cells(lead)
+        while cells(cur) > room > 0:  # one word wider than the line: cut by cells
+            head = _head(cur, room)
+            out.append(lead + head)
+            lead, cur = cont, cur[len(head):]
+            room = width - cells(lead)
+    if cur:
+        out.append(lead + cur)
+    return out
 
 
 NOTES_SHOWN = 5  # the latest notes of a named study in the text status; all of them in --format json, report, export
