@@ -23,11 +23,14 @@ from storage.studies import refuse_archived
 
 @dataclass
 class ShownAnswer:
-    """One annotator's current answer on a unit under adjudication, with their notes on it."""
+    """One annotator's current answer on a unit under adjudication, with their notes on it and whether they flagged
+    the unit "needs review" (Store.flagged: their latest flag row is a flag). answer is None for an annotator who
+    flagged the unit without answering it (shown, never counted as an answer)."""
 
     annotator: str
-    answer: dict[str, Any]
+    answer: dict[str, Any] | None
     notes: list[str]
+    flagged: bool = False
 
 
 class AdjudicationSession:
@@ -60,15 +63,22 @@ class AdjudicationSession:
         notes: dict[tuple[str, str], list[str]] = {}
         for a, _ in data.notes:  # every note, oldest first, read with the answers
             notes.setdefault((a.unit_id, a.annotator_id), []).append(a.note)
+        flagged = store.flagged(self.study.id)  # (unit, annotator) pairs flagged "needs review" now
         shown: dict[str, list[ShownAnswer]] = {u.id: [] for u in data.units}
         for a in data.answers:
             who = data.annotators[a.annotator_id]
             if who.kind == "human" and a.answer:
-                shown[a.unit_id].append(ShownAnswer(who.name, a.answer, notes.get((a.unit_id, a.annotator_id), [])))
+                shown[a.unit_id].append(ShownAnswer(who.name, a.answer, notes.get((a.unit_id, a.annotator_id), []),
+                                                    (a.unit_id, a.annotator_id) in flagged))
+        answered = {(uid, r.annotator) for uid, rows in shown.items() for r in rows}
+        for unit_id, annotator_id in flagged:  # flagged without an answer: the flag is shown too
+            who = data.annotators.get(annotator_id)
+            if unit_id in shown and who is not None and who.kind == "human" and (unit_id, who.name) not in answered:
+                shown[unit_id].append(ShownAnswer(who.name, None, notes.get((unit_id, annotator_id), []), True))
         for rows in shown.values():
             rows.sort(key=lambda r: r.annotator)
         self.answers = shown
-        self.units = self.task.units_to_adjudicate(data, {uid: [r.answer for r in rows]
+        self.units = self.task.units_to_adjudicate(data, {uid: [r.answer for r in rows if r.answer is not None]
                                                           for uid, rows in shown.items()})
         if not self.units:
             raise PrefvalError(f"study '{study_name}' has no disagreements to adjudicate in {store.path}"

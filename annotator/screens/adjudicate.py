@@ -1,7 +1,8 @@
 """The adjudication screen: `prefval adjudicate STUDY --annotator WHO`.
 
 Each unit where annotators disagree is shown with the task's own item panel (options in the original order) and,
-beside it, every annotator's answer with their name and notes. The task's decision keys set the final answer
+beside it, every annotator's answer with their name, notes and "needs review" flag (⚑; also a flag without an
+answer). The task's decision keys set the final answer
 (saved at once); `+`/`-` turn the pages of a long field; `E` excludes the unit after a reason is typed (enter saves, escape cancels); `s` or `>` goes to
 the next unit, `u` or `<` to the previous one; `q` quits. Nothing from the data is read as markup.
 As on the annotation screen, a decision key counts only once every part of the item the decision is about and
@@ -31,6 +32,8 @@ from storage.errors import PrefvalError
 from storage.store import Store
 
 EXCLUDE_KEY = "E"
+#: beside an annotator's answer they flagged "needs review" (the mark of the annotation screen and item list)
+FLAG_MARK = "⚑ needs review"
 
 
 class AdjudicateScreen(Screen[None]):
@@ -114,7 +117,8 @@ class AdjudicateScreen(Screen[None]):
         lines = Text()
         for row in s.answers[s.unit.id]:
             lines.append(f"{visible(row.annotator, layout=False)}: ", style="bold")
-            lines.append(visible(s.describe(row.answer)) + "\n")
+            lines.append(visible(s.describe(row.answer)) if row.answer is not None else "no answer")
+            lines.append(f"  {FLAG_MARK}\n" if row.flagged else "\n")
             for note in row.notes:
                 lines.append(f"  note: {visible(note)}\n", style="italic")
         answers = self.query_one("#answers", VerticalScroll)
