@@ -764,13 +764,14 @@ class AnnotateScreen(Screen[None]):
 
     def key_rows(self) -> list[tuple[str, str]]:
         """(key, what it does) for every key of this screen: the task's decision keys first (for the item on
-        screen, or for a fresh item when the queue is done), then the shared ones."""
+        screen, or for a fresh item when the queue is done), the keys of its panel (TaskType.pane_keys), then the
+        shared ones."""
         s = self.session
         rows: list[tuple[str, str]] = []
         if s.queue:
             view = s.view_at(min(s.index, len(s.queue) - 1))
             rows = [(k.shown, k.label) for k in s.task.decision_keys(view, self.partial)]
-        return rows + list(self.KEY_HELP)
+        return rows + list(s.task.pane_keys) + list(self.KEY_HELP)
 
     def _begin_quit(self) -> None:
         """Quitting has begun: no key acts from now on (annotator.crash.QuitGuard drops them)."""

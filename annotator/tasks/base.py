@@ -338,6 +338,9 @@ class TaskType:
         """Extra export columns for one answer, in the ORIGINAL item's terms (option text, correct or not)."""
         return {}
 
+    #: keys of the task's item panel that are not decisions, for the `?` list: (key, what it does)
+    pane_keys: tuple[tuple[str, str], ...] = ()
+
     def export_columns(self, settings: dict[str, Any], unit: Unit, item: Item, item_b: Item | None) -> list[str]:
         """The names of the columns export_fields gives for a complete answer on this unit, in its order, without
         an answer (the header of an export with no answers). Default: export_fields' keys for an empty answer,

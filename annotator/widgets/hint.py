@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from annotator.widgets.key_line import rows_needed
-from annotator.widgets.seen import SeenTracker, unseen_hint
+from annotator.widgets.seen import SeenTracker, side_keys, unseen_hint
 
 
 def rows_of(text: str, cells: int) -> int:
@@ -30,7 +30,7 @@ def hint_text(tracker: SeenTracker, cells: int, max_rows: int | None = None) -> 
     if not whole or max_rows is None or rows_of(whole, cells) <= max_rows:
         return whole
     unseen = tracker.unseen()
-    keys = ["↓ PgDn", "tab: next pane"]
+    keys = ["↓ PgDn", "tab: next pane"] + side_keys(unseen)
     if any(getattr(w, "seen_rule", "") == "end" for w in unseen):
         keys.insert(0, "End")
     if any(tracker.pages_left(w) for w in unseen):

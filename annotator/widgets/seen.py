@@ -301,6 +301,17 @@ def _inside(widget: Widget, part: Widget) -> bool:
     return False
 
 
+def side_keys(unseen) -> list[str]:
+    """The keys that move between panes named by the unseen parts themselves (a widget's `side_keys`, e.g. the
+    pairwise sides' "← →: left / right side"), each once, for the hint after "tab: next pane"."""
+    out: list[str] = []
+    for w in unseen:
+        keys = getattr(w, "side_keys", "")
+        if keys and keys not in out:
+            out.append(keys)
+    return out
+
+
 def unseen_hint(tracker: SeenTracker) -> str:
     """The state line's "▼ scroll to see option C, option D (↓ PgDn scroll, tab: next pane)" for the parts not
     seen yet, "" when every part was seen; a paged field left names its pages: "▼ scroll to see the question
@@ -311,7 +322,7 @@ def unseen_hint(tracker: SeenTracker) -> str:
     unseen = tracker.unseen()
     if not unseen:
         return ""
-    keys = ["↓ PgDn scroll", "tab: next pane"]
+    keys = ["↓ PgDn scroll", "tab: next pane"] + side_keys(unseen)
     if any(getattr(w, "seen_rule", "") == "end" for w in unseen):
         keys.insert(0, "End: the end")
     if any(tracker.pages_left(w) for w in unseen):

@@ -115,6 +115,9 @@ class PairwiseTask(TaskType):
     def decision_keys(self, view: UnitView, partial: dict[str, Any] | None) -> list[KeyChoice]:
         return [KeyChoice("1", "left is better"), KeyChoice("2", "right is better"), KeyChoice("t", "tie")]
 
+    pane_keys = (("← / →", "the left / right side's conversation (top / bottom when stacked): ↑ ↓ PgUp PgDn "
+                           "Home End scroll it"),)
+
     def decide(self, key: str, view: UnitView, partial: dict[str, Any] | None) -> Decision | None:
         pressed = KEYS.get(key)
         if pressed is None:

@@ -1,7 +1,8 @@
 """The pairwise panel: two records side by side (preference on top, the conversation below, loaded lazily).
 
 Sources are never passed in: the widget gets only what each side shows. ← / → move the focus between the two
-conversations; ↑ ↓ PgUp PgDn Home End scroll the one in focus (Textual's scroll bindings).
+conversations; ↑ ↓ PgUp PgDn Home End scroll the one in focus (Textual's scroll bindings). Tab stops once per pane
+that scrolls: each conversation, and a preference only while it is longer than its box (PreferenceBox).
 """
 from __future__ import annotations
 
@@ -28,6 +29,19 @@ def side_title(side: int, messages: int, stacked: bool = False) -> str:
 def stacked_at(width: int) -> bool:
     """Whether a panel `width` cells wide stacks its sides (narrower than STACK_BELOW)."""
     return width < STACK_BELOW
+
+
+#: the keys that move between the sides, for the scroll hint (annotator/widgets/seen.py: side_keys) and `?`
+SIDE_KEYS = "← →: left / right side"
+
+
+class PreferenceBox(VerticalScroll):
+    """A side's preference, scrolled when longer than its box. A Tab stop only while it has something to scroll:
+    a preference shown whole is no focus stop, so Tab goes from one conversation to the other instead of to a box
+    where the scroll keys do nothing (and whose side's border would light as if the conversation were focused)."""
+
+    def allow_focus(self) -> bool:
+        return super().allow_focus() and self.max_scroll_y > 0
 
 
 class PairView(Horizontal):
@@ -67,11 +81,15 @@ class PairView(Horizontal):
                 if chosen:
                     box.border_subtitle = "tie" if self.chosen == "tie" else "your choice"
                 side = ("left", "right")[i]
-                with VerticalScroll(classes="pref-box"):
-                    yield must_see(PagedText(preference, "Preference: $text", classes="pref"),
-                                   f"the {side} preference")
-                yield must_see(ContextView(None, None, None, messages=messages, id=f"ctx-{i}"),
+                with PreferenceBox(classes="pref-box"):
+                    pref = must_see(PagedText(preference, "Preference: $text", classes="pref"),
+                                    f"the {side} preference")
+                    pref.side_keys = SIDE_KEYS
+                    yield pref
+                ctx = must_see(ContextView(None, None, None, messages=messages, id=f"ctx-{i}"),
                                f"the {side} conversation")
+                ctx.side_keys = SIDE_KEYS
+                yield ctx
 
     def on_mount(self) -> None:
         self.action_focus_side(0)
