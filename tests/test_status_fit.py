@@ -23,24 +23,25 @@ CJK_STUDY = "中文研究名称很长的名字"
 CJK_NAME = "注释者甲"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# Items q0..q3, keys A, B, C, D (make_mcq_items: key = i % 4); every annotator answers all four:
-#   ana always A        -> correct on q0 only: 1 of 4, accuracy 0.250
-#   bo the key          -> 4 of 4, accuracy 1.000
-#   注释者甲 always B    -> correct on q1 only: 1 of 4, accuracy 0.250
-EXPECTED = {"ana": ("4", "1", "0.250"), "bo": ("4", "4", "1.000"), CJK_NAME: ("4", "1", "0.250")}
+# Items q0..q7, keys A, B, C, D, A, B, C, D (make_mcq_items: key = i % 4; 8 items, enough for intervals); every
+# annotator answers all eight:
+#   ana always A        -> correct on q0 and q4: 2 of 8, accuracy 0.250
+#   bo the key          -> 8 of 8, accuracy 1.000
+#   注释者甲 always B    -> correct on q1 and q5: 2 of 8, accuracy 0.250
+EXPECTED = {"ana": ("8", "2", "0.250"), "bo": ("8", "8", "1.000"), CJK_NAME: ("8", "2", "0.250")}
 
 
 @pytest.fixture
 def cjk_db(db_file) -> str:
     with Store.open(db_file, mode="create") as s:
-        items, _ = make_mcq_items(4, with_context=False)
+        items, _ = make_mcq_items(8, with_context=False)
         s.import_items("ds", "jsonl", items)
         create_study(s, StudySpec(name=CJK_STUDY, task="mcq", datasets=["ds"], seed=3, annotators_per_item=3,
                                   annotators=["ana", "bo", CJK_NAME]))
         create_study(s, StudySpec(name="plain-study", task="mcq", datasets=["ds"], seed=3))
         for who in EXPECTED:
             sess = Session(s, CJK_STUDY, who)
-            for _ in range(4):
+            for _ in range(8):
                 key = int(sess.view().item.external_id[1:]) % 4
                 choice = {"ana": 0, "bo": key, CJK_NAME: 1}[who]
                 sess.decide(Decision({"choice": choice, "letter": "ABCD"[choice], "shown": "A",
@@ -120,10 +121,10 @@ def _rows_by_annotator(section: list[str]) -> dict[str, str]:
 def test_named_study_fits_and_keeps_each_annotators_values_on_their_row(cjk_db, capsys, monkeypatch, width):
     lines = _status(capsys, monkeypatch, width, CJK_STUDY, "--db", cjk_db)
     assert max(cell_len(line) for line in lines) <= width
-    # the annotators' lines: "4/4 answered" starts at the same cell on each (CJK name padded by cells)
+    # the annotators' lines: "8/8 answered" starts at the same cell on each (CJK name padded by cells)
     counts = [line for line in lines if "answered  0 skipped" in line]
     assert [line.split()[0] for line in counts] == ["ana", "bo", CJK_NAME]
-    assert len({cell_len(line[:line.index("4/4 answered")]) for line in counts}) == 1
+    assert len({cell_len(line[:line.index("8/8 answered")]) for line in counts}) == 1
     acc = _rows_by_annotator(_section(lines, "accuracy by annotator"))
     assert set(acc) == set(EXPECTED)
     for who, (answered, correct, share) in EXPECTED.items():
