@@ -160,11 +160,11 @@ def test_pairwise_sides_in_the_annotators_order_with_the_winner_marked():
     lines = outline(task.compose_item(_view(a, [1, 0], {"winner": "A"}, item_b=b), None, None))
     assert lines == [
         "Vertical#side-0.side <Left  1 · 3 messages>",
-        "  VerticalScroll.pref-box",
+        "  PreferenceBox.pref-box",
         "    PagedText.pref !the left preference: Preference: likes detail",
         "  ContextView#ctx-0 !the left conversation (3 inline messages, 'Conversation')",
         "Vertical#side-1.chosen.side <Right  2 · 2 messages> <<your choice>>",
-        "  VerticalScroll.pref-box",
+        "  PreferenceBox.pref-box",
         "    PagedText.pref !the right preference: Preference: likes brevity",
         "  ContextView#ctx-1 !the right conversation (2 inline messages, 'Conversation')",
     ]
