@@ -146,11 +146,11 @@ SIDES = [("likes brevity", [Message(role="user", content="a"), Message(role="ass
 def test_pair_with_the_right_side_chosen():
     assert outline(PairView(SIDES, 1)) == [
         "Vertical#side-0.side <Left  1 · 2 messages>",
-        "  VerticalScroll.pref-box",
+        "  PreferenceBox.pref-box",
         "    PagedText.pref !the left preference: Preference: likes brevity",
         "  ContextView#ctx-0 !the left conversation (2 inline messages, 'Conversation')",
         "Vertical#side-1.chosen.side <Right  2 · 1 messages> <<your choice>>",
-        "  VerticalScroll.pref-box",
+        "  PreferenceBox.pref-box",
         "    PagedText.pref !the right preference: Preference: likes detail",
         "  ContextView#ctx-1 !the right conversation (1 inline messages, 'Conversation')",
     ]
