@@ -8,6 +8,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from annotator.app import AnnotateApp
 from annotator.screens.summary import SummaryScreen
 from annotator.session import Session
@@ -44,6 +46,14 @@ def _shown(screen, selector: str) -> str:
     """The text a widget of `screen` shows now (its rendered lines, joined by spaces)."""
     widget = screen.query_one(selector)
     return " ".join(str(widget.render()).split())
+
+
+async def _two_answers_and_a_skip(app, pilot, first: str = "a", second: str = "b") -> None:
+    """p1 answers the first two items of a 6-item study and skips the third: on the 4th now."""
+    await decide(pilot, first, second)
+    await pilot.press("s")
+    await pilot.pause()
+    assert app.session.index == 3
 
 
 def _live(path: str) -> Counter:
@@ -101,10 +111,7 @@ async def test_a_release_seen_when_moving_on_says_so_and_goes_to_what_is_left(db
     _pool(db_file, n=6)
     app = AnnotateApp(db_file, "pool", "p1", show_timer=False)
     async with app.run_test(size=(100, 30)) as pilot:
-        await decide(pilot, "a", "b")
-        await pilot.press("s")
-        await pilot.pause()
-        assert app.session.index == 3
+        await _two_answers_and_a_skip(app, pilot)
         out = _shell("study", "release", "pool", "--annotator", "p1", "--db", db_file)
         assert "p1: 3 untouched item(s) back to the pool; keeps 2 answered and 1 marked without an answer (1 skipped" in out
         await pilot.press("right_square_bracket")
@@ -165,8 +172,7 @@ async def test_an_item_released_while_the_list_is_open_does_not_open(db_file):
 
 
 async def test_the_list_opened_after_a_release_numbers_the_queue_as_it_is_now(db_file):
-    # 6 items, p1 answers #1 and #2 and is on #3; another annotator's `unassign` of p1 ... is not possible without
-    # taking #3 too: so p1 skips #3, `study release` keeps the 3 touched items and gives #4-#6 back. `l` on the
+    # 6 items, p1 answers #1 and #2 and skips #3; `study release` keeps those 3 and gives #4-#6 back. `l` on the
     # item screen (still on the released #4) reads the queue again: 3 rows, #4-#6 gone, the notice above them;
     # enter on #3 opens the skipped item (not a released one in its place).
     _pool(db_file, n=6)
@@ -174,11 +180,8 @@ async def test_the_list_opened_after_a_release_numbers_the_queue_as_it_is_now(db
     async with app.run_test(size=(100, 30)) as pilot:
         from annotator.screens.item_list import ItemListScreen
 
-        await decide(pilot, "a", "c")
-        await pilot.press("s")
-        await pilot.pause()
+        await _two_answers_and_a_skip(app, pilot, "a", "c")
         skipped = app.session.queue[2].unit_id
-        assert app.session.index == 3
         _shell("study", "release", "pool", "--annotator", "p1", "--db", db_file)
         await pilot.press("l")
         await pilot.pause()
@@ -220,36 +223,21 @@ def test_snapshot_summary_after_a_refused_answer_at_80x24(tmp_path, snap_compare
     assert snap_compare(app, run_before=run_before, terminal_size=(80, 24))
 
 
-def test_snapshot_item_screen_after_a_release_at_60x16(tmp_path, snap_compare):
-    # 2 answered, 1 skipped, `study release` gives the 3 untouched back; `]` reads the queue again (summary), `u`
-    # goes back to the skipped item: its state line says what happened, the header counts the items taken
+@pytest.mark.parametrize("keys, size", [(("right_square_bracket", "u"), (60, 16)), (("l",), (80, 24))],
+                         ids=["item-screen-60x16", "item-list-80x24"])
+def test_snapshot_after_a_release(tmp_path, snap_compare, keys, size):
+    # 2 answered, 1 skipped, `study release` gives the 3 untouched back while p1 is on #4. Item screen: `]` reads the
+    # queue again (the summary), `u` goes back to the skipped item: its state line says what happened, the header
+    # counts the items taken. Item list: `l` lists the 3 left, the line above them says what happened.
     path = str(tmp_path / "p.db")
     _pool(path, n=6)
     app = AnnotateApp(path, "pool", "p1", show_timer=False)
 
     async def run_before(pilot) -> None:
-        await decide(pilot, "a", "b", "s")
+        await _two_answers_and_a_skip(app, pilot)
         assert _release_in_another_connection(path, "p1") == 3
-        await pilot.press("right_square_bracket")
-        await pilot.pause()
-        assert isinstance(app.screen, SummaryScreen)
-        await pilot.press("u")
-        await pilot.pause()
+        for key in keys:
+            await pilot.press(key)
+            await pilot.pause()
 
-    assert snap_compare(app, run_before=run_before, terminal_size=(60, 16))
-
-
-def test_snapshot_item_list_after_a_release_at_80x24(tmp_path, snap_compare):
-    # 2 answered, 1 skipped, `study release` gives the 3 untouched back while p1 is on #4; `l` lists the 3 left,
-    # the line above them says what happened
-    path = str(tmp_path / "p.db")
-    _pool(path, n=6)
-    app = AnnotateApp(path, "pool", "p1", show_timer=False)
-
-    async def run_before(pilot) -> None:
-        await decide(pilot, "a", "b", "s")
-        assert _release_in_another_connection(path, "p1") == 3
-        await pilot.press("l")
-        await pilot.pause()
-
-    assert snap_compare(app, run_before=run_before, terminal_size=(80, 24))
+    assert snap_compare(app, run_before=run_before, terminal_size=size)
