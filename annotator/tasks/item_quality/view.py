@@ -10,9 +10,10 @@ from annotator.safe_text import markup, plain, visible
 from annotator.widgets.context import ContextView
 from annotator.widgets.paged_text import PagedText
 from annotator.widgets.seen import must_see
+from annotator.widgets.size_layout import LayoutBySize
 
 
-class ItemQualityView(Horizontal):
+class ItemQualityView(LayoutBySize, Horizontal):
     """context: (context_id, end) or None; persona: text or None; details: label -> value (question type,
     topic); metadata: more label -> value shown after the responses (the grounding when there is no persona);
     labels: dimension -> bool given so far; previous: the stored answer's labels when revisiting; unit_id: the
@@ -57,8 +58,10 @@ class ItemQualityView(Horizontal):
         min_width, min_height = cls.COMPACT_BELOW
         return width < min_width or height < min_height
 
-    def on_resize(self, event) -> None:
-        self.set_class(self.compact_at(self.size.width, self.size.height), "compact")
+    def size_classes(self, size) -> dict[str, bool]:
+        """The compact layout for a panel of `size` (set where Textual lays the panel out, so an item's first
+        frame is drawn in the layout of its size: annotator/widgets/size_layout.py)."""
+        return {"compact": self.compact_at(size.width, size.height)}
 
     def compose(self) -> ComposeResult:
         if self.context is not None:  # relevance and correctness are judged against it: seen once its end was on

@@ -13,6 +13,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from annotator.widgets.context import ContextView
 from annotator.widgets.paged_text import PagedText
 from annotator.widgets.seen import must_see
+from annotator.widgets.size_layout import LayoutBySize
 from storage.models import Message
 
 LABELS = ("Left  [b]1[/b]", "Right  [b]2[/b]")
@@ -44,7 +45,7 @@ class PreferenceBox(VerticalScroll):
         return super().allow_focus() and self.max_scroll_y > 0
 
 
-class PairView(Horizontal):
+class PairView(LayoutBySize, Horizontal):
     """sides: [(preference, messages)] in DISPLAY order (left, right); chosen: 0 / 1 / "tie" / None."""
 
     DEFAULT_CSS = """
@@ -94,13 +95,15 @@ class PairView(Horizontal):
     def on_mount(self) -> None:
         self.action_focus_side(0)
 
-    def on_resize(self, event) -> None:
-        self.set_class(self.size.height < self.LOW_BELOW, "low")
-        stacked = stacked_at(self.size.width)
-        if stacked != self.has_class("stacked"):
-            self.set_class(stacked, "stacked")
-            for i, box in enumerate(self.query(".side")):
-                box.border_title = side_title(i, len(self.sides[i][1]), stacked)
+    def size_classes(self, size) -> dict[str, bool]:
+        """Stacked sides and the low variant for a panel of `size` (set where Textual lays the panel out, so an
+        item's first frame is drawn in the layout of its size: annotator/widgets/size_layout.py)."""
+        return {"stacked": stacked_at(size.width), "low": size.height < self.LOW_BELOW}
+
+    def size_classes_changed(self, size) -> None:
+        stacked = self.has_class("stacked")
+        for i, box in enumerate(self.query(".side")):
+            box.border_title = side_title(i, len(self.sides[i][1]), stacked)
 
     def action_focus_side(self, side: int) -> None:
         """Give the focus (and so the scroll keys) to the conversation on that side (0 left, 1 right).
