@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from annotator.session import RECENT
 from annotator.tasks import get_task
 from annotator.tasks.base import Decision, UnitView
 from storage.adjudications import Adjudication
@@ -84,7 +85,13 @@ class AdjudicationSession:
             raise PrefvalError(f"study '{study_name}' has no disagreements to adjudicate in {store.path}"
                                f"{self.task.nothing_to_adjudicate(data)}")
         self.adjudicator = store.ensure_annotator(adjudicator_name)  # written only once there is work to do
-        self.current: dict[str, Adjudication] = store.current_adjudications(self.study.id)
+        log = store.adjudication_log(self.study.id)  # oldest first: the latest row of a unit is in force
+        self.current: dict[str, Adjudication] = {a.unit_id: a for a in log}
+        # this adjudicator's own last decisions, newest first, the newest one per unit (never another's)
+        mine: dict[str, Adjudication] = {a.unit_id: a for a in log if a.adjudicator_id == self.adjudicator.id}
+        self.recent: list[Adjudication] = sorted(mine.values(), key=lambda a: (a.submitted_at, a.id),
+                                                 reverse=True)[:RECENT]
+        self._position = {u.id: i for i, u in enumerate(self.units)}
         self.index = next((i for i, u in enumerate(self.units) if u.id not in self.current), 0)
 
     @property
@@ -92,19 +99,40 @@ class AdjudicationSession:
         return self.units[self.index]
 
     def view(self) -> UnitView:
-        """The unit as the adjudicator sees it: options and sides in the item's ORIGINAL order (no shuffle)."""
-        u = self.unit
+        """The unit on screen as the adjudicator sees it: options and sides in the item's ORIGINAL order."""
+        return self.view_at(self.index)
+
+    def view_at(self, index: int) -> UnitView:
+        """The unit at `index` of the disagreements as the adjudicator sees it: options and sides in the item's
+        ORIGINAL order (no shuffle)."""
+        u = self.units[index]
         item = self.items[u.item_id]
         item_b = self.items.get(u.item_b_id) if u.item_b_id else None
         n = self.task.shuffle_size(u, item, item_b)
         pseudo = Assignment(id=f"adjudication:{u.id}", study_id=self.study.id, unit_id=u.id,
-                            annotator_id=self.adjudicator.id, position=self.index, shuffle_seed=0)
+                            annotator_id=self.adjudicator.id, position=index, shuffle_seed=0)
         return UnitView(unit=u, item=item, item_b=item_b, assignment=pseudo, order=list(range(n)), current=None,
-                        settings=self.study.settings, position=self.index, total=len(self.units))
+                        settings=self.study.settings, position=index, total=len(self.units))
 
-    def describe(self, answer: dict[str, Any]) -> str:
-        """An answer in words, in the item's original terms (the task's describe_answer on the unshuffled view)."""
-        return self.task.describe_answer(self.view(), answer)
+    def describe(self, answer: dict[str, Any], index: int | None = None) -> str:
+        """An answer in words, in the item's original terms (the task's describe_answer on the unshuffled view of
+        the unit at `index`, default the one on screen)."""
+        return self.task.describe_answer(self.view_at(self.index if index is None else index), answer)
+
+    def recent_lines(self) -> list[tuple[int, str]]:
+        """This adjudicator's last decisions, newest first, as (the disagreement's index, what was decided:
+        "option B", "left is better", "excluded"), the newest one per unit (a changed decision shows once, as it
+        stands, at the front). Only this adjudicator's own: another adjudicator's rows are never listed."""
+        out = []
+        for a in self.recent:
+            i = self._position.get(a.unit_id)
+            if i is not None:
+                out.append((i, "excluded" if a.kind == "exclude" else self.describe(a.answer or {}, i)))
+        return out
+
+    def _decided(self, adj: Adjudication) -> None:
+        self.current[adj.unit_id] = adj
+        self.recent = ([adj] + [a for a in self.recent if a.unit_id != adj.unit_id])[:RECENT]
 
     def progress(self) -> tuple[int, int]:
         """(units adjudicated, units to adjudicate)."""
@@ -117,7 +145,7 @@ class AdjudicationSession:
             return None
         adj = self.store.add_adjudication(self.study.id, self.unit.id, self.adjudicator.id, "final",
                                           answer=decision.answer)
-        self.current[self.unit.id] = adj
+        self._decided(adj)
         return adj
 
     def exclude(self, reason: str) -> Adjudication:
@@ -127,7 +155,7 @@ class AdjudicationSession:
             raise PrefvalError("an exclusion needs a reason")
         adj = self.store.add_adjudication(self.study.id, self.unit.id, self.adjudicator.id, "exclude",
                                           reason=reason)
-        self.current[self.unit.id] = adj
+        self._decided(adj)
         return adj
 
     def move(self, step: int) -> bool:

@@ -7,10 +7,11 @@ import pytest
 from rich.text import Text
 
 from annotator.app import AnnotateApp
-from annotator.screens.annotate import last_strip
+from annotator.widgets.last_decisions import last_strip
 from storage.store import Store
 from tests.test_annotator_day import pair_db  # noqa: F401  (fixture: a 10-pair pairwise study for ana)
 from tests.test_task_blind_test import HIDDEN, blind_db  # noqa: F401  (fixture: a blind study, 3 MCQ + 2 T/F)
+from tests.test_adjudication import mcq3  # noqa: F401  (fixture: an MCQ study with two disagreements)
 from tests.tui_helpers import decide, see_all
 
 NARROW_SIZES = [(80, 24), (60, 16)]
@@ -114,3 +115,100 @@ async def test_a_blind_study_shows_only_the_annotators_own_answers(blind_db, siz
         assert "last: " + " · ".join(expected)[:20] in drawn
         for hidden in HIDDEN + ["correct", "✓", "✗", "wrong", "right"]:
             assert hidden not in strip
+
+
+# ---- the adjudication screen: the adjudicator's own last decisions -------------------------------------------
+@pytest.fixture
+def adj_db(mcq3):  # noqa: F811
+    """test_adjudication's study: q1 (answers A, A, B) and q2 (C, can't tell, C) disagree, in that order. Another
+    adjudicator, zed, already set q1's final answer (option D): that is not judy's decision and is never listed."""
+    from annotator.adjudication import AdjudicationSession
+
+    with Store.open(mcq3, mode="rw") as s:
+        session = AdjudicationSession(s, "st", "zed")
+        assert [session.items[u.item_id].external_id for u in session.units] == ["q1", "q2"]
+        s.add_adjudication(session.study.id, session.units[0].id, session.adjudicator.id, "final",
+                           answer={"choice": 3, "letter": "D", "shown": "D", "cant_tell": False})
+    return mcq3
+
+
+def _adj_rows(db: str) -> list[tuple[str, str, int | None]]:
+    with Store.open(db, mode="ro") as s:
+        names = {a.id: a.name for a in s.annotators()}
+        return [(names[a.adjudicator_id], a.kind, (a.answer or {}).get("choice"))
+                for a in s.adjudication_log(s.get_study("st").id)]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 16)], ids=IDS)
+async def test_the_adjudication_screen_shows_the_adjudicators_own_last_decisions(adj_db, size):
+    from annotator.screens.adjudicate import AdjudicateApp
+
+    app = AdjudicateApp(adj_db, "st", "judy")
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        # zed's final answer on q1 is not judy's: nothing listed, the line takes no row; the screen opens on the
+        # first disagreement without a decision, #2 (q2)
+        assert app.session.index == 1
+        assert not app.screen.query_one("#last").display and _strip(app) == ""
+        await pilot.press("E", *"ambiguous", "enter")  # #2 excluded
+        await pilot.pause()
+        want = "last: #2 excluded"
+        assert _strip(app) == want and _on_screen(app, want)
+        await pilot.press("u")  # #1 (q1): option B in the item's original order; the screen goes on to #2
+        await decide(pilot, "b")
+        await pilot.pause()
+        want = "last: #1 option B · #2 excluded"
+        assert app.session.index == 1 and _strip(app) == want and _on_screen(app, want)
+        await decide(pilot, "c")  # #2 changed from excluded to option C: it moves to the front, as it now stands
+        await pilot.pause()
+        want = "last: #2 option C · #1 option B"
+        assert _strip(app) == want and _on_screen(app, want)
+        assert not app.screen.query_one("#recent").display  # the sidebar needs 140 columns
+    assert _adj_rows(adj_db) == [("zed", "final", 3), ("judy", "exclude", None), ("judy", "final", 1),
+                                 ("judy", "final", 2)]
+
+
+async def test_the_adjudicators_decisions_of_an_earlier_session_show_in_the_sidebar_from_140_columns(adj_db):
+    from annotator.screens.adjudicate import AdjudicateApp
+
+    app = AdjudicateApp(adj_db, "st", "judy")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        recent = app.screen.query_one("#recent")
+        assert recent.display and str(recent.render()) == "Your last decisions\nnone yet"  # not zed's option D
+        await decide(pilot, "a")
+        await pilot.pause()
+        assert str(recent.render()).splitlines() == ["Your last decisions", "#2 option A"]  # q2, its first open
+        assert not app.screen.query_one("#last").display
+    # a new session of judy starts with her decision (zed's later one on the same unit would not change it)
+    with Store.open(adj_db, mode="rw") as s:
+        study = s.get_study("st")
+        zed = s.ensure_annotator("zed")
+        unit = [a.unit_id for a in s.adjudication_log(study.id)][-1]
+        s.add_adjudication(study.id, unit, zed.id, "exclude", reason="zed's second look")
+    app = AdjudicateApp(adj_db, "st", "judy")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        assert str(app.screen.query_one("#recent").render()).splitlines() == ["Your last decisions", "#2 option A"]
+        await pilot.resize_terminal(100, 30)  # the line instead of the sidebar
+        await pilot.pause()
+        assert not app.screen.query_one("#recent").display and _strip(app) == "last: #2 option A"
+
+
+@pytest.mark.parametrize("size", [(60, 16), (160, 50)], ids=["60x16", "160x50"])
+def test_adjudication_screen_with_the_last_decisions_snapshot(adj_db, snap_compare, size):
+    """#2 excluded, then #1 set to option B: the screen is back on #2. 60x16: the line above the keys (no bottom
+    key line below 24 rows: q follows the decision keys); 160x50: the sidebar beside the answers."""
+    from annotator.screens.adjudicate import AdjudicateApp
+
+    async def run_before(pilot) -> None:
+        await pilot.pause()
+        await pilot.press("E", *"ambiguous", "enter")
+        await pilot.pause()
+        await pilot.press("u")
+        await decide(pilot, "b")
+        await pilot.pause()
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(AdjudicateApp(adj_db, "st", "judy"), run_before=run_before, terminal_size=size)

@@ -5,6 +5,8 @@ beside it, every annotator's answer with their name, notes and "needs review" fl
 answer). The task's decision keys set the final answer
 (saved at once); `+`/`-` turn the pages of a long field; `E` excludes the unit after a reason is typed (enter saves, escape cancels); `s` or `>` goes to
 the next unit, `u` or `<` to the previous one; `q` quits. Nothing from the data is read as markup.
+The adjudicator's own last decisions stay in sight as on the annotation screen (annotator/widgets/last_decisions.py:
+a sidebar from 140 columns, one line above the keys below that); another adjudicator's are never listed.
 As on the annotation screen, a decision key counts only once every part of the item the decision is about and
 every annotator's answer have been on screen (annotator/widgets/seen.py); the hint line says what to scroll.
 """
@@ -25,6 +27,7 @@ from annotator.crash import OneLineCrash, QuitGuard, quit_key, run_binding_now
 from annotator.safe_text import visible
 from annotator.widgets.hint import fitted_hint
 from annotator.widgets.key_line import KeyGroups, KeyLine
+from annotator.widgets.last_decisions import WIDE, LastDecisionsLine, RecentDecisions
 from annotator.widgets.notices import NOTICES_CSS
 from annotator.widgets.seen import SeenTracker, must_see, observe_on_layout, reveal_first_unseen
 from annotator.widgets.text_field import TextField
@@ -46,10 +49,13 @@ class AdjudicateScreen(Screen[None]):
     AdjudicateScreen.narrow #item { width: 1fr; height: 1fr; }
     AdjudicateScreen.narrow #answers { width: 1fr; height: auto; max-height: 35%; border-left: none;
                                        border-top: solid $accent; }
+    AdjudicateScreen #recent { display: none; }
+    AdjudicateScreen.wide #recent { display: block; }
     AdjudicateScreen #state { height: auto; padding: 0 1; color: $warning; }
     AdjudicateScreen #hint { height: 1; padding: 0 1; color: $warning; }
     AdjudicateScreen #hint.refused { color: $text-error; text-style: bold; }
     AdjudicateScreen #keys { height: auto; padding: 0 1; background: $boost; }
+    AdjudicateScreen.short KeyLine { display: none; }
     AdjudicateScreen #reason { dock: bottom; display: none; }
     AdjudicateScreen #reason.open { display: block; }
     """
@@ -62,6 +68,7 @@ class AdjudicateScreen(Screen[None]):
         Binding("minus", "page(-1)", "previous page of a long field", show=False, key_display="-"),
     ]
     NARROW = 100  # below this width the answers go under the item and the header is compact
+    SHORT = 24  # below this height (as on the annotation screen) no bottom key line: its keys join the decision keys
 
     def __init__(self, session: AdjudicationSession) -> None:
         super().__init__()
@@ -80,16 +87,18 @@ class AdjudicateScreen(Screen[None]):
         with Horizontal(id="body"):
             yield Vertical(id="item")
             yield VerticalScroll(id="answers")
+            yield RecentDecisions(id="recent")  # the adjudicator's own last decisions, from WIDE columns
         yield Static("", id="state")
         # the "scroll to see" hint: wrapped, its rows kept while the unit is on screen (annotator/widgets/hint.py)
         yield Static("", id="hint")
+        yield LastDecisionsLine(id="last")  # below WIDE columns: "last: #3 excluded · #2 option B ..."
         yield KeyGroups(id="keys")
         yield TextField(placeholder="reason for excluding (enter saves, escape cancels)", id="reason",
                         disabled=True)
         yield KeyLine(self.BINDINGS)
 
     async def on_mount(self) -> None:
-        self.set_class(self.size.width < self.NARROW, "narrow")
+        self._size_classes()
         observe_on_layout(self, self.seen, self._observe)  # a notification going uncovers rows of the unit
         await self.show_current()
 
@@ -132,8 +141,8 @@ class AdjudicateScreen(Screen[None]):
         elif cur is not None:
             state = f"excluded: {cur.reason} (a decision key sets a final answer instead)"
         self.query_one("#state", Static).update(Text(visible(state)))
-        keys = [(k.shown, k.label) for k in s.task.decision_keys(view, self.partial)]
-        self.query_one("#keys", KeyGroups).set_groups(keys + [(EXCLUDE_KEY, "exclude with a reason")])
+        self._draw_keys()
+        self._draw_recent()
         self.call_after_refresh(self._track_new_unit)
 
     # ---- what has been seen (the annotation screen's rule: annotator/widgets/seen.py) ------------------------
@@ -177,9 +186,37 @@ class AdjudicateScreen(Screen[None]):
         line.update(Text(text), layout=False)
         return line.styles.height == rows
 
-    def on_resize(self, event: events.Resize) -> None:
+    def _draw_keys(self) -> None:
+        """The decision keys of the unit on screen and E. On a short terminal the bottom key line is hidden (a row
+        for the item) and its keys follow these: s/u and q, or only q when s/u would take one more row (the row the
+        last-decisions line needs at 60x16)."""
+        s = self.session
+        keys = [(k.shown, k.label) for k in s.task.decision_keys(s.view(), self.partial)]
+        keys.append((EXCLUDE_KEY, "exclude with a reason"))
+        if self.has_class("short"):
+            self.query_one("#keys", KeyGroups).set_groups(keys + [("s/u", "next/previous"), ("q", "quit")],
+                                                          compact=keys + [("q", "quit")])
+        else:
+            self.query_one("#keys", KeyGroups).set_groups(keys)
+
+    def _size_classes(self) -> None:
         self.set_class(self.size.width < self.NARROW, "narrow")
+        self.set_class(self.size.width >= WIDE, "wide")
+        self.set_class(self.size.height < self.SHORT, "short")  # the keys follow (_draw_keys)
+
+    def _draw_recent(self) -> None:
+        """The adjudicator's last decisions, newest first (as on the annotation screen: a sidebar from WIDE
+        columns, one line above the decision keys below that). Only their own: never another adjudicator's."""
+        lines = self.session.recent_lines()
+        wide = self.has_class("wide")
+        self.query_one("#recent", RecentDecisions).show(lines, layout=wide)
+        self.query_one("#last", LastDecisionsLine).show(lines, 0 if wide else self.size.width - 2)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._size_classes()
         self._draw_head()
+        self._draw_keys()
+        self._draw_recent()
         self.call_after_refresh(self._observe)
 
     def on_paged_text_page_shown(self, _event) -> None:

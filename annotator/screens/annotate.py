@@ -11,7 +11,6 @@ from __future__ import annotations
 import inspect
 import weakref
 
-from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -26,6 +25,7 @@ from annotator.screens.summary import SummaryScreen
 from annotator.session import PendingDecision, Session
 from annotator.widgets.hint import fit_hint, fitted_hint
 from annotator.widgets.key_line import KeyGroups, KeyLine
+from annotator.widgets.last_decisions import WIDE, LastDecisionsLine, RecentDecisions
 from annotator.widgets.seen import SeenTracker, observe_on_layout, reveal_first_unseen
 from annotator.widgets.status_header import StatusHeader
 from annotator.widgets.text_field import TextField
@@ -33,8 +33,6 @@ from storage.errors import AssignmentReleased, DatabaseBusy, PrefvalError
 
 
 MIN_WIDTH, MIN_HEIGHT = 60, 16
-WIDE = 140    # from this width on, the history of the last decisions shows beside the item (below: one line)
-STRIP = 3     # decisions at most in the one-line history shown below WIDE columns
 NARROW = 100  # below this width the header is compact
 # how long a quit (q, SIGHUP, SIGTERM) waits for a database whose write lock another program holds, in seconds: far
 # beyond any realistic lock (big imports commit every 5,000 rows, a few seconds); what is still unwritten then is
@@ -45,49 +43,16 @@ SHORT = 24    # below this height the footer is hidden (`?` lists every key: the
 COMPACT_KEYS = ["s", "u", "right_square_bracket", "l", "m", "n"]
 
 
-def last_strip(lines: list[tuple[int, str]], cells: int, most: int = STRIP) -> Text:
-    """The one-line history of the last decisions for a terminal narrower than WIDE: "last: #3 skipped · #2 tie ·
-    #1 left is better", newest first, from `lines` (Session.recent_lines: (queue position, the decision as the
-    annotator saw it)). As many of the first `most` as fit in `cells` cells whole; the newest one is always
-    shown, its text shortened with "…" when even it alone does not fit. Text from data is shown as it is (never
-    markup or a control sequence). An empty Text when there is no decision yet."""
-    from rich.cells import cell_len
-
-    def entry(i: int, what: str) -> Text:
-        out = Text(f"#{i + 1} ", style="bold")
-        out.append(visible(what, layout=False))
-        return out
-
-    out = Text("last: ", style="dim")
-    for n, (i, what) in enumerate(lines[:most]):
-        piece = entry(i, what)
-        sep = Text(" · ", style="dim") if n else Text("")
-        if cell_len(out.plain) + sep.cell_len + piece.cell_len > cells:
-            if n:
-                break
-            room = max(1, cells - cell_len(out.plain) - cell_len(f"#{i + 1} "))
-            shown = visible(what, layout=False)
-            while shown and cell_len(shown) + 1 > room:
-                shown = shown[:-1]
-            piece = Text(f"#{i + 1} ", style="bold")
-            piece.append(shown.rstrip() + "…")
-        out.append_text(sep)
-        out.append_text(piece)
-    return out if lines else Text()
-
-
 class AnnotateScreen(Screen[None]):
     DEFAULT_CSS = """
     AnnotateScreen #body { height: 1fr; }
     AnnotateScreen #item { height: 1fr; width: 1fr; }
-    AnnotateScreen #recent { width: 30; height: auto; max-height: 100%; border: round $panel-lighten-2;
-                             padding: 0 1; display: none; }
+    AnnotateScreen #recent { display: none; }
     AnnotateScreen.wide #recent { display: block; }
     AnnotateScreen #keys { height: auto; padding: 0 1; color: $text; background: $boost; }
     AnnotateScreen #state { height: auto; padding: 0 1; color: $warning; }
     AnnotateScreen #hint { height: 1; padding: 0 1; color: $warning; }
     AnnotateScreen #hint.refused { color: $text-error; text-style: bold; }
-    AnnotateScreen #last { height: 1; padding: 0 1; display: none; }
     AnnotateScreen .field { dock: bottom; display: none; }
     AnnotateScreen .field.open { display: block; }
     AnnotateScreen.short KeyLine { display: none; }
@@ -165,7 +130,7 @@ class AnnotateScreen(Screen[None]):
         yield StatusHeader(id="header")
         with Horizontal(id="body"):
             yield Vertical(id="item")
-            yield Static("", id="recent")
+            yield RecentDecisions(id="recent")
         state = self._empty_line("state")
         state.display = False  # an empty state line takes no row (_set_line shows it when it has something to say)
         yield state
@@ -173,9 +138,7 @@ class AnnotateScreen(Screen[None]):
         # cut), kept while the item is on screen, so that the hint shrinking or going never moves the item
         yield self._empty_line("hint")
         # below WIDE columns: the last decisions on one line ("last: #3 skipped · #2 tie ..."), once there is one
-        last = self._empty_line("last")
-        last.display = False
-        yield last
+        yield LastDecisionsLine(id="last")
         yield KeyGroups(id="keys")
         # the text fields (note, go to) are mounted above it when first opened
         yield KeyLine(self.BINDINGS, compact=COMPACT_KEYS)
@@ -344,26 +307,13 @@ class AnnotateScreen(Screen[None]):
 
     def _draw_recent(self) -> None:
         """The history of the last decisions (newest first): beside the item from WIDE columns, like Prodigy's
-        sidebar; below that, as many of the last STRIP as fit on one line above the decision keys (last_strip)."""
+        sidebar; below that, as many of the last ones as fit on one line above the decision keys
+        (annotator/widgets/last_decisions.py)."""
         lines = self.session.recent_lines()
-
-        def text() -> Text:
-            out = Text("Your last decisions\n", style="bold")
-            if not lines:
-                out.append("none yet", style="dim")
-            for i, what in lines:
-                out.append(f"#{i + 1} ", style="bold")
-                out.append(visible(what, layout=False) + "\n")
-            return out
-
         wide = self.has_class("wide")
         # hidden below WIDE columns: then the screen needs no new layout for it (showing it lays out anyway)
-        self._set_line("recent", lines, text, layout=wide)
-        strip = Text() if wide else last_strip(lines, self.size.width - 2)
-        self._set_line("last", strip.plain, lambda: strip)
-        last = self.query_one("#last", Static)
-        if last.display != bool(strip.plain):
-            last.display = bool(strip.plain)
+        self.query_one("#recent", RecentDecisions).show(lines, layout=wide)
+        self.query_one("#last", LastDecisionsLine).show(lines, 0 if wide else self.size.width - 2)
 
     @staticmethod
     def _empty_line(name: str) -> Static:
