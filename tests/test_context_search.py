@@ -298,3 +298,123 @@ async def test_escape_on_the_annotation_screen_clears_the_highlight_first(tmp_pa
         assert app.session.index == 0
     with Store.open(db, mode="ro") as s:
         assert s.current_annotations(s.get_study("st").id) == []
+
+
+# ---- N: the previous match (as in less and vim) ---------------------------------------------------------------
+def kestrels() -> list[Message]:
+    """300 messages; "kestrel" in the first message (at 17), twice in message 150 (at 2 and 25) and in the last
+    message (at 330 + 8 = 338, after 30 times "last words ")."""
+    msgs = talk(300)
+    msgs[0] = Message(role="user", content="first words: the kestrel is here")
+    msgs[150] = Message(role="user", content="a kestrel, then a second kestrel")
+    msgs[-1] = Message(role="assistant", content="last words " * 30 + "and the kestrel at the very end")
+    return msgs
+
+
+def assert_hit_in_view(view: ContextView) -> None:
+    """Exactly "kestrel" highlighted, on one row inside the viewport: in the first message on row 1, under the
+    heading "1. user" (the pane at its top); in the last message lower, the pane resting at the conversation's
+    end; elsewhere with two lines above it (one on a pane of 3 rows)."""
+    hits = highlighted(view)
+    assert [h for _, _, h in hits] == ["kestrel"]
+    height = view.scrollable_content_region.height
+    row = hits[0][0]
+    assert 0 <= row < height
+    if view.match[0] == 0:
+        assert row == 1 and view.scroll_y == 0 and viewport(view)[0][0].strip() == "1. user"
+    elif view.match[0] == 299:
+        assert round(view.scroll_y) == view.max_scroll_y
+    else:
+        assert row == min(2, (height - 1) // 2)
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("rows", [None, 3])
+async def test_n_goes_to_the_previous_match_and_wraps_round_the_first_and_last_message(tmp_path, size, rows):
+    store, cid = stored(tmp_path, kestrels())
+    view = ContextView(store, cid, None)
+    async with Holder(view, rows).run_test(size=size) as pilot:
+        await pilot.pause()
+        await search(pilot, "KESTREL")  # from the top: the first message
+        assert view.match == (0, 17, 24)
+        assert_hit_in_view(view)
+        if rows == 3:
+            assert view.scrollable_content_region.height == 3
+        # N from the first message's only hit wraps round to the last message's last one
+        seen = []
+        for _ in range(5):
+            await pilot.press("N")
+            await pilot.pause()
+            seen.append(view.match)
+            assert_hit_in_view(view)
+            assert [m.message for m in pilot.app._notifications] == []  # found each time: nothing said
+        assert seen == [(299, 338, 345), (150, 25, 32), (150, 2, 9), (0, 17, 24), (299, 338, 345)]
+        await search(pilot, "")  # `/` and enter from the last message: the next match wraps to the first
+        assert view.match == (0, 17, 24)
+        assert_hit_in_view(view)
+        await pilot.press("shift+n")  # the same key as a terminal with the kitty keyboard protocol sends it
+        await pilot.pause()
+        assert view.match == (299, 338, 345)
+    store.close()
+
+
+async def test_n_before_any_search_and_for_a_text_not_found_says_so(tmp_path):
+    store, cid = stored(tmp_path, kestrels())
+    view = ContextView(store, cid, None)
+    async with Holder(view).run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("N")
+        await pilot.pause()
+        assert view.match is None and highlighted(view) == []
+        assert [n.message for n in pilot.app._notifications] == [
+            "no search yet: / finds text, then N goes to the previous match"]
+        pilot.app.clear_notifications()
+        await search(pilot, "ostrich")
+        await pilot.press("N")
+        await pilot.pause()
+        assert view.match is None
+        assert [n.message for n in pilot.app._notifications] == ["not found: ostrich", "not found: ostrich"]
+        await search(pilot, "kestrel")
+        assert view.match == (0, 17, 24)
+        await pilot.press("escape")  # the highlight cleared: N searches back from the top line on screen
+        await pilot.pause()
+        assert view.match is None
+        view.action_line(view._top_list()[view.first_block[200]] - round(view.scroll_y))  # message 200 on top
+        await pilot.pause()
+        await pilot.press("N")
+        await pilot.pause()
+        assert view.match == (150, 25, 32)
+        assert_hit_in_view(view)
+    store.close()
+
+
+def test_overlapping_occurrences_are_found_both_ways():
+    from annotator.widgets.context import _last_hit
+
+    pattern = __import__("re").compile("aa", __import__("re").IGNORECASE)
+    assert [_last_hit(pattern, "xAaAx", before).start() for before in (None, 2)] == [2, 1]
+    assert _last_hit(pattern, "xAaAx", 1) is None and _last_hit(pattern, "", None) is None
+
+
+async def test_n_on_the_annotation_screen_and_in_the_keys_screen(tmp_path):
+    db = evil_study(tmp_path)
+    app = AnnotateApp(db, "st", "ana", show_timer=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert ("N", "in a conversation pane: previous match of the last search (shift+n; wraps round the start)") \
+            in app.screen.key_rows()
+        pane = app.screen.query_one(ContextView)
+        pane.focus()
+        await pilot.pause()
+        # each message is "message K: " and 4 times "swim pottery dog tea night shift run " (37 characters)
+        await search(pilot, "swim pottery")  # from the top: message 0, after "message 0: "
+        assert pane.match == (0, 11, 23)
+        await pilot.press("N")  # wraps to the last message (8000): its 4th occurrence, 14 + 3 * 37
+        await pilot.pause()
+        assert pane.match == (8000, 125, 137) and [h for _, _, h in highlighted(pane)] == ["swim pottery"]
+        await pilot.press("N")  # its 3rd
+        await pilot.pause()
+        assert pane.match == (8000, 88, 100)
+        assert app.session.index == 0  # N decided nothing
+    with Store.open(db, mode="ro") as s:
+        assert s.current_annotations(s.get_study("st").id) == []

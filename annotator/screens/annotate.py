@@ -86,6 +86,7 @@ class AnnotateScreen(Screen[None]):
         ("n", "write a note on the item"),
         ("tab", "next pane; ↑ ↓ PgUp PgDn Home End scroll the pane in focus"),
         ("/", "in a conversation pane: find text (enter: next match; escape clears the highlight)"),
+        ("N", "in a conversation pane: previous match of the last search (shift+n; wraps round the start)"),
         ("+ / -", "next / previous page of the long field on screen (question, option, record, response)"),
         ("?", "this screen: the keys, then the study's guidelines"),
         ("q", "quit (every decision is already saved; reopening resumes at the first open item)"),

@@ -8,7 +8,8 @@ come on screen, so time and memory do not grow with the length of the conversati
 (the block at the top) when estimated heights above it are replaced by exact ones.
 
 Keys (when the view has focus): arrows, PgUp/PgDn, Home/End (jump at once), `/` search (Enter finds the next
-occurrence, case-insensitive; `/` then Enter again goes to the next one). The hit is highlighted (its characters
+occurrence, case-insensitive; `/` then Enter again goes to the next one), `N` (shift+n, as in less and vim) the
+previous occurrence of the last search; both wrap round the conversation's ends. The hit is highlighted (its characters
 only; the text is never read as markup) and its line scrolled into the viewport, whatever the pane's height;
 Escape (in the prompt, or on the pane) clears the highlight; "not found: TEXT" is said when there is no match.
 """
@@ -146,6 +147,17 @@ class Shape:
         return est
 
 
+def _last_hit(pattern: re.Pattern, body: str, before: int | None) -> re.Match | None:
+    """The last occurrence of pattern in body that starts before character `before` (None: anywhere), overlapping
+    occurrences included (each search starts one character after the last hit, as the forward search does)."""
+    last, pos = None, 0
+    while True:
+        hit = pattern.search(body, pos)
+        if hit is None or (before is not None and hit.start() >= before):
+            return last
+        last, pos = hit, hit.start() + 1
+
+
 class SearchPrompt(ModalScreen[str | None]):
     """A one-line prompt at the bottom of the screen: Enter returns the text, Escape returns None."""
 
@@ -160,7 +172,8 @@ class SearchPrompt(ModalScreen[str | None]):
         self.last = last
 
     def compose(self) -> ComposeResult:
-        yield TextField(value=self.last, placeholder="find (enter: next match, escape: close, no highlight)",
+        yield TextField(value=self.last,
+                        placeholder="find (enter: next match, then N: previous; escape: close, no highlight)",
                         id="find")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -192,6 +205,7 @@ class ContextView(ScrollView, can_focus=True):
         Binding("up", "line(-1)", "line up", show=False),
         Binding("down", "line(1)", "line down", show=False),
         Binding("slash", "find", "find", show=False, key_display="/"),
+        Binding("N,shift+n", "find_previous", "previous match", show=False, key_display="N"),
     ]
 
     def __init__(self, store: Store | None, context_id: str | None, end: int | None,
@@ -641,6 +655,16 @@ class ContextView(ScrollView, can_focus=True):
         """Ask for a text and go to its next occurrence; Escape in the prompt closes it and clears the highlight."""
         self.app.push_screen(SearchPrompt(self.query_text), self._found)
 
+    def action_find_previous(self) -> None:
+        """Go to the previous occurrence of the last search's text (N); says so when there was no search yet."""
+        if not self.query_text:
+            self.notify("no search yet: / finds text, then N goes to the previous match", title="search",
+                        timeout=4)
+            return
+        if self.find(self.query_text, backward=True) is None:
+            self.notify(f"not found: {visible(self.query_text, layout=False)}", title="search", timeout=4,
+                        markup=False)
+
     def on_key(self, event: events.Key) -> None:
         """Escape on the pane clears the search highlight while there is one (handled here, before the screen
         sees the key: the annotation screen runs its own bindings, Escape among them, from its on_key); without
@@ -657,11 +681,14 @@ class ContextView(ScrollView, can_focus=True):
         if self.find(text) is None:
             self.notify(f"not found: {visible(text, layout=False)}", title="search", timeout=4, markup=False)
 
-    def find(self, text: str) -> tuple[int, int] | None:
+    def find(self, text: str, backward: bool = False) -> tuple[int, int] | None:
         """Go to the next occurrence of `text` (case-insensitive) after the last hit or the top line, wrapping
-        around at the end, and highlight it. Returns (message, character offset), both 0-based, or None when there
-        is none (the old highlight is then cleared). Reads the conversation from the store in pages; nothing is
-        laid out but the blocks that hold the hit and the lines around it on screen."""
+        around at the end, and highlight it; backward=True: the previous occurrence, before the last hit or the
+        top line, wrapping around at the start (from the first message's first hit to the last message's last).
+        Returns (message, character offset), both 0-based, or None when there is none (the old highlight is then
+        cleared). Occurrences may overlap ("aa" occurs at 0 and 1 in "aaa"), in both directions. Reads the
+        conversation from the store in pages; nothing is laid out but the blocks that hold the hit and the lines
+        around it on screen."""
         self.query_text = text
         if not text or not self.total:
             self.clear_match()
@@ -670,16 +697,20 @@ class ContextView(ScrollView, can_focus=True):
         # can: "İ".lower() is two characters)
         pattern = re.compile(re.escape(text), re.IGNORECASE)
         if self.match is not None:
-            start_m, start_c = self.match[0], self.match[1] + 1
+            start_m, start_c = self.match[0], self.match[1] + (0 if backward else 1)
         else:
             start_m = self.blocks[self._block_at(round(self.scroll_y))].message if self._heights else 0
             start_c = 0
+        step = -1 if backward else 1
         for n in range(self.total + 1):
-            m = (start_m + n) % self.total
+            m = (start_m + step * n) % self.total
             body = self.message_text(m)
-            hit = pattern.search(body, start_c if n == 0 else 0)
-            if n == self.total and hit is not None and hit.start() >= start_c:  # wrapped round to the start
-                hit = None
+            if backward:  # the last occurrence before start_c in the first message, else the message's last one
+                hit = _last_hit(pattern, body, start_c if n == 0 else None)
+            else:
+                hit = pattern.search(body, start_c if n == 0 else 0)
+                if n == self.total and hit is not None and hit.start() >= start_c:  # wrapped round to the start
+                    hit = None
             if hit is not None:
                 self._go_to(m, hit.start(), hit.end())
                 return m, hit.start()
