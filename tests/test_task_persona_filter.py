@@ -128,7 +128,7 @@ async def test_several_reasons_are_marked_before_the_drop_is_confirmed(pf_db):
         await pilot.press("1", "d")  # back on it: the stored reasons are the starting marks; unmark unnatural
         await pilot.press("u", "d")  # d alone keeps the marks
         await pilot.press("u", "2", "d")  # unmark the last reason: a drop without a reason
-        await pilot.press("u", "k")  # keep after all
+        await pilot.press("u", "k", "k")  # keep after all: k on a stored drop asks first, k again keeps
     with Store.open(pf_db, mode="create") as s:
         st = s.get_study("pf")
         log = s.annotations(st.id)
@@ -333,3 +333,98 @@ def test_agreement_is_on_keep_drop_and_reasons_have_their_own_figure(db_file, ca
     # each annotator against the majority of the other two, on keep/drop: 4 of 4, and kappa 1 (both classes used)
     assert [r[col] for r in per["rows"]] == [1.0, 1.0, 1.0]
     assert [r[kcol] for r in per["rows"]] == [1.0, 1.0, 1.0]
+
+
+def _answered(db_file: str) -> list[tuple[str, str, dict, str | None]]:
+    """The answered rows of the log in order: (row id, item, answer, the row it supersedes)."""
+    with Store.open(db_file, mode="ro") as s:
+        st = s.get_study("pf")
+        units = {u.id: u for u in s.units(st.id)}
+        items = s.get_items([u.item_id for u in units.values()])
+        return [(r.id, items[units[r.unit_id].item_id].external_id, r.answer, r.supersedes)
+                for r in s.annotations(st.id) if r.status == "answered"]
+
+
+@pytest.mark.parametrize("size", [(110, 34), (60, 16)], ids=["110x34", "60x16"])
+async def test_turning_a_stored_answer_round_asks_first_and_escape_leaves_it(pf_db, size):
+    """Review: `k` on a record stored as a drop (its reasons shown as marks) kept it at once, while `k` with marks
+    of this visit asked. Now turning a stored answer round with one key asks on the state line (drop -> keep with
+    `k`, keep -> drop with `d` and no reason marked); escape or moving away leaves the stored answer as it was, the
+    same key again appends the change as a new row; `d` after marking reasons on a kept record is not asked about."""
+    from tests.tui_helpers import decide
+
+    def state() -> str:
+        return str(app.screen.query_one("#state").render())
+
+    app = AnnotateApp(pf_db, "pf", "ana", show_timer=False)
+    async with app.run_test(size=size) as pilot:
+        first = app.session.view().item.external_id
+        await decide(pilot, "2")
+        await pilot.press("d")  # record 1: drop (couple)
+        await pilot.pause()
+        second = app.session.view().item.external_id
+        await decide(pilot, "k")  # record 2: keep
+        await pilot.pause()
+        before = _answered(pf_db)
+        assert [(item, answer) for _, item, answer, _ in before] == [
+            (first, {"decision": "drop", "reasons": ["couple"]}), (second, {"decision": "keep", "reasons": []})]
+
+        await pilot.press("u")  # record 2, stored keep: d asks
+        await pilot.pause()
+        assert app.session.index == 1 and "your answer: keep (press a key to change it)" in state()
+        await pilot.press("d")
+        await pilot.pause()
+        assert state() == ("your answer is keep: d again changes it to drop with no reason (or mark reasons with "
+                           "1-3 first); escape leaves it")
+        assert _answered(pf_db) == before and app.session.index == 1
+        await pilot.press("escape")  # cancelled: nothing saved, the state line as it was
+        await pilot.pause()
+        assert _answered(pf_db) == before and app.session.index == 1
+        assert "your answer: keep (press a key to change it)" in state()
+        await pilot.press("d")  # asked again (the cancelled question is not remembered), then d again: dropped
+        await pilot.pause()
+        assert _answered(pf_db) == before and "d again changes it to drop" in state()
+        await pilot.press("d")
+        await pilot.pause()
+        assert app.session.index == 2  # a change moves on in queue order
+        after_drop = _answered(pf_db)
+        assert after_drop[:2] == before  # append-only: the earlier rows as they were
+        assert after_drop[2][1:] == (second, {"decision": "drop", "reasons": []}, before[1][0])
+
+        await pilot.press("number_sign", "1", "enter")  # record 1, stored drop (couple): k asks
+        await pilot.pause()
+        assert app.session.index == 0
+        await pilot.press("k")
+        await pilot.pause()
+        assert state() == ("your answer is drop (couple): k again changes it to keep (the drop stays in the "
+                           "history); escape leaves it")
+        assert _answered(pf_db) == after_drop
+        await pilot.press("right_square_bracket", "left_square_bracket")  # away and back: nothing saved
+        await pilot.pause()
+        assert _answered(pf_db) == after_drop and app.session.index == 0
+        assert "your answer: drop (couple)" in state()
+        await pilot.press("k")
+        await pilot.pause()
+        await pilot.press("k")  # again: kept, a new row superseding the drop
+        await pilot.pause()
+        after_keep = _answered(pf_db)
+        assert after_keep[:3] == after_drop
+        assert after_keep[3][1:] == (first, {"decision": "keep", "reasons": []}, before[0][0])
+
+        await pilot.press("number_sign", "1", "enter")  # record 1, now stored keep: mark a reason, then d
+        await pilot.pause()
+        await pilot.press("3")
+        await pilot.pause()
+        assert _answered(pf_db) == after_keep  # a mark is a partial row: the keep stands
+        await pilot.press("d")  # marking was the step taken: dropped at once
+        await pilot.pause()
+    final = _answered(pf_db)
+    assert final[:4] == after_keep and final[4][1:3] == (first, {"decision": "drop", "reasons": ["implausible"]})
+    assert _by_item(pf_db)["ana"] == {first: {"decision": "drop", "reasons": ["implausible"]},
+                                     second: {"decision": "drop", "reasons": []}}
+
+
+def test_persona_screen_asks_before_a_stored_drop_becomes_keep_snapshot(pf_db, snap_compare):
+    """Back on a dropped record (couple marked), k: the question on the state line, the record as stored."""
+    app = AnnotateApp(pf_db, "pf", "ana", show_timer=False)
+    assert snap_compare(app, press=["2", "d", "u", "k"], terminal_size=(110, 34))

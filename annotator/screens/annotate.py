@@ -126,6 +126,7 @@ class AnnotateScreen(Screen[None]):
         # answer, an "error" of the write): shown instead, until the cause is gone or the next item shows.
         self._refused: str | None = None
         self._blocked: tuple[str, str] | None = None
+        self._state_text = ""  # the state line of the item on screen, without a question asked over it
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="header")
@@ -208,6 +209,7 @@ class AnnotateScreen(Screen[None]):
         if s.is_flagged():
             state = (state + "  " if state else "") + "⚑ flagged for review (m takes the flag back)"
         self._set_line("state", state, lambda: plain(state))
+        self._state_text = state  # shown again when a question on the state line is cancelled (escape)
         self.message = ""
         self._draw_recent()
         self.call_after_refresh(self._track_new_item)
@@ -407,6 +409,12 @@ class AnnotateScreen(Screen[None]):
             self.action_quit_app()
             return
         if self.session.finished:
+            return
+        if event.key == "escape" and self._asked is not None:  # the question on the state line is cancelled:
+            event.stop()                                         # nothing is saved, the state line is as before
+            self._asked = None
+            state = self._state_text
+            self._set_line("state", state, lambda: plain(state))
             return
         if self.saving is not None:  # the shown item's answer is not committed yet: no second decision on it
             if self.session.task.decide(event.key, self.session.view(), self.partial) is not None:

@@ -196,8 +196,9 @@ class TaskType:
 
     def confirm(self, key: str, view: UnitView, partial: dict[str, Any] | None) -> str | None:
         """The question to ask before the decision `key` makes is taken, when it would throw away something the
-        annotator did on this item (the screen shows it on the state line and takes the decision only when the
-        same key is pressed again); None: take it at once (the default)."""
+        annotator did on this item or turn their stored answer round (the screen shows it on the state line and
+        takes the decision only when the same key is pressed again; escape cancels it, nothing saved); None: take
+        it at once (the default)."""
         return None
 
     def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store: "Store") -> "Widget":

@@ -3,7 +3,8 @@
 Screen: the record (its type and text) and, when it has one, its profile (the payload's profile text, or the
 kept parent record of a chained round). Keys:
 - `k` keep (a complete decision, saved, next record); with reasons marked on this visit, `k` asks first (the state
-  line: `k` again keeps and clears the marks, `d` drops with them);
+  line: `k` again keeps and clears the marks, `d` drops with them); on a record whose stored answer is a drop, `k`
+  asks first too (`k` again changes it to keep), as does `d` with no reason marked on a stored keep;
 - `1`..`9` mark or unmark the reason with that number (the study's `--reasons`, listed with their digits): the
   marks are saved as a partial answer and the record stays on screen, so several reasons can be marked;
 - `d` drop with the marked reasons (none marked: no reason; back on a dropped record, its stored reasons are
@@ -41,9 +42,11 @@ class PersonaFilterTask(TaskType):
         "Each screen shows one generated record (a persona sentence, a profile, a life event or a preference) "
         "and, when there is one, the profile it belongs to. Keep it when it describes one believable person in "
         "a natural way; drop it otherwise.\n\n"
-        "- `k`: keep (with reasons marked, press `k` twice: keeping clears the marks)\n"
+        "- `k`: keep (with reasons marked, press `k` twice: keeping clears the marks; on a record you dropped, "
+        "press `k` twice to change it to keep)\n"
         "- `1`..`9`: mark or unmark the numbered reason listed under the record (several can be marked)\n"
-        "- `d`: drop, with the marked reasons (none marked: no particular reason)\n"
+        "- `d`: drop, with the marked reasons (none marked: no particular reason; on a record you kept, press `d` "
+        "twice, or mark reasons first)\n"
         "- `s`: skip, `u`: back, `n`: note, `q`: quit\n\n"
         "Every key is saved at once.\n"
     )
@@ -154,15 +157,29 @@ class PersonaFilterTask(TaskType):
         return None
 
     def confirm(self, key: str, view: UnitView, partial: dict[str, Any] | None) -> str | None:
-        """`k` while drop reasons are marked on this visit (a partial answer with reasons): asked first, since
-        keeping clears the marks. A stored drop's reasons shown on a revisited record are not asked about (`k`
-        there is a change of answer; the drop stays in the history)."""
+        """Asked first (the same key again takes the decision; escape, or a key that moves on, leaves the record as
+        it is):
+        - `k` while drop reasons are marked on this visit (a partial answer with reasons): keeping clears them;
+        - `k` on a record whose stored answer is a drop (revisited: its reasons are the marks on screen), and `d`
+          with no reason marked on a record whose stored answer is keep: one key would turn a stored decision
+          round (the old answer stays in the history; the change is a new row). `d` after marking reasons on a
+          kept record is not asked about: marking them was the step taken."""
         marked = list((partial or {}).get("reasons") or [])
-        if key != "k" or not marked:
-            return None
-        n = len(marked)
-        return (f"{n} drop reason{'s' if n > 1 else ''} marked ({', '.join(marked)}): press k again to keep the "
-                f"record and clear {'them' if n > 1 else 'it'}, or d to drop it with {'them' if n > 1 else 'it'}")
+        if key == "k" and marked:
+            n = len(marked)
+            return (f"{n} drop reason{'s' if n > 1 else ''} marked ({', '.join(marked)}): press k again to keep "
+                    f"the record and clear {'them' if n > 1 else 'it'}, or d to drop it with "
+                    f"{'them' if n > 1 else 'it'}")
+        stored = view.current.answer if view.current is not None and view.current.status == "answered" else None
+        decision = (stored or {}).get("decision")
+        if key == "k" and decision == "drop":
+            return (f"your answer is {self.describe_answer(view, stored)}: k again changes it to keep (the drop "
+                    "stays in the history); escape leaves it")
+        if key == "d" and decision == "keep" and not marked:
+            n = len(self.reasons(view))
+            marks = f" (or mark reasons with {'1' if n == 1 else f'1-{n}'} first)" if n else ""
+            return f"your answer is keep: d again changes it to drop with no reason{marks}; escape leaves it"
+        return None
 
     def answer_problem(self, status: str, answer: dict[str, Any], unit: Unit, item: Item, item_b: Item | None,
                        settings: dict[str, Any]) -> str | None:
