@@ -13,6 +13,7 @@ from annotator.tasks.pairwise.view import PreferenceBox
 from annotator.widgets.context import ContextView
 from storage.models import ItemIn
 from storage.store import Store
+from tests.test_screen_sizes import sizes_db  # noqa: F401  (fixture: one study a task, bundled samples)
 from tests.tui_helpers import decide
 
 SIZES = [(60, 16), (80, 24)]
@@ -81,3 +82,19 @@ async def test_a_preference_longer_than_its_box_is_a_tab_stop_and_scrolls(db_fil
         await pilot.press("pagedown")
         await pilot.pause()
         assert app.focused.scroll_y > before
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("task", ["mcq", "easy_test", "persona_filter", "gold_label", "pairwise", "rubric",
+                                  "item_quality", "judge_validation"])
+async def test_every_tab_stop_of_every_task_has_something_to_scroll(sizes_db, task, size):  # noqa: F811
+    """The kind of the pairwise case, on every task's screen: a Tab stop is a conversation (scrolled, searched
+    with /) or a pane with something to scroll, never a pane shown whole."""
+    app = AnnotateApp(sizes_db, f"s-{task}", "ana", show_timer=False)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        for _ in range(6):
+            await pilot.press("tab")
+            await pilot.pause()
+            focused = app.focused
+            assert focused is None or isinstance(focused, ContextView) or focused.max_scroll_y > 0, (task, focused)

@@ -7,12 +7,15 @@ from textual.scroll_view import ScrollView
 
 
 def _pane_of(widget):
+    """The pane a user scrolls to bring widget on screen: the innermost scrolling pane around it that is a focus
+    stop (a pane shown whole is none: annotator/widgets/scroll_pane.py), else the innermost one."""
+    panes = []
     node = widget
     while node is not None:
         if isinstance(node, (ScrollableContainer, ScrollView)):
-            return node
+            panes.append(node)
         node = node.parent
-    return None
+    return next((p for p in panes if p.focusable), panes[0] if panes else None)
 
 
 async def see_all(pilot, limit: int = 300) -> int:

@@ -31,6 +31,7 @@ from annotator.widgets.last_decisions import WIDE, LastDecisionsLine, RecentDeci
 from annotator.widgets.notices import NOTICES_CSS
 from annotator.widgets.seen import SeenTracker, must_see, observe_on_layout, reveal_first_unseen
 from annotator.widgets.text_field import TextField
+from annotator.widgets.scroll_pane import ScrollPane
 from storage.errors import PrefvalError
 from storage.store import Store
 
@@ -86,7 +87,7 @@ class AdjudicateScreen(Screen[None]):
         yield Static("", id="head")
         with Horizontal(id="body"):
             yield Vertical(id="item")
-            yield VerticalScroll(id="answers")
+            yield ScrollPane(id="answers")
             yield RecentDecisions(id="recent")  # the adjudicator's own last decisions, from WIDE columns
         yield Static("", id="state")
         # the "scroll to see" hint: wrapped, its rows kept while the unit is on screen (annotator/widgets/hint.py)

@@ -235,6 +235,9 @@ class AnnotateScreen(Screen[None]):
             if pane not in self._watched:
                 self._watched.add(pane)
                 self.watch(pane, "scroll_y", self._scrolled, init=False)
+        focused = self.focused
+        if focused is None or not focused.allow_focus():  # laid out now: the first pane that scrolls, if any
+            self._focus_item()  # (annotator/widgets/scroll_pane.py: a pane shown whole is no focus stop)
         self._observe()
 
     def _layout_pending(self, panel: Vertical) -> bool:

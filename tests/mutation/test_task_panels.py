@@ -103,9 +103,9 @@ def test_tf_keys_follow_the_option_texts_not_their_positions():
 JUDGE = {"recipient": "r", "task": "t", "attribute": "likes tea", "candidate_label": True,
          "metadata": {"response": "Here is a tea-only menu.", "source": KEY_TEXT}}
 JV_HEAD = [
-    "VerticalScroll#jv-preference-box <Preference>",
+    "ScrollPane#jv-preference-box <Preference>",
     "  PagedText#jv-preference !the preference: likes tea",
-    "VerticalScroll#jv-response <Response>",
+    "ScrollPane#jv-response <Response>",
     "  PagedText#jv-response-text !the response: Here is a tea-only menu.",
 ]
 
@@ -265,7 +265,7 @@ def test_rubric_calibration_reference_only_once_scored_or_when_revisiting_the_an
                                {"scores": full}, None)
     assert no_ref.reference == {}
     lines = outline(plain)
-    assert lines[:4] == ["VerticalScroll#rb-item <Item>", "  PagedText.pref !the preference: User preference  vegan",
+    assert lines[:4] == ["ScrollPane#rb-item <Item>", "  PagedText.pref !the preference: User preference  vegan",
                          "  PagedText.query !the query: User query  dinner?",
                          "  PagedText.answer !the answer: Answer  lentil stew"]
     assert KEY_TEXT not in _text(lines)
@@ -299,10 +299,10 @@ def test_item_quality_persona_from_the_system_message_and_responses_split_by_the
     lines = outline(get_task("item_quality").compose_item(view, None, store))
     assert lines == [
         "ContextView#iq-context !the end of the conversation (context c3 to 8) end-rule",
-        "VerticalScroll#iq-right",
-        "  VerticalScroll#iq-persona <Persona>",
+        "ScrollPane#iq-right",
+        "  ScrollPane#iq-persona <Persona>",
         "    PagedText !the persona: Vegetarian teacher",
-        "  VerticalScroll#iq-item <Question and responses>",
+        "  ScrollPane#iq-item <Question and responses>",
         "    Static.details !the item's details: question type: recall",
         "    PagedText.question !the question: Gift?",
         "    PagedText.correct !the correct response: Correct  a book",
@@ -323,8 +323,8 @@ def test_item_quality_without_persona_shows_the_metadata_and_labels_in_progress(
     lines = outline(get_task("item_quality").compose_item(view, {"labels": {"answerable": True}}, store))
     assert lines == [
         "ContextView#iq-context !the end of the conversation (context c3 to 8) end-rule",
-        "VerticalScroll#iq-right",
-        "  VerticalScroll#iq-item <Question and responses>",
+        "ScrollPane#iq-right",
+        "  ScrollPane#iq-item <Question and responses>",
         "    Static.details !the item's details: topic: food",
         "    PagedText.question !the question: Gift?",
         "    PagedText.correct !the correct response: Correct  a ham",
@@ -337,4 +337,4 @@ def test_item_quality_without_persona_shows_the_metadata_and_labels_in_progress(
     no_context = _item("mcq", payload)
     lines = outline(get_task("item_quality").compose_item(_view(no_context, settings={"dimensions": ["answerable"]}),
                                                           None, None))
-    assert lines[0] == "VerticalScroll#iq-right" and lines[-1] == "    Static.current.dim !check 1 (answerable): ▶ 1. answerable"
+    assert lines[0] == "ScrollPane#iq-right" and lines[-1] == "    Static.current.dim !check 1 (answerable): ▶ 1. answerable"

@@ -182,7 +182,7 @@ RUBRIC = Rubric.model_validate({"dimensions": [
     {"name": "tone", "description": "register", "levels": {1: "t1", 2: "t2", 3: "t3", 4: "t4", 5: "t5"}},
     {"name": "facts", "title": "Facts", "description": "correct", "levels": {1: "f1", 2: "f2", 3: "f3", 4: "f4", 5: "f5"}},
 ]})
-ITEM = ["RubricView", "VerticalScroll#rb-item <Item>",
+ITEM = ["RubricView", "ScrollPane#rb-item <Item>",
         "  PagedText.pref !the preference: User preference  vegan",
         "  PagedText.query !the query: User query  a dinner idea?",
         "  PagedText.answer !the answer: Answer  lentil stew"]
@@ -194,7 +194,7 @@ def _rubric(scores, **kw):
 
 def test_rubric_second_dimension_current_with_stored_scores():
     assert _rubric({"fit": 4}, previous={"fit": 2, "tone": 5, "facts": 1}) == ITEM[1:] + [
-        "VerticalScroll#rb-dims <Rubric>",
+        "ScrollPane#rb-dims <Rubric>",
         "  Static.dim.done: ✓ 1. Fit: 4",
         "  Static.current.dim !the levels of tone: ▶ 2. tone — register  (stored: 5)",
         "  Static.level !the levels of tone: 1  t1",
@@ -208,8 +208,8 @@ def test_rubric_second_dimension_current_with_stored_scores():
 
 def test_rubric_first_dimension_of_a_calibration_item_before_any_score():
     assert _rubric({}, calibration=True) == [
-        "VerticalScroll#rb-item <Calibration item>", *ITEM[2:],
-        "VerticalScroll#rb-dims <Rubric>",
+        "ScrollPane#rb-item <Calibration item>", *ITEM[2:],
+        "ScrollPane#rb-dims <Rubric>",
         "  Static.banner: Calibration: the reference scores appear after your last score.",
         "  Static.current.dim !the levels of Fit: ▶ 1. Fit — follows the preference",
         "  Static.level !the levels of Fit: 1  ignores",
@@ -224,8 +224,8 @@ def test_rubric_first_dimension_of_a_calibration_item_before_any_score():
 
 def test_rubric_calibration_fully_scored_shows_the_reference_next_to_the_scores():
     lines = _rubric({"fit": 4, "tone": 3, "facts": 5}, calibration=True, reference={"fit": 5, "tone": 3})
-    assert lines == ["VerticalScroll#rb-item <Calibration item>", *ITEM[2:],
-                     "VerticalScroll#rb-dims <Rubric>",
+    assert lines == ["ScrollPane#rb-item <Calibration item>", *ITEM[2:],
+                     "ScrollPane#rb-dims <Rubric>",
                      "  Static.dim.done: ✓ 1. Fit: 4",
                      "  Static.dim.done: ✓ 2. tone: 3",
                      "  Static.dim.done: ✓ 3. Facts: 5",
@@ -261,10 +261,10 @@ def test_item_quality_everything_shown_second_check_current():
                      previous={"answerable": True, "single_correct": False, "grounded": True})
     assert lines == [
         "ContextView#iq-context !the end of the conversation (context c7 to 12) end-rule",
-        "VerticalScroll#iq-right",
-        "  VerticalScroll#iq-persona <Persona>",
+        "ScrollPane#iq-right",
+        "  ScrollPane#iq-persona <Persona>",
         "    PagedText !the persona: Vegetarian teacher",
-        "  VerticalScroll#iq-item <Question and responses>",
+        "  ScrollPane#iq-item <Question and responses>",
         "    Static.details !the item's details: type: recall · topic: food",
         "    PagedText.question !the question: Which gift?",
         "    PagedText.correct !the correct response: Correct  a book",
@@ -280,8 +280,8 @@ def test_item_quality_everything_shown_second_check_current():
 
 def test_item_quality_bare_item_first_check_current_then_all_done():
     assert _quality() == [
-        "VerticalScroll#iq-right",
-        "  VerticalScroll#iq-item <Question and responses>",
+        "ScrollPane#iq-right",
+        "  ScrollPane#iq-item <Question and responses>",
         "    PagedText.question !the question: Which gift?",
         "    PagedText.correct !the correct response: Correct  a book",
         "    PagedText.incorrect !the incorrect responses: Incorrect  a ham",

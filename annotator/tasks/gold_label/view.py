@@ -6,14 +6,15 @@ adjudication screen shows the annotators' labels in its own side panel).
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.widgets import Static
 
 from annotator.widgets.paged_text import PagedText
 from annotator.widgets.seen import must_see
+from annotator.widgets.scroll_pane import ScrollPane
 
 
-class GoldCandidateView(VerticalScroll):
+class GoldCandidateView(ScrollPane):
     """recipient, task: the context; attribute, statement: the remembered fact; user: the user's name or None;
     chosen: the annotator's own current label (1, 0 or None). The panel scrolls as one pane, so that every part
     (user, recipient, task, attribute) can be brought on screen at any terminal size."""

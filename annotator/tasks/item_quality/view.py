@@ -3,13 +3,14 @@ details, the question, the correct and incorrect responses, and the True/False c
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
 from annotator.safe_text import markup, plain, visible
 from annotator.widgets.context import ContextView
 from annotator.widgets.paged_text import PagedText
 from annotator.widgets.seen import must_see
+from annotator.widgets.scroll_pane import ScrollPane
 from annotator.widgets.size_layout import LayoutBySize
 
 
@@ -70,12 +71,12 @@ class ItemQualityView(LayoutBySize, Horizontal):
                             "the end of the conversation")
             pane.seen_rule = "end"
             yield pane
-        with VerticalScroll(id="iq-right"):  # scrolls as a whole when the compact layout cannot show it all
+        with ScrollPane(id="iq-right"):  # scrolls as a whole when the compact layout cannot show it all
             if self.persona:
-                with VerticalScroll(id="iq-persona") as box:
+                with ScrollPane(id="iq-persona") as box:
                     box.border_title = "Persona"
                     yield must_see(PagedText(self.persona), "the persona")
-            with VerticalScroll(id="iq-item") as box:
+            with ScrollPane(id="iq-item") as box:
                 box.border_title = "Question and responses"
                 if self.details:
                     # the question type: appropriateness asks whether the question is of its type

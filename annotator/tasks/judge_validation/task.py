@@ -108,7 +108,9 @@ class JudgeValidationTask(TaskType):
     def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store) -> Any:
         """Two panels: the preference (payload attribute) and the response (metadata response). Nothing else."""
         from annotator.widgets.paged_text import PagedText
-        from textual.containers import Vertical, VerticalScroll
+        from textual.containers import Vertical
+
+        from annotator.widgets.scroll_pane import ScrollPane
         from textual.widgets import Static
 
         from annotator.widgets.seen import must_see
@@ -116,14 +118,14 @@ class JudgeValidationTask(TaskType):
         attribute = view.item.payload["attribute"]
         response = view.item.payload["metadata"]["response"]
         chosen = view.answer.get("reflected") if view.answer else None
-        pref = VerticalScroll(must_see(PagedText(attribute, "[b]$text[/b]", id="jv-preference"), "the preference"),
+        pref = ScrollPane(must_see(PagedText(attribute, "[b]$text[/b]", id="jv-preference"), "the preference"),
                               id="jv-preference-box")
         pref.styles.border = ("round", "ansi_bright_blue")
         pref.border_title = "Preference"
         pref.styles.height = "auto"
         pref.styles.max_height = "40%"
         pref.styles.padding = (0, 1)
-        body = VerticalScroll(must_see(PagedText(response, id="jv-response-text"), "the response"), id="jv-response")
+        body = ScrollPane(must_see(PagedText(response, id="jv-response-text"), "the response"), id="jv-response")
         body.border_title = "Response"
         body.styles.border = ("round", "ansi_bright_green")
         body.styles.padding = (0, 1)

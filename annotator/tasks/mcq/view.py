@@ -8,6 +8,7 @@ from textual.widgets import Static
 
 from annotator.widgets.paged_text import PagedText
 from annotator.widgets.seen import must_see
+from annotator.widgets.scroll_pane import ScrollPane
 from storage.models import Message
 from storage.payloads import letter
 
@@ -15,7 +16,7 @@ from storage.payloads import letter
 OPTION = "[b]$key[/b]  $text"
 
 
-class QuestionPane(VerticalScroll):
+class QuestionPane(ScrollPane):
     """The pane of the question and the options (#qa). Under a conversation pane its height is as much as its
     content needs, at most 80% of the panel and never more than what leaves the conversation pane CONTEXT_MIN
     rows (its border and three lines), and at least 3 rows. The rule is applied where Textual lays the pane out

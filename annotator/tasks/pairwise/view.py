@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 
 from annotator.widgets.context import ContextView
 from annotator.widgets.paged_text import PagedText
+from annotator.widgets.scroll_pane import ScrollPane
 from annotator.widgets.seen import must_see
 from annotator.widgets.size_layout import LayoutBySize
 from storage.models import Message
@@ -36,13 +37,11 @@ def stacked_at(width: int) -> bool:
 SIDE_KEYS = "← →: left / right side"
 
 
-class PreferenceBox(VerticalScroll):
-    """A side's preference, scrolled when longer than its box. A Tab stop only while it has something to scroll:
-    a preference shown whole is no focus stop, so Tab goes from one conversation to the other instead of to a box
-    where the scroll keys do nothing (and whose side's border would light as if the conversation were focused)."""
-
-    def allow_focus(self) -> bool:
-        return super().allow_focus() and self.max_scroll_y > 0
+class PreferenceBox(ScrollPane):
+    """A side's preference, scrolled when longer than its box. A Tab stop only while it has something to scroll
+    (ScrollPane): a preference shown whole is no focus stop, so Tab goes from one conversation to the other
+    instead of to a box where the scroll keys do nothing (and whose side's border would light as if the
+    conversation were focused)."""
 
 
 class PairView(LayoutBySize, Horizontal):

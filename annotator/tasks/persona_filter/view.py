@@ -2,17 +2,18 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.widgets import Static
 
 from annotator.safe_text import markup, plain
 from annotator.widgets.paged_text import PagedText
 from annotator.widgets.seen import must_see
+from annotator.widgets.scroll_pane import ScrollPane
 
 TYPE_TITLES = {"persona": "Persona", "profile": "Profile", "event": "Life event", "preference": "Preference"}
 
 
-class PersonaRecordView(VerticalScroll):
+class PersonaRecordView(ScrollPane):
     """text: the record; record_type: persona|profile|event|preference; profile: text shown above it or None;
     reasons: drop reasons in digit order (1 = reasons[0]); decision: "keep"/"drop"/None (the annotator's own
     current answer); chosen: the reasons of that answer (highlighted). The panel scrolls as one pane, so that the

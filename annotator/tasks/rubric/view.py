@@ -11,6 +11,7 @@ from annotator.safe_text import markup, plain
 from annotator.tasks.rubric.schema import Rubric
 from annotator.widgets.paged_text import PagedText
 from annotator.widgets.seen import must_see
+from annotator.widgets.scroll_pane import ScrollPane
 
 
 class RubricView(Vertical):
@@ -47,13 +48,13 @@ class RubricView(Vertical):
         self.reference = reference
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="rb-item") as box:
+        with ScrollPane(id="rb-item") as box:
             box.border_title = "Calibration item" if self.calibration else "Item"
             yield must_see(PagedText(self.preference, "[dim]User preference[/dim]  $text", classes="pref"),
                            "the preference")
             yield must_see(PagedText(self.query_text, "[dim]User query[/dim]  $text", classes="query"), "the query")
             yield must_see(PagedText(self.answer, "[dim]Answer[/dim]  $text", classes="answer"), "the answer")
-        with VerticalScroll(id="rb-dims") as dims:
+        with ScrollPane(id="rb-dims") as dims:
             dims.border_title = "Rubric"
             yield from self.dimension_lines()
 
