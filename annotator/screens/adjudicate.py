@@ -239,6 +239,11 @@ class AdjudicateScreen(Screen[None]):
         if quit_key(self, event):  # at once: a key typed right after it must not act (crash.QuitGuard)
             self.action_quit_app()
             return
+        if event.key in ("slash", "N", "shift+n"):  # find / previous match, from any pane (never a decision key)
+            from annotator.widgets.context import find_key
+
+            find_key(self, event, self.query_one("#item", Vertical))
+            return
         if event.key == EXCLUDE_KEY:
             event.stop()
             reason = self.query_one("#reason", Input)

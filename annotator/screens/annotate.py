@@ -85,8 +85,9 @@ class AnnotateScreen(Screen[None]):
         ("m", "flag the item \"needs review\" (or take the flag back) without answering it"),
         ("n", "write a note on the item"),
         ("tab", "next pane; ↑ ↓ PgUp PgDn Home End scroll the pane in focus"),
-        ("/", "in a conversation pane: find text (enter: next match; escape clears the highlight)"),
-        ("N", "in a conversation pane: previous match of the last search (shift+n; wraps round the start)"),
+        ("/", "find text in the item's conversation, from any pane (enter: next match; escape clears the "
+               "highlight)"),
+        ("N", "previous match of the last search, from any pane (shift+n; wraps round the start)"),
         ("+ / -", "next / previous page of the long field on screen (question, option, record, response)"),
         ("?", "this screen: the keys, then the study's guidelines"),
         ("q", "quit (every decision is already saved; reopening resumes at the first open item)"),
@@ -418,6 +419,11 @@ class AnnotateScreen(Screen[None]):
             self._asked = None
             state = self._state_text
             self._set_line("state", state, lambda: plain(state))
+            return
+        if event.key in ("slash", "N", "shift+n"):  # find / previous match, from any pane (never a decision key)
+            from annotator.widgets.context import find_key
+
+            find_key(self, event, self.query_one("#item", Vertical))
             return
         if self.saving is not None:  # the shown item's answer is not committed yet: no second decision on it
             if self.session.task.decide(event.key, self.session.view(), self.partial) is not None:

@@ -167,14 +167,15 @@ class SearchPrompt(ModalScreen[str | None]):
     """
     BINDINGS = [Binding("escape", "cancel", "cancel", show=False)]
 
-    def __init__(self, last: str) -> None:
+    PLACEHOLDER = "find (enter: next match, then N: previous; escape: close, no highlight)"
+
+    def __init__(self, last: str, placeholder: str = PLACEHOLDER) -> None:
         super().__init__()
         self.last = last
+        self.placeholder = placeholder
 
     def compose(self) -> ComposeResult:
-        yield TextField(value=self.last,
-                        placeholder="find (enter: next match, then N: previous; escape: close, no highlight)",
-                        id="find")
+        yield TextField(value=self.last, placeholder=self.placeholder, id="find")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -665,6 +666,9 @@ class ContextView(ScrollView, can_focus=True):
             self.notify(f"not found: {visible(self.query_text, layout=False)}", title="search", timeout=4,
                         markup=False)
 
+    def on_focus(self, _event: events.Focus) -> None:
+        self.screen._find_in = self  # `/` from another pane of the item finds in this conversation (find_key)
+
     def on_key(self, event: events.Key) -> None:
         """Escape on the pane clears the search highlight while there is one (handled here, before the screen
         sees the key: the annotation screen runs its own bindings, Escape among them, from its on_key); without
@@ -787,3 +791,40 @@ class ContextView(ScrollView, can_focus=True):
         """The plain text of the lines in the viewport (what the annotator reads now)."""
         self._ensure_layout()
         return "\n".join(self.render_line(y).text.rstrip() for y in range(self.scrollable_content_region.height))
+
+
+NOTHING_TO_FIND = "nothing to search on this item: it has no conversation"
+
+
+def find_key(screen, event: events.Key, item: Widget) -> bool:
+    """`/` on an item screen (annotation, adjudication), whichever pane has focus: open the find prompt of the
+    item's conversation (the pane in focus when it is one, else the one focused last on this item, else the first
+    in `item`, the widget holding the item's panes). On an item without a conversation the prompt opens all the
+    same, saying there is nothing to search, and Enter then only says so: the text typed after `/` goes into the
+    prompt, never to the screen, where its letters would be decision keys (`/fat` answered False with `f`).
+    `N` (shift+n) likewise goes to the previous match of the last search in that conversation from any pane.
+    Returns whether the key was `/` or `N` (the event is then stopped)."""
+    if event.key not in ("slash", "N", "shift+n"):
+        return False
+    event.stop()
+    views = [v for v in item.query(ContextView) if v.total]
+    focused = screen.focused
+    last = getattr(screen, "_find_in", None)
+    view = (focused if isinstance(focused, ContextView) and focused in views else
+            last if last in views else views[0] if views else None)
+    if event.key != "slash":
+        if view is not None:
+            view.action_find_previous()
+        else:
+            screen.notify(NOTHING_TO_FIND + ".", title="search", timeout=4, markup=False)
+        return True
+    if view is not None:
+        view.action_find()
+        return True
+
+    def said(text: str | None) -> None:
+        if text is not None:
+            screen.notify(NOTHING_TO_FIND + ".", title="search", timeout=4, markup=False)
+
+    screen.app.push_screen(SearchPrompt("", placeholder=NOTHING_TO_FIND + " (escape closes)"), said)
+    return True
