@@ -29,6 +29,7 @@ from annotator.widgets.last_decisions import WIDE, LastDecisionsLine, RecentDeci
 from annotator.widgets.seen import SeenTracker, observe_on_layout, reveal_first_unseen
 from annotator.widgets.status_header import StatusHeader
 from annotator.widgets.text_field import TextField
+from annotator.writer import FIRST_TRY_MS
 from storage.errors import AssignmentReleased, DatabaseBusy, PrefvalError
 
 
@@ -466,8 +467,9 @@ class AnnotateScreen(Screen[None]):
 
     # ---- saving: at once when the file is free, else kept and retried off the event loop ---------------------
     async def _save(self, pending: PendingDecision) -> None:
-        """Commit a prepared decision, then draw what follows. The write is tried at once without waiting for the
-        lock; when another program holds it, the decision is kept and retried by a background thread with its
+        """Commit a prepared decision, then draw what follows. The write is tried at once, waiting at most FIRST_TRY_MS
+        for another annotator's write (a millisecond or two each); when another program holds the lock longer, the
+        decision is kept and retried by a background thread with its
         own connection, the screen says "saving… database busy" and keeps answering keys (guidelines, scrolling),
         and the next item shows only once the decision is committed. No full garbage collection runs until the
         next item is on screen (annotator/collector.py)."""
@@ -477,7 +479,7 @@ class AnnotateScreen(Screen[None]):
     async def _save_now(self, pending: PendingDecision) -> None:
         s = self.session
         try:
-            with s.store.busy_timeout(0):
+            with s.store.busy_timeout(FIRST_TRY_MS):  # other annotators' writes take a millisecond or two
                 s.write(s.store, pending)
         except DatabaseBusy:
             if s.store.path == ":memory:":  # no second connection to an in-memory database: wait here
@@ -790,7 +792,7 @@ class AnnotateScreen(Screen[None]):
         events = s.closing_events()
         if events:
             try:
-                with s.store.busy_timeout(0 if s.store.path != ":memory:" else 10_000):
+                with s.store.busy_timeout(FIRST_TRY_MS if s.store.path != ":memory:" else 10_000):
                     s.store.log_events(events)
             except DatabaseBusy:
                 self._keep_in_rescue([], events)
