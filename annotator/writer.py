@@ -2,7 +2,7 @@
 
 The annotation screen first tries each write on its own thread, waiting at most FIRST_TRY_MS for the lock
 (Store.busy_timeout): long enough for the writes of other annotators working beside it, which hold the lock for a
-millisecond or two each; when another program holds the write lock longer (a long import, a study command, a sqlite3
+millisecond or two each; when another program holds the write lock longer (a long import, a study command, an SQLite
 shell), the write is handed to a BackgroundWriter, which keeps it and retries until it commits, while the screen
 stays responsive and says so.
 No Textual here.
