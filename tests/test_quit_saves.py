@@ -149,6 +149,19 @@ async def _answer_while_locked(app, pilot, lock) -> None:
     raise AssertionError("the screen never said the database was busy")
 
 
+async def _signal_taken(app, pilot, signum) -> None:
+    """Send signum to this process and wait until the annotation screen has taken it (the loop runs the handler
+    when it gets to it: a fixed pause was too short on a loaded machine, and the test's exit then quit as `q`)."""
+    screen = app.screen
+    os.kill(os.getpid(), signum)
+    for _ in range(500):
+        await pilot.pause(0.01)
+        if screen._hung_up is not None:
+            assert screen._hung_up == signal.Signals(signum).name
+            return
+    raise AssertionError(f"{signal.Signals(signum).name} was never taken by the annotation screen")
+
+
 async def test_sighup_in_process_writes_the_answer_once_the_lock_goes(db_file):
     _study(db_file)
     clock = FakeClock()
@@ -159,8 +172,7 @@ async def test_sighup_in_process_writes_the_answer_once_the_lock_goes(db_file):
         clock.t += 4.5  # reading, then option B
         await _answer_while_locked(app, pilot, lock)
         threading.Timer(0.8, lambda: lock.execute("ROLLBACK")).start()  # the other program is done in 0.8 s
-        os.kill(os.getpid(), signal.SIGHUP)
-        await pilot.pause(0.2)
+        await _signal_taken(app, pilot, signal.SIGHUP)
     lock.close()
     assert app.unsaved is None and app.crash is None
     rows = _rows(db_file)
@@ -184,8 +196,7 @@ async def test_a_lock_held_past_the_limit_keeps_the_answer_in_a_rescue_file(db_f
         clock.t += 2.0
         await _answer_while_locked(app, pilot, lock)
         assert _rescue_files(db_file) == []  # kept only once a quit waits for it
-        os.kill(os.getpid(), signal.SIGTERM)
-        await pilot.pause(0.2)
+        await _signal_taken(app, pilot, signal.SIGTERM)
     lock.execute("ROLLBACK")
     lock.close()
     assert _rows(db_file) == [] and _kinds(db_file) == ["session_start"]
