@@ -347,6 +347,14 @@ class Session:
         seconds (an idle cut-off, so that an unattended window does not inflate the time per item)."""
         return self._active + self._capped(self.clock() - self._last_input)
 
+    def seconds_toward_answer(self) -> float:
+        """Seconds the shown item's next answer will record (the header's timer): this visit (seconds_on_item) plus
+        this annotator's earlier visits to it since its latest answer that ended without one (quit, back, skip,
+        moving on; also in earlier sessions), as decide() stores them. 0.0 when the queue is done."""
+        if self.index >= len(self.queue):
+            return 0.0
+        return self.seconds_on_item() + self._carried.get(self.queue.unit_id(self.index), 0.0)
+
     def view(self) -> UnitView:
         """The UnitView of the current position. Raises IndexError when finished."""
         return self.view_at(self.index)

@@ -158,7 +158,7 @@ class AnnotateScreen(Screen[None]):
     def refresh_header(self) -> None:
         s = self.session
         done, total = s.progress()
-        secs = s.seconds_on_item() if (self.show_timer and not s.finished) else None
+        secs = s.seconds_toward_answer() if (self.show_timer and not s.finished) else None  # all visits
         self.query_one(StatusHeader).show(s.study.name, s.task.name, s.annotator.name, done, total, s.index, secs,
                                           unclaimed=s.unclaimed, compact=self.size.width < NARROW,
                                           flagged=s.is_flagged(), width=self.size.width - 2, released=s.released)
