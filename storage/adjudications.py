@@ -12,6 +12,7 @@ from typing import Any, Literal
 from storage.db import now_iso, write_transaction
 from storage.errors import PrefvalError
 from storage.models import Model, new_id
+from storage.studies import study_closed
 
 
 class Adjudication(Model):
@@ -40,7 +41,8 @@ class AdjudicationsMixin:
     def add_adjudication(self, study_id: str, unit_id: str, adjudicator_id: str, kind: str,
                          answer: dict[str, Any] | None = None, reason: str | None = None) -> Adjudication:
         """Append one adjudication (committed when it returns); it supersedes the unit's current one, read in the
-        same write transaction. Raises PrefvalError when the write fails (busy, read-only) or kind is unknown."""
+        same write transaction. Raises StudyClosed when the study was archived or deleted meanwhile (nothing written),
+        PrefvalError when the write fails (busy, read-only) or kind is unknown."""
         if kind not in ("final", "exclude"):
             raise PrefvalError(f"unknown adjudication kind {kind!r}")
         rec = {"id": new_id(), "study_id": study_id, "unit_id": unit_id, "adjudicator_id": adjudicator_id,
@@ -48,6 +50,9 @@ class AdjudicationsMixin:
                "reason": reason, "submitted_at": now_iso(), "supersedes": None}
         try:
             with write_transaction(self.db):
+                closed = study_closed(self.db, self.path, study_id, "adjudication")
+                if closed is not None:  # archived or deleted in another process since the screen opened
+                    raise closed
                 row = self.db.execute(
                     "SELECT id FROM adjudications WHERE study_id = ? AND unit_id = ? "
                     "ORDER BY submitted_at DESC, id DESC LIMIT 1", [study_id, unit_id]).fetchone()

@@ -9,6 +9,7 @@ from typing import Iterable
 from storage.db import BATCH_ROWS, now_iso, write_transaction
 from storage.errors import AssignmentReleased, DatabaseBusy, PrefvalError, is_busy
 from storage.models import Annotation, AnnotationIn, AnswerRow, AnswerTable, StudyLog, Unit, new_id
+from storage.studies import study_closed
 
 _COLS = ("id", "study_id", "unit_id", "item_id", "annotator_id", "assignment_id", "status", "answer", "note",
          "source", "started_at", "submitted_at", "seconds", "supersedes")
@@ -59,17 +60,21 @@ class AnnotationsMixin:
         ann.assignment_id is a live (not released) assignment of this study, unit and annotator, checked in the
         same write transaction; a study command run in another process (`study release`, `unassign`,
         `rename-annotator`) that released it first makes the write refuse (AssignmentReleased, nothing written),
-        so no answer lands on a released assignment and no unit gets more annotators than its quota.
+        so no answer lands on a released assignment and no unit gets more annotators than its quota. Likewise a
+        study archived or deleted in another process since the session opened refuses the write (StudyClosed).
 
         Raises DatabaseBusy when another process held the write lock beyond the busy timeout (nothing written;
-        retrying can succeed), AssignmentReleased (see live_assignment), PrefvalError for any other write failure
-        (disk full, read-only file).
+        retrying can succeed), AssignmentReleased, StudyClosed (see live_assignment), PrefvalError for any other
+        write failure (disk full, read-only file).
         """
         rec = ann.model_dump()
         rec["answer"] = json.dumps(ann.answer, ensure_ascii=False) if ann.answer is not None else None
         rec["id"] = annotation_id or new_id()
         try:
             with write_transaction(self.db):
+                closed = study_closed(self.db, self.path, ann.study_id) if live_assignment else None
+                if closed is not None:
+                    raise closed
                 if live_assignment and self.db.execute(
                         "SELECT 1 FROM assignments WHERE id = ? AND study_id = ? AND unit_id = ? AND annotator_id = ? "
                         "AND released_at IS NULL", [ann.assignment_id, ann.study_id, ann.unit_id, ann.annotator_id]

@@ -31,6 +31,11 @@ class AssignmentReleased(PrefvalError):
     no longer the annotator's (another annotator may hold it now)."""
 
 
+class StudyClosed(PrefvalError):
+    """The write was for a study that was archived (read-only until `prefval study unarchive`) or deleted since the
+    screen writing it was opened, by a command run in another process. Nothing was written."""
+
+
 def is_busy(exc: BaseException) -> bool:
     """Whether a sqlite3 error means "the database is locked by another connection" (SQLITE_BUSY/SQLITE_LOCKED)."""
     name = getattr(exc, "sqlite_errorname", "") or ""

@@ -8,7 +8,7 @@ import socket
 from typing import Any, Callable, Iterable
 
 from storage.db import BATCH_ROWS, now_iso, write_transaction
-from storage.errors import DatabaseBusy, PrefvalError, is_busy
+from storage.errors import DatabaseBusy, PrefvalError, StudyClosed, is_busy
 from storage.visible_text import name_problem
 from storage.models import Annotator, Assignment, Study, Unit, UnitColumns, derived_id, new_id
 from storage.queue_state import FLAGGED_UNITS
@@ -60,6 +60,22 @@ def refuse_archived(name: str, settings: dict[str, Any], doing: str, where: str 
     if settings.get("archived"):
         raise PrefvalError(f"{where}study '{name}' is archived and cannot be {doing} (read-only until "
                            f"`prefval study unarchive {name}` brings it back); nothing was written")
+
+
+def study_closed(db: Any, path: str, study_id: str, what: str = "answer") -> StudyClosed | None:
+    """The error of a write to a study that may not be written any more, read in the caller's write transaction:
+    deleted (no such study: `prefval study delete` ran since the caller read it) or archived (read-only until
+    unarchived); None while the study is open. A screen opened before either is refused at its next write
+    (StudyClosed, nothing written), as a write on a released assignment is (AssignmentReleased). what: the row
+    written, for the message ("answer", "adjudication")."""
+    row = db.execute("SELECT name, settings FROM studies WHERE id = ?", [study_id]).fetchone()
+    if row is None:
+        return StudyClosed(f"{path}: the {what} was NOT saved: the study was deleted (`prefval study delete`) after "
+                           "this screen opened; press q to quit")
+    if json.loads(row[1] or "{}").get("archived"):
+        return StudyClosed(f"{path}: the {what} was NOT saved: study '{row[0]}' was archived after this screen "
+                           f"opened and is read-only until `prefval study unarchive {row[0]}`; press q to quit")
+    return None
 
 
 def unit_quota(settings: dict[str, Any], extra: dict[str, Any]) -> int:
@@ -385,6 +401,8 @@ class StudiesMixin:
 
         try:
             with write_transaction(self.db):
+                if study_closed(self.db, self.path, study_id):  # archived or deleted in another process: claim nothing
+                    return 0
                 regular = " AND json_extract(u.extra, '$.check') IS NULL" if spread_checks else ""
                 rows = self.db.execute(_CLAIMABLE_SQL + regular + " ORDER BY u.position LIMIT ?3",
                                        [study_id, annotator_id, limit]).fetchall()

@@ -25,7 +25,7 @@ from textual.widgets import Input, Static
 from annotator.adjudication import AdjudicationSession
 from annotator.crash import OneLineCrash, QuitGuard, quit_key, run_binding_now
 from annotator.safe_text import visible
-from annotator.widgets.hint import fitted_hint
+from annotator.widgets.hint import fit_hint, fitted_hint
 from annotator.widgets.key_line import KeyGroups, KeyLine
 from annotator.widgets.last_decisions import WIDE, LastDecisionsLine, RecentDecisions
 from annotator.widgets.notices import NOTICES_CSS
@@ -82,6 +82,7 @@ class AdjudicateScreen(Screen[None]):
         # a refused decision key, said on the hint line (covering nothing of the unit): "" for parts not seen, the
         # key when it came before the unit was on screen, None when nothing was refused on the unit on screen
         self._refused: str | None = None
+        self._blocked: str | None = None  # why the last write was refused, on the hint line until the unit changes
 
     def compose(self) -> ComposeResult:
         yield Static("", id="head")
@@ -117,7 +118,7 @@ class AdjudicateScreen(Screen[None]):
         s = self.session
         self._draw_head()
         self.seen.forget()
-        self._refused = None
+        self._refused = self._blocked = None
         view = s.view()
         if self.focused is not None and not self._reason_open():
             self.set_focus(None)  # never leave focus on a widget that is about to be removed
@@ -181,9 +182,14 @@ class AdjudicateScreen(Screen[None]):
         scroll. Returns False when the line now takes another number of rows (the unit moves)."""
         line = self.query_one("#hint", Static)
         rows = line.styles.height
-        text = fitted_hint(line, self.seen, self.size, self._refused)
-        if not line.has_class("refused"):
-            self._refused = None
+        if self._blocked is not None:  # a write refused (study archived or deleted meanwhile, disk full)
+            text = self._blocked
+            fit_hint(line, text, self.seen.unit, line.size.width or self.size.width)
+            line.set_class(True, "refused")
+        else:
+            text = fitted_hint(line, self.seen, self.size, self._refused)
+            if not line.has_class("refused"):
+                self._refused = None
         line.update(Text(text), layout=False)
         return line.styles.height == rows
 
@@ -270,8 +276,9 @@ class AdjudicateScreen(Screen[None]):
             return
         try:
             saved = s.decide(decision)
-        except PrefvalError as exc:
-            self.notify(visible(exc), severity="error", timeout=8, markup=False)
+        except PrefvalError as exc:  # not saved: said on the hint line (never a notice that goes by itself)
+            self._blocked = visible(exc, layout=False)
+            self._draw_hint()
             return
         if saved is None:  # a step of a multi-step answer
             self.partial = decision.answer
@@ -284,8 +291,9 @@ class AdjudicateScreen(Screen[None]):
     async def on_input_submitted(self, event: Input.Submitted) -> None:
         try:
             self.session.exclude(event.value)
-        except PrefvalError as exc:
-            self.notify(visible(exc), severity="error", timeout=6, markup=False)
+        except PrefvalError as exc:  # not saved (the reason stays in its field): said on the hint line
+            self._blocked = visible(exc, layout=False)
+            self._draw_hint()
             return
         self.action_close_reason()
         self.notify("excluded", timeout=2)

@@ -109,6 +109,7 @@ class AnnotateScreen(Screen[None]):
         self._writer = None  # BackgroundWriter, opened on the first busy write
         self._quit_after_save = False  # quitting waits for the decision being saved (quit_when_saved)
         self._rescue = None  # Path of the rescue file keeping what a waiting quit has not written yet
+        self._note_draft: tuple[str, str] | None = None  # (unit id, text) of a note not saved yet
         self._limit_timer = None  # QUIT_SAVE_LIMIT's timer of a `q` waiting for the database
         self._hung_up: str | None = None  # the signal (SIGHUP, SIGTERM) that began the quit
         self._save_future = None  # concurrent.futures.Future of the decision's background write
@@ -506,7 +507,9 @@ class AnnotateScreen(Screen[None]):
         where = f"on the item that was #{pending.index + 1} (it may be someone else's now)"
         if row.status in ("answered", "partial"):
             return f"your answer ({s.task.describe_answer(s.view_at(pending.index), row.answer or {})}) {where}"
-        what = {"skipped": "your skip", "note": "your note", "flag": "your flag",
+        if row.status == "note":  # the text typed is said whole, so that it can be typed again elsewhere
+            return f"your note \"{visible(row.note or '', layout=False)}\" {where}"
+        what = {"skipped": "your skip", "flag": "your flag",
                 "unflag": "taking back your flag"}.get(row.status, f"your {row.status}")
         return f"{what} {where}"
 
@@ -579,6 +582,7 @@ class AnnotateScreen(Screen[None]):
             self.notify("This item had been answered in another window meanwhile; your answer is now the current "
                         "one (both are kept in the history).", severity="warning", timeout=6)
         if pending.row is not None and pending.row.status == "note":
+            self._note_draft = None
             self.notify("note saved", timeout=2)
         if pending.row is not None and pending.row.status in ("flag", "unflag"):
             self.notify("flagged for review" if pending.row.status == "flag" else "flag taken back", timeout=2)
@@ -686,7 +690,9 @@ class AnnotateScreen(Screen[None]):
             field.placeholder = placeholder
         field.disabled = False
         field.add_class("open")
-        field.value = ""
+        draft = self._note_draft if name == "note" else None
+        s = self.session
+        field.value = draft[1] if draft and not s.finished and s.queue[s.index].unit_id == draft[0] else ""
         field.focus()
 
     def action_close_note(self) -> None:
@@ -717,7 +723,11 @@ class AnnotateScreen(Screen[None]):
                 self.action_close_note()
             return
         self.action_close_note()
-        await self._save(self.session.prepare("note", note=text))
+        pending = self.session.prepare("note", note=text)
+        # kept until saved: a refused write (study archived or deleted meanwhile, disk full) leaves it in the
+        # note field, which `n` opens with it again on this item
+        self._note_draft = (pending.assignment.unit_id, text)
+        await self._save(pending)
 
     def action_page(self, step: int) -> None:
         """Show the next (step 1) or previous (step -1) page of the long field on screen (widgets.paged_text)."""

@@ -1,0 +1,132 @@
+"""A study archived or deleted in another shell while a screen is open on it (issue 12, trial F): the open
+annotation screen went on writing answers into a study `study archive` had just made read-only. Now every write
+of a screen opened before (answer, skip, note, flag, adjudication, a claim of more items) checks, in its write
+transaction, that the study is still open; refused, nothing is written, and the screen says why and how to
+undo it. A note refused (or released) is not lost: `n` opens it again on the item, and a release says it whole."""
+from __future__ import annotations
+
+from annotator.app import AnnotateApp
+from annotator.session import Session
+from annotator.study_setup import create_study
+from annotator.tasks.base import StudySpec
+from storage.errors import StudyClosed
+from storage.store import Store
+import pytest
+
+from tests.conftest import make_mcq_items
+from tests.test_session_released import _pool, _rows, _shell, _shown
+from tests.tui_helpers import decide, see_all
+
+
+def _hint(app) -> str:
+    return _shown(app.screen, "#hint")
+
+
+async def test_an_answer_after_archive_elsewhere_is_refused_then_saved_after_unarchive(db_file):
+    _pool(db_file, n=6)
+    app = AnnotateApp(db_file, "pool", "p1", show_timer=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await decide(pilot, "a")
+        _shell("study", "archive", "pool", "--db", db_file)
+        await see_all(pilot)
+        await pilot.press("b")
+        await pilot.pause()
+        assert app.session.index == 1  # still on the second item
+        said = _hint(app)
+        assert "NOT saved" in said and "archived" in said and "prefval study unarchive pool" in said
+        assert [r.status for r in _rows(db_file, "p1")] == ["answered"]  # the first answer only
+        _shell("study", "unarchive", "pool", "--db", db_file)
+        await pilot.press("b")
+        await pilot.pause()
+        assert app.session.index == 2
+        await pilot.press("q")
+    rows = _rows(db_file, "p1")
+    assert [(r.status, r.answer["shown"]) for r in rows] == [("answered", "A"), ("answered", "B")]
+
+
+async def test_a_skip_note_and_flag_after_delete_elsewhere_are_refused_and_the_note_kept(db_file):
+    _pool(db_file, n=6)
+    app = AnnotateApp(db_file, "pool", "p1", show_timer=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        _shell("study", "delete", "pool", "--db", db_file)  # no answer yet: allowed
+        await pilot.press("n", *"see item 3", "enter")
+        await pilot.pause()
+        assert "NOT saved" in _hint(app) and "deleted" in _hint(app)
+        await pilot.press("n")  # the note field opens with the text typed, to copy or keep
+        await pilot.pause()
+        assert app.screen.query_one("#note").value == "see item 3"
+        await pilot.press("escape", "m", "s")
+        await pilot.pause()
+        assert app.session.index == 0 and not app.session.is_flagged()
+        await pilot.press("q")
+    with Store.open(db_file, mode="ro") as s:
+        assert s.studies(include_archived=True) == []
+        assert s.db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 0
+        assert s.db.execute("SELECT COUNT(*) FROM assignments").fetchone()[0] == 0  # nothing claimed again
+
+
+def test_a_claim_on_a_study_archived_meanwhile_claims_nothing(db_file):
+    from annotator.study_setup import claim_assignments
+
+    _pool(db_file, n=30)  # 30 items, 1 annotator each, claimed in batches of 20
+    with Store.open(db_file, mode="rw") as s:
+        assert len(Session(s, "pool", "p1").queue) == 20
+        study, p1 = s.get_study("pool"), s.find_annotator("p1")
+        s.set_study_archived("pool")  # as another process would, after the session read the study
+        assert claim_assignments(s, study, p1) == 0
+        assert s.queue_length(study.id, p1.id) == 20
+        s.set_study_archived("pool", False)
+        assert claim_assignments(s, study, p1) == 10  # the 10 left, once open again
+        assert s.queue_length(study.id, p1.id) == 30
+
+
+async def test_an_adjudication_after_archive_elsewhere_is_refused(db_file):
+    from annotator.screens.adjudicate import AdjudicateApp
+    from tests.test_adjudication import NAMES, PLAN, _adjudications, _answer_plan
+
+    items, contexts = make_mcq_items()
+    with Store.open(db_file, mode="create") as s:
+        s.import_items("ds", "jsonl", items, contexts=contexts)
+        create_study(s, StudySpec(name="st", task="mcq", datasets=["ds"], seed=3, annotators=NAMES))
+        _answer_plan(s, "st", PLAN)
+    app = AdjudicateApp(db_file, "st", "judy")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        _shell("study", "archive", "st", "--db", db_file)
+        await see_all(pilot)
+        await pilot.press("a")
+        await pilot.pause()
+        said = _hint(app)
+        assert "NOT saved" in said and "prefval study unarchive st" in said
+        await pilot.press("q")
+    assert _adjudications(db_file, "st") == []
+
+
+def test_the_store_refuses_an_annotation_on_a_deleted_study(db_file):
+    _pool(db_file, n=4)
+    with Store.open(db_file, mode="rw") as s:
+        p1 = Session(s, "pool", "p1")
+        pending = p1.prepare("answered", answer={"shown": "A", "index": 0})
+        s.delete_study("pool")
+        with pytest.raises(StudyClosed, match="deleted"):
+            p1.write(s, pending)
+        assert s.db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 0
+
+
+async def test_a_note_refused_by_a_release_is_said_whole(db_file):
+    from annotator.screens.summary import SummaryScreen
+
+    _pool(db_file, n=6)
+    app = AnnotateApp(db_file, "pool", "p1", show_timer=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await decide(pilot, "a")
+        # typed before the release, entered after it
+        await pilot.press("n", *"ask Bo whether option B means the same as A")
+        _shell("study", "release", "pool", "--annotator", "p1", "--db", db_file)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, SummaryScreen)  # the answered item stays p1's; nothing open is left
+        said = _shown(app.screen, "#summary")
+        assert 'NOT saved: your note "ask Bo whether option B means the same as A" on the item that was #2' in said
+    assert [r.status for r in _rows(db_file, "p1")] == ["answered"]
