@@ -61,14 +61,20 @@ def _answer_plan(s: Store, study_name: str, plan: dict[str, list], notes: dict |
                                               note=notes[(ext, who)]))
 
 
+def answered_mcq_study(path: str, notes: dict | None = None) -> Store:
+    """Study "st" (mcq, 5 items with conversations, annotators ana, bo and cy) answered as PLAN; the Store, open."""
+    items, contexts = make_mcq_items()
+    s = Store.open(path, mode="create")
+    s.import_items("ds", "jsonl", items, contexts=contexts)
+    create_study(s, StudySpec(name="st", task="mcq", datasets=["ds"], seed=3, annotators=NAMES))
+    _answer_plan(s, "st", PLAN, notes=notes)
+    return s
+
+
 @pytest.fixture
 def mcq3(db_file):
-    items, contexts = make_mcq_items()
-    with Store.open(db_file, mode="create") as s:
-        s.import_items("ds", "jsonl", items, contexts=contexts)
-        create_study(s, StudySpec(name="st", task="mcq", datasets=["ds"], seed=3, annotators=NAMES))
+    with answered_mcq_study(db_file, notes={("q1", "bo"): "BO-NOTE: the [b]key[/b] looks wrong"}) as s:
         # a judge that disagrees everywhere must not create disagreements (only human answers count)
-        _answer_plan(s, "st", PLAN, notes={("q1", "bo"): "BO-NOTE: the [b]key[/b] looks wrong"})
         judge = s.ensure_annotator("judge", kind="llm")
         study = s.get_study("st")
         for u in s.units(study.id):

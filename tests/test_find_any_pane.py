@@ -87,14 +87,9 @@ async def test_slash_on_an_item_without_a_conversation_swallows_the_text(db_file
 
 async def test_slash_on_the_adjudication_screen_finds_in_the_conversation(db_file):
     from annotator.screens.adjudicate import AdjudicateApp
-    from tests.test_adjudication import PLAN, _adjudications, _answer_plan, NAMES
-    from tests.conftest import make_mcq_items
+    from tests.test_adjudication import _adjudications, answered_mcq_study
 
-    items, contexts = make_mcq_items()
-    with Store.open(db_file, mode="create") as s:
-        s.import_items("ds", "jsonl", items, contexts=contexts)
-        create_study(s, StudySpec(name="st", task="mcq", datasets=["ds"], seed=3, annotators=NAMES))
-        _answer_plan(s, "st", PLAN)
+    answered_mcq_study(db_file).close()
     app = AdjudicateApp(db_file, "st", "judy")
     # at 80x24 the answers sit under the item, in a pane shorter than they are: a Tab stop that is no conversation
     async with app.run_test(size=(80, 24)) as pilot:

@@ -138,6 +138,14 @@ class FakeClock:
         return self.t
 
 
+def _open_with_a_lock(db_file: str):
+    """The 4-item study, its annotation app on a fake clock, and a second connection (any thread) to hold the lock."""
+    _study(db_file)
+    clock = FakeClock()
+    app = AnnotateApp(db_file, "st", "ana", clock=clock, show_timer=False)
+    return clock, app, sqlite3.connect(db_file, isolation_level=None, check_same_thread=False)
+
+
 async def _answer_while_locked(app, pilot, lock) -> None:
     await see_all(pilot)
     lock.execute("BEGIN IMMEDIATE")
@@ -163,10 +171,7 @@ async def _signal_taken(app, pilot, signum) -> None:
 
 
 async def test_sighup_in_process_writes_the_answer_once_the_lock_goes(db_file):
-    _study(db_file)
-    clock = FakeClock()
-    app = AnnotateApp(db_file, "st", "ana", clock=clock, show_timer=False)
-    lock = sqlite3.connect(db_file, isolation_level=None, check_same_thread=False)
+    clock, app, lock = _open_with_a_lock(db_file)
     async with app.run_test(size=(100, 30)) as pilot:
         first = app.session.queue[0].unit_id
         clock.t += 4.5  # reading, then option B
@@ -187,10 +192,7 @@ async def test_a_lock_held_past_the_limit_keeps_the_answer_in_a_rescue_file(db_f
     import annotator.screens.annotate as annotate
 
     monkeypatch.setattr(annotate, "QUIT_SAVE_LIMIT", 0.5)
-    _study(db_file)
-    clock = FakeClock()
-    app = AnnotateApp(db_file, "st", "ana", clock=clock, show_timer=False)
-    lock = sqlite3.connect(db_file, isolation_level=None)
+    clock, app, lock = _open_with_a_lock(db_file)
     async with app.run_test(size=(100, 30)) as pilot:
         first = app.session.queue[0].unit_id
         clock.t += 2.0
@@ -211,10 +213,7 @@ async def test_a_lock_held_past_the_limit_keeps_the_answer_in_a_rescue_file(db_f
 
 
 async def test_q_while_saving_keeps_the_screen_until_the_answer_and_the_events_are_written(db_file):
-    _study(db_file)
-    clock = FakeClock()
-    app = AnnotateApp(db_file, "st", "ana", clock=clock, show_timer=False)
-    lock = sqlite3.connect(db_file, isolation_level=None)
+    clock, app, lock = _open_with_a_lock(db_file)
     async with app.run_test(size=(100, 30)) as pilot:
         first = app.session.queue[0].unit_id
         clock.t += 3.0
@@ -236,10 +235,7 @@ async def test_q_while_saving_keeps_the_screen_until_the_answer_and_the_events_a
 
 
 async def test_ctrl_c_while_saving_keeps_the_answer_in_a_rescue_file(db_file):
-    _study(db_file)
-    clock = FakeClock()
-    app = AnnotateApp(db_file, "st", "ana", clock=clock, show_timer=False)
-    lock = sqlite3.connect(db_file, isolation_level=None, check_same_thread=False)
+    clock, app, lock = _open_with_a_lock(db_file)
     async with app.run_test(size=(100, 30)) as pilot:
         first = app.session.queue[0].unit_id
         clock.t += 1.25

@@ -5,15 +5,12 @@ transaction, that the study is still open; refused, nothing is written, and the 
 undo it. A note refused (or released) is not lost: `n` opens it again on the item, and a release says it whole."""
 from __future__ import annotations
 
-from annotator.app import AnnotateApp
-from annotator.session import Session
-from annotator.study_setup import create_study
-from annotator.tasks.base import StudySpec
-from storage.errors import StudyClosed
-from storage.store import Store
 import pytest
 
-from tests.conftest import make_mcq_items
+from annotator.app import AnnotateApp
+from annotator.session import Session
+from storage.errors import StudyClosed
+from storage.store import Store
 from tests.test_session_released import _pool, _rows, _shell, _shown
 from tests.tui_helpers import decide, see_all
 
@@ -83,13 +80,9 @@ def test_a_claim_on_a_study_archived_meanwhile_claims_nothing(db_file):
 
 async def test_an_adjudication_after_archive_elsewhere_is_refused(db_file):
     from annotator.screens.adjudicate import AdjudicateApp
-    from tests.test_adjudication import NAMES, PLAN, _adjudications, _answer_plan
+    from tests.test_adjudication import _adjudications, answered_mcq_study
 
-    items, contexts = make_mcq_items()
-    with Store.open(db_file, mode="create") as s:
-        s.import_items("ds", "jsonl", items, contexts=contexts)
-        create_study(s, StudySpec(name="st", task="mcq", datasets=["ds"], seed=3, annotators=NAMES))
-        _answer_plan(s, "st", PLAN)
+    answered_mcq_study(db_file).close()
     app = AdjudicateApp(db_file, "st", "judy")
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
