@@ -401,7 +401,7 @@ async def test_n_on_the_annotation_screen_and_in_the_keys_screen(tmp_path):
     app = AnnotateApp(db, "st", "ana", show_timer=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        assert ("N", "in a conversation pane: previous match of the last search (shift+n; wraps round the start)") \
+        assert ("N", "previous match of the last search, from any pane (shift+n; wraps round the start)") \
             in app.screen.key_rows()
         pane = app.screen.query_one(ContextView)
         pane.focus()
