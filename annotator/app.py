@@ -40,6 +40,9 @@ class AnnotateApp(QuitGuard, OneLineCrash, App[None]):
     def __init__(self, db: str | Store, study: str, annotator: str,
                  clock: Callable[[], float] = time.monotonic, show_timer: bool = True) -> None:
         super().__init__()
+        from annotator.widgets.paste_guard import install
+
+        install()  # a paste reaches the text fields whole, ESC included (annotator/widgets/paste_guard.py)
         self.store = db if isinstance(db, Store) else Store.open(db, mode="rw")
         self.session = Session(self.store, study, annotator, clock=clock)
         self.show_timer = show_timer

@@ -334,6 +334,9 @@ class AdjudicateApp(QuitGuard, OneLineCrash, App[None]):
 
     def __init__(self, db: str | Store, study: str, adjudicator: str, allow_annotator: bool = False) -> None:
         super().__init__()
+        from annotator.widgets.paste_guard import install
+
+        install()  # a paste reaches the text fields whole, ESC included (annotator/widgets/paste_guard.py)
         self.store = db if isinstance(db, Store) else Store.open(db, mode="rw")
         self.session = AdjudicationSession(self.store, study, adjudicator, allow_annotator=allow_annotator)
 

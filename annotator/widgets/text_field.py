@@ -17,6 +17,7 @@ from textual.strip import Strip
 from textual.widgets import Input
 
 from annotator.safe_text import visible
+from annotator.widgets.paste_guard import unescape
 
 
 def _shown(text: str) -> str:
@@ -48,8 +49,8 @@ class TextField(Input):
             self._insert(event.character)
 
     def _on_paste(self, event: events.Paste) -> None:
-        if event.text:  # every line of it (Input keeps the first line only)
-            self._insert(event.text)
+        if event.text:  # every line of it (Input keeps the first line only), ESC and NUL as pasted (paste_guard)
+            self._insert(unescape(event.text))
         event.stop()
         event.prevent_default()
 
