@@ -11,6 +11,10 @@ from storage.errors import AssignmentReleased, DatabaseBusy, PrefvalError, is_bu
 from storage.models import Annotation, AnnotationIn, AnswerRow, AnswerTable, StudyLog, Unit, new_id
 from storage.studies import study_closed
 
+# what a row of each status is called in a refusal ("the note was NOT saved")
+_WHAT = {"answered": "answer", "partial": "partial answer", "skipped": "skip", "note": "note", "flag": "flag",
+         "unflag": "taking back of the flag"}
+
 _COLS = ("id", "study_id", "unit_id", "item_id", "annotator_id", "assignment_id", "status", "answer", "note",
          "source", "started_at", "submitted_at", "seconds", "supersedes")
 
@@ -72,7 +76,8 @@ class AnnotationsMixin:
         rec["id"] = annotation_id or new_id()
         try:
             with write_transaction(self.db):
-                closed = study_closed(self.db, self.path, ann.study_id) if live_assignment else None
+                closed = study_closed(self.db, self.path, ann.study_id, _WHAT.get(ann.status, ann.status)) \
+                    if live_assignment else None
                 if closed is not None:
                     raise closed
                 if live_assignment and self.db.execute(

@@ -33,7 +33,12 @@ class AssignmentReleased(PrefvalError):
 
 class StudyClosed(PrefvalError):
     """The write was for a study that was archived (read-only until `prefval study unarchive`) or deleted since the
-    screen writing it was opened, by a command run in another process. Nothing was written."""
+    screen writing it was opened, by a command run in another process. Nothing was written. reason: why, in a
+    few words without the file ("study 'pm' was archived after this screen opened")."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 def is_busy(exc: BaseException) -> bool:

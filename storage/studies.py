@@ -67,14 +67,16 @@ def study_closed(db: Any, path: str, study_id: str, what: str = "answer") -> Stu
     deleted (no such study: `prefval study delete` ran since the caller read it) or archived (read-only until
     unarchived); None while the study is open. A screen opened before either is refused at its next write
     (StudyClosed, nothing written), as a write on a released assignment is (AssignmentReleased). what: the row
-    written, for the message ("answer", "adjudication")."""
+    written, for the message ("answer", "note", "flag", "adjudication")."""
     row = db.execute("SELECT name, settings FROM studies WHERE id = ?", [study_id]).fetchone()
     if row is None:
-        return StudyClosed(f"{path}: the {what} was NOT saved: the study was deleted (`prefval study delete`) after "
-                           "this screen opened; press q to quit")
+        reason = "the study was deleted (`prefval study delete`) after this screen opened"
+        return StudyClosed(f"{path}: the {what} was NOT saved: {reason}; q quits (what was not saved is listed "
+                           "as it ends)", reason)
     if json.loads(row[1] or "{}").get("archived"):
-        return StudyClosed(f"{path}: the {what} was NOT saved: study '{row[0]}' was archived after this screen "
-                           f"opened and is read-only until `prefval study unarchive {row[0]}`; press q to quit")
+        reason = f"study '{row[0]}' was archived after this screen opened"
+        return StudyClosed(f"{path}: the {what} was NOT saved: {reason}; it is read-only until `prefval study "
+                           f"unarchive {row[0]}` (then press the key again)", reason)
     return None
 
 

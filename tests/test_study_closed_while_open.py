@@ -123,3 +123,35 @@ async def test_a_note_refused_by_a_release_is_said_whole(db_file):
         said = _shown(app.screen, "#summary")
         assert 'NOT saved: your note "ask Bo whether option B means the same as A" on the item that was #2' in said
     assert [r.status for r in _rows(db_file, "p1")] == ["answered"]
+
+
+def test_prefval_annotate_lists_what_was_refused_as_it_ends(db_file):
+    """End to end on a pseudo-terminal: the note refused on an archived study, still unsaved at q, is printed with
+    its text when `prefval annotate` ends (exit 1); the answer refused, then given again after unarchive, is not."""
+    from tests.test_quit_saves import _Terminal, _study
+
+    _study(db_file)
+    term = _Terminal(db_file)
+    try:
+        assert term.read_until(b"item 1/4"), term.out[-2000:]
+        _shell("study", "archive", "st", "--db", db_file)
+        term.send(b"n")
+        assert term.read_until(b"enter saves"), term.out[-2000:]
+        term.send(b"check the 2nd option\r")
+        assert term.read_until(b"NOT saved"), term.out[-2000:]
+        term.out = b""
+        term.send(b"b")
+        assert term.read_until(b"answer"), term.out[-2000:]  # the refusal's line, now naming the answer
+        _shell("study", "unarchive", "st", "--db", db_file)
+        term.send(b"b")
+        assert term.read_until(b"item 2/4"), term.out[-2000:]
+        term.out = b""
+        term.send(b"q")
+        assert term.proc.wait(timeout=60) == 1
+        assert term.read_until(b"NOT saved: your note \"check the 2nd option\" on item #1: study 'st' was archived "
+                               b"after this screen opened"), term.out[-3000:]
+        assert b"NOT saved: your answer" not in term.out  # given again after unarchive: saved
+    finally:
+        term.close()
+    with Store.open(db_file, mode="ro") as s:
+        assert [(r.status, r.answer["shown"]) for r in s.annotations(s.get_study("st").id)] == [("answered", "B")]

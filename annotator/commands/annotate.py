@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from storage.errors import PrefvalError
 
@@ -38,11 +39,15 @@ def run(args: argparse.Namespace) -> int:
     app = AnnotateApp(db_path(args, must_exist=True), args.study, args.annotator)
     app.run_checked()
     done, total = app.session.progress()
+    screen = getattr(app, "annotate_screen", None)
+    refused = list(screen.refused.values()) if screen is not None else []
     try:
         print(visible(f"{args.annotator} on {args.study}: {done}/{total} answered (saved in {db_path(args)})", False))
-    except OSError:  # the terminal is gone (hang-up): everything is saved, there is nobody to tell
+        for text in refused:  # given on the screen but refused for good: said again, a note with its text
+            print(visible(f"NOT saved: {text}", False), file=sys.stderr)
+    except OSError:  # the terminal is gone (hang-up): what is saved is saved, there is nobody to tell
         pass
-    return 0
+    return 1 if refused else 0
 
 
 def terminal_problem() -> str | None:

@@ -30,7 +30,7 @@ from annotator.widgets.seen import SeenTracker, observe_on_layout, reveal_first_
 from annotator.widgets.status_header import StatusHeader
 from annotator.widgets.text_field import TextField
 from annotator.writer import FIRST_TRY_MS
-from storage.errors import AssignmentReleased, DatabaseBusy, PrefvalError
+from storage.errors import AssignmentReleased, DatabaseBusy, PrefvalError, StudyClosed
 
 
 MIN_WIDTH, MIN_HEIGHT = 60, 16
@@ -110,6 +110,9 @@ class AnnotateScreen(Screen[None]):
         self._quit_after_save = False  # quitting waits for the decision being saved (quit_when_saved)
         self._rescue = None  # Path of the rescue file keeping what a waiting quit has not written yet
         self._note_draft: tuple[str, str] | None = None  # (unit id, text) of a note not saved yet
+        # (unit id, kind) -> a decision refused for good (its item released, the study archived or deleted) and not
+        # given again since: `prefval annotate` lists them as it ends, a note with its text, so that none is lost
+        self.refused: dict[tuple[str, str], str] = {}
         self._limit_timer = None  # QUIT_SAVE_LIMIT's timer of a `q` waiting for the database
         self._hung_up: str | None = None  # the signal (SIGHUP, SIGTERM) that began the quit
         self._save_future = None  # concurrent.futures.Future of the decision's background write
@@ -494,17 +497,21 @@ class AnnotateScreen(Screen[None]):
             await self._released(pending)
             return
         except PrefvalError as exc:  # not saved: stay on the item and say so
+            if isinstance(exc, StudyClosed) and pending.row is not None:  # said again as the command ends
+                self.refused[self._refused_key(pending)] = \
+                    f"{self._unsaved(pending, released=False)}: {visible(exc.reason, layout=False)}"
             self._refuse(blocked=("error", visible(exc, layout=False)))
             return
         await self._saved(pending)
 
-    def _unsaved(self, pending: PendingDecision) -> str:
+    def _unsaved(self, pending: PendingDecision, released: bool = True) -> str:
         """What a refused write would have saved, as the annotator would say it: "your answer (option A) on the
-        item that was #5" ("" for a move on, which saves nothing)."""
+        item that was #5" ("" for a move on, which saves nothing); released=False: "... on item #5"."""
         s, row = self.session, pending.row
         if row is None:
             return ""
-        where = f"on the item that was #{pending.index + 1} (it may be someone else's now)"
+        where = (f"on the item that was #{pending.index + 1} (it may be someone else's now)" if released
+                 else f"on item #{pending.index + 1}")
         if row.status in ("answered", "partial"):
             return f"your answer ({s.task.describe_answer(s.view_at(pending.index), row.answer or {})}) {where}"
         if row.status == "note":  # the text typed is said whole, so that it can be typed again elsewhere
@@ -520,8 +527,18 @@ class AnnotateScreen(Screen[None]):
         ends up (Session.release_notice: the state line until the next saved decision, the summary, the item list;
         the header counts the items taken), never a notice that goes by itself."""
         s = self.session
-        s.drop_released(self._unsaved(pending))
+        unsaved = self._unsaved(pending)
+        if unsaved:
+            self.refused[self._refused_key(pending)] = f"{unsaved}: the item was released by a study command"
+        s.drop_released(unsaved)
         await self.show_current()
+
+    @staticmethod
+    def _refused_key(pending: PendingDecision) -> tuple[str, str]:
+        """(unit id, kind) of a decision for `refused`: a later one of the same kind on the unit replaces it."""
+        status = pending.row.status if pending.row is not None else ""
+        kind = "note" if status == "note" else "flag" if status in ("flag", "unflag") else "decision"
+        return pending.assignment.unit_id, kind
 
     def _show_saving(self, attempt: int) -> None:
         text = ("saving… database busy (another program is writing to it); your answer is kept and will be saved"
@@ -574,6 +591,7 @@ class AnnotateScreen(Screen[None]):
 
     async def _saved(self, pending: PendingDecision) -> None:
         s = self.session
+        self.refused.pop(self._refused_key(pending), None)  # refused before (e.g. archived, then unarchived): saved now
         conflicts = s.conflicts
         s.apply(pending)
         if pending.advance or (pending.row is not None and pending.row.status in ("answered", "skipped", "partial")):
