@@ -191,7 +191,7 @@ def _table(study, annotators, excluded, decided, min_seconds, per_item, n_mine, 
         skipped = out_skips.get(aid, 0) if aid in excluded_ids else skips.get(aid, 0)
         rows.append([ann.name, ann.kind, done, skipped,
                      median_seconds(secs), fast,
-                     agree, len(pairs), kappa, round(min(secs), 1) if secs else None, fast_share, check_acc,
+                     agree, len(pairs), kappa, round(min(secs), 3) if secs else None, fast_share, check_acc,
                      len(checks), "; ".join(flags) or None])
     note = (f"too fast = answered in under {threshold:.1f} s (max of {min_seconds:g} s and a tenth of the median "
             "human time per item); seconds = time to the first complete answer of each item; agreement = share "
