@@ -127,3 +127,14 @@ async def test_shift_n_from_the_question_pane_goes_to_the_previous_match(db_file
         assert view.match == first != second
         assert app.session.index == 0
     assert _written(db_file) == []
+
+
+@pytest.mark.parametrize("with_context", [True, False])
+async def test_the_keys_list_names_find_only_on_an_item_with_a_conversation(db_file, with_context):
+    _study(db_file, with_context=with_context)
+    app = AnnotateApp(db_file, "st", "ana", show_timer=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        keys = [k for k, _ in app.screen.key_rows()]
+        assert (("/" in keys), ("N" in keys)) == (with_context, with_context)
+        assert "q" in keys and "m" in keys  # the other shared keys either way

@@ -766,10 +766,13 @@ class AnnotateScreen(Screen[None]):
         shared ones."""
         s = self.session
         rows: list[tuple[str, str]] = []
+        shared = list(self.KEY_HELP)
         if s.queue:
             view = s.view_at(min(s.index, len(s.queue) - 1))
             rows = [(k.shown, k.label) for k in s.task.decision_keys(view, self.partial)]
-        return rows + list(s.task.pane_keys) + list(self.KEY_HELP)
+            if not any(i is not None and i.context_id for i in (view.item, view.item_b)):
+                shared = [(k, what) for k, what in shared if k not in ("/", "N")]  # no conversation to search
+        return rows + list(s.task.pane_keys) + shared
 
     def _begin_quit(self) -> None:
         """Quitting has begun: no key acts from now on (annotator.crash.QuitGuard drops them)."""
