@@ -267,8 +267,9 @@ class AnnotateScreen(Screen[None]):
             self.seen.undo_look()  # nobody reads (the first of an item); look again once it is laid out
             return
         # remembered for this session: going back to the item needs no scrolling again for what was seen
-        self._seen_labels.setdefault(self.seen.unit, set()).update(self.seen.seen_labels())
-        self._seen_keys.update(self.seen.seen_keys())
+        labels, keys = self.seen.keep_seen()  # seen whole stays seen, through a resize too
+        self._seen_labels.setdefault(self.seen.unit, set()).update(labels)
+        self._seen_keys.update(keys)
 
     def _draw_hint(self) -> bool:
         """Draw the hint line: a refusal while one holds (_blocked, _refused), else what is left to scroll.

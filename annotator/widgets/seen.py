@@ -95,6 +95,16 @@ class SeenTracker:
         self.known = set(known or ())
         self.known_keys = set(known_keys or ())
 
+    def keep_seen(self) -> tuple[set[str], set]:
+        """Count the parts seen whole so far as known for the rest of this unit's visit, whatever happens to their
+        rows after (a resize wraps a part into more rows, which page_seen would measure afresh: option C, whole
+        at 80x24, was unseen again at 60x16). Returns (labels, seen keys) seen whole, for the caller to remember
+        beyond the visit."""
+        labels, keys = self.seen_labels(), self.seen_keys()
+        self.known |= labels
+        self.known_keys |= keys
+        return labels, keys
+
     def seen_keys(self) -> set:
         """`seen_key`s of the parts seen whole (to remember for this session)."""
         unseen = {id(w) for w in self.unseen()}
