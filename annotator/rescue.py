@@ -18,12 +18,14 @@ from storage.models import AnnotationIn, Event
 RESCUE_INFIX = ".unsaved-"  # prefval.db -> prefval.db.unsaved-20261201T141502Z-4242.jsonl
 
 
-def rescue_path(db_path: str, folder: Path | None = None) -> Path:
+def rescue_path(db_path: str, folder: Path | None = None, n: int = 0) -> Path:
     """Where a rescue file for the database at db_path goes: its folder (or `folder`), named after the database,
-    the UTC time and the process id, so that two screens never write the same file."""
+    the UTC time and the process id, so that two screens never write the same file; n > 0: the n-th other name
+    of that second (`-2` ... before `.jsonl`), for a process that keeps a second file within the same second."""
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     base = Path(db_path)
-    return (folder or base.resolve().parent) / f"{base.name}{RESCUE_INFIX}{stamp}-{os.getpid()}.jsonl"
+    more = f"-{n + 1}" if n else ""
+    return (folder or base.resolve().parent) / f"{base.name}{RESCUE_INFIX}{stamp}-{os.getpid()}{more}.jsonl"
 
 
 def write_rescue(db_path: str, rows: list[tuple[AnnotationIn, str]], events: list[Event]) -> Path:
@@ -31,7 +33,9 @@ def write_rescue(db_path: str, rows: list[tuple[AnnotationIn, str]], events: lis
     at db_path to a new rescue file, one JSON object a line: {"table": "annotations", "row": AnnotationIn fields and
     its "id"} or {"table": "events", "row": Event fields}, preceded by {"table": "meta", "database": absolute path, "written_at": ISO time}. The file is created
     exclusively, written, flushed and fsynced (and its folder fsynced) before this returns. Tries the database's
-    folder, then the home folder, then the temporary folder. Returns the path; raises OSError when none of them
+    folder, then the home folder, then the temporary folder; a second file of the same process within the same
+    second (a quit replacing the copy it kept while waiting) gets the next name in the same folder (it went to the
+    home folder: the quit test found no file beside the database when both fell in one second). Returns the path; raises OSError when none of them
     can be written."""
     import tempfile
 
@@ -43,11 +47,18 @@ def write_rescue(db_path: str, rows: list[tuple[AnnotationIn, str]], events: lis
     data = ("\n".join(lines) + "\n").encode("utf-8")
     error: OSError | None = None
     for folder in (None, Path.home(), Path(tempfile.gettempdir())):
-        path = rescue_path(db_path, folder)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except OSError as exc:
-            error = exc
+        fd = -1
+        for n in range(100):  # a name of this second already taken (the file it replaces): the next one, same folder
+            path = rescue_path(db_path, folder, n)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                break
+            except FileExistsError as exc:
+                error = exc
+            except OSError as exc:
+                error = exc
+                break
+        if fd < 0:
             continue
         try:
             view = memoryview(data)
