@@ -33,8 +33,9 @@ def _unit(row: dict) -> Unit:
 _CLAIMABLE_SQL = """
 SELECT u.id, u.item_id, u.item_b_id, u.position, u.extra FROM study_items u
 WHERE u.study_id = ?1 AND u.open_slots > 0
-  AND NOT EXISTS (SELECT 1 FROM assignments m WHERE m.study_id = ?1 AND m.unit_id = u.id AND m.annotator_id = ?2)
-"""
+  AND NOT EXISTS (SELECT 1 FROM assignments m WHERE m.study_id = ?1 AND m.unit_id = u.id AND m.annotator_id = ?2
+                  AND m.released_at IS NULL)
+"""  # a unit released from the annotator (study release/unassign) can be claimed by them again, as by anyone
 
 
 def _alive(creating: dict[str, Any]) -> bool:
@@ -78,6 +79,16 @@ def study_closed(db: Any, path: str, study_id: str, what: str = "answer") -> Stu
         return StudyClosed(f"{path}: the {what} was NOT saved: {reason}; it is read-only until `prefval study "
                            f"unarchive {row[0]}` (then press the key again)", reason)
     return None
+
+
+def _released_ids(db: Any, ids: list[str]) -> set[str]:
+    """Those of the assignment ids given that exist, released (the rest are new)."""
+    out: set[str] = set()
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        out.update(r[0] for r in db.execute(f"SELECT id FROM assignments WHERE id IN ({','.join('?' * len(chunk))}) "
+                                            "AND released_at IS NOT NULL", chunk))
+    return out
 
 
 def unit_quota(settings: dict[str, Any], extra: dict[str, Any]) -> int:
@@ -421,7 +432,12 @@ class StudiesMixin:
                              "unit_id": unit_id, "annotator_id": annotator_id, "position": position,
                              "shuffle_seed": seed, "created_at": stamp}
                             for unit_id, position, seed in plan(units, nxt)]
-                self.db["assignments"].insert_all(new_rows, batch_size=500)
+                released = _released_ids(self.db, [r["id"] for r in new_rows])
+                for r in new_rows:  # released from this annotator before: live again at its new place (same seed)
+                    if r["id"] in released:
+                        self.db.execute("UPDATE assignments SET released_at = NULL, position = ? WHERE id = ?",
+                                        [r["position"], r["id"]])
+                self.db["assignments"].insert_all([r for r in new_rows if r["id"] not in released], batch_size=500)
         except sqlite3.OperationalError as exc:
             if is_busy(exc):
                 raise DatabaseBusy(f"{getattr(self, 'path', '')}: could not claim items (the database is busy: "

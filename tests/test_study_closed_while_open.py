@@ -155,3 +155,22 @@ def test_prefval_annotate_lists_what_was_refused_as_it_ends(db_file):
         term.close()
     with Store.open(db_file, mode="ro") as s:
         assert [(r.status, r.answer["shown"]) for r in s.annotations(s.get_study("st").id)] == [("answered", "B")]
+
+
+def test_an_annotator_released_from_a_study_claims_again(db_file):
+    """Newcomer check: after `study release --annotator cy` gave all of cy's untouched items back, cy could never
+    claim in the study again ("every item already has its annotators", though every item had open slots)."""
+    _pool(db_file, n=6)  # 6 items, 1 annotator each
+    with Store.open(db_file, mode="rw") as s:
+        first = Session(s, "pool", "cy")
+        assert len(first.queue) == 6
+        seeds = {a.unit_id: a.shuffle_seed for a in first.queue}
+    _shell("study", "release", "pool", "--annotator", "cy", "--db", db_file)
+    with Store.open(db_file, mode="rw") as s:
+        study = s.get_study("pool")
+        assert s.queue_length(study.id, s.find_annotator("cy").id) == 0
+        again = Session(s, "pool", "cy")
+        assert len(again.queue) == 6  # the same 6 items, claimed again, in the same option order
+        assert {a.unit_id: a.shuffle_seed for a in again.queue} == seeds
+        assert s.queue_length(study.id, s.find_annotator("cy").id) == 6
+        assert s.db.execute("SELECT SUM(open_slots) FROM study_items WHERE study_id = ?", [study.id]).fetchone()[0] == 0
