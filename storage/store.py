@@ -23,7 +23,7 @@ from storage.db import BUSY_TIMEOUT_MS, now_iso, open_database
 from storage.llm_calls import LLMCallsMixin
 from storage.models import Event, new_id
 from storage.queue_state import QueueStateMixin
-from storage.studies import StudiesMixin
+from storage.studies import StudiesMixin, study_closed
 
 
 class Store(DatasetsMixin, StudiesMixin, AnnotationsMixin, QueueStateMixin, BundlesMixin, AdjudicationsMixin, LLMCallsMixin, GenerationMixin):
@@ -79,17 +79,22 @@ class Store(DatasetsMixin, StudiesMixin, AnnotationsMixin, QueueStateMixin, Bund
     def log_events(self, events: list[Event]) -> None:
         """Append events built beforehand (their ids and times as given: an event written late, after waiting for a
         busy file, keeps the time it happened) in one transaction, and commit. Retried after DatabaseBusy, it
-        writes them once (nothing is written by a transaction that could not start). Raises DatabaseBusy when
-        another process held the write lock beyond the busy timeout (nothing written), PrefvalError for any other
-        write failure."""
+        writes them once (nothing is written by a transaction that could not start). These are a session's events
+        (visit, session_end): those of a study archived or deleted since the session opened are not written
+        (storage.studies.study_closed, read in the transaction), as nothing else of the session is. Raises
+        DatabaseBusy when another process held the write lock beyond the busy timeout (nothing written),
+        PrefvalError for any other write failure."""
         import sqlite3
 
         from storage.errors import DatabaseBusy, PrefvalError, is_busy
 
         try:
             with write_transaction(self.db):
+                closed = {sid for sid in {e.study_id for e in events if e.study_id}
+                          if study_closed(self.db, self.path, sid) is not None}
                 for e in events:
-                    self._insert_event(e.kind, e.study_id, e.annotator_id, e.payload, at=e.at, event_id=e.id)
+                    if e.study_id not in closed:
+                        self._insert_event(e.kind, e.study_id, e.annotator_id, e.payload, at=e.at, event_id=e.id)
         except sqlite3.OperationalError as exc:
             if is_busy(exc):
                 raise DatabaseBusy(f"{self.path}: the session's events were NOT saved (the database is busy: "

@@ -174,3 +174,21 @@ def test_an_annotator_released_from_a_study_claims_again(db_file):
         assert {a.unit_id: a.shuffle_seed for a in again.queue} == seeds
         assert s.queue_length(study.id, s.find_annotator("cy").id) == 6
         assert s.db.execute("SELECT SUM(open_slots) FROM study_items WHERE study_id = ?", [study.id]).fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("command", ["archive", "delete"])
+async def test_no_session_event_is_written_after_archive_or_delete_elsewhere(db_file, command):
+    """Second newcomer check: the refused keys wrote nothing, but the visit and session_end events of the quit did
+    (with a deleted study's id: rows of no study), and an archived item's visit then added to its answer."""
+    _pool(db_file, n=6)
+    app = AnnotateApp(db_file, "pool", "p1", show_timer=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        with Store.open(db_file, mode="ro") as s:
+            before = s.db.execute("SELECT COUNT(*) FROM events").fetchone()[0]  # session_start, study created
+        _shell("study", command, "pool", "--db", db_file)
+        await pilot.press("right_square_bracket", "u", "q")  # two visits ended, then the session's end
+        await pilot.pause()
+    with Store.open(db_file, mode="ro") as s:
+        kinds = [r[0] for r in s.db.execute("SELECT kind FROM events ORDER BY at, rowid")]
+    assert len(kinds) == before + 1 and kinds[-1] == f"study_{command}d"  # only the command's own event
