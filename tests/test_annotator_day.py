@@ -253,3 +253,31 @@ async def test_fixing_eight_pairwise_answers_takes_twelve_key_presses(pair_db):
         current[r.unit_id] = r.answer["pressed"]
     assert [current[u] for u in queue] == ["left"] + ["right"] * 8 + ["left"]
     assert len(rows) == 18  # ten first answers, eight changes (the old ones stay in the history)
+
+
+async def test_goto_takes_a_paste_as_it_is_and_says_what_is_wrong(pair_db):
+    """Second newcomer check: the go-to field took digits only, so a paste holding anything else ('x2', '2' with
+    an escape sequence) left it empty without a word, and Enter then said 'No item (none)'."""
+    from textual import events
+
+    app = AnnotateApp(pair_db, "pw", "ana", show_timer=False)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.press("number_sign")
+        field = app.screen.query_one("#goto")
+        field.post_message(events.Paste("2\x1b[A"))
+        await pilot.pause()
+        assert field.value == "2\x1b[A"  # kept as pasted (drawn with the escape shown)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.session.index == 0
+        said = [n.message for n in app._notifications]
+        assert said[-1] == f"No item 2\\x1b[A: your items are numbered 1 to {len(app.session.queue)}."
+        await pilot.press("number_sign", "enter")
+        await pilot.pause()
+        assert app._notifications and list(app._notifications)[-1].message.startswith("No item number given")
+        await pilot.press("number_sign", "\u0663", "enter")  # an Arabic-Indic 3: a digit to Python, not an item
+        await pilot.pause()
+        assert app.session.index == 0
+        await pilot.press("number_sign", "3", "enter")
+        await pilot.pause()
+        assert app.session.index == 2

@@ -96,7 +96,7 @@ class AnnotateScreen(Screen[None]):
 
     # the text fields: id -> (prompt, Input options)
     FIELDS = {"note": ("note for this item (enter saves, escape cancels)", {}),
-              "goto": ("go to item number (enter goes, escape cancels)", {"type": "integer"})}
+              "goto": ("go to item number (enter goes, escape cancels)", {})}  # any text: Enter says what is wrong
 
     def __init__(self, session: Session, show_timer: bool = True) -> None:
         super().__init__()
@@ -727,9 +727,11 @@ class AnnotateScreen(Screen[None]):
             value = event.value.strip()
             self.action_close_note()
             n = len(self.session.queue)
-            if not value.isdigit() or not 1 <= int(value) <= n:
-                self.notify(f"No item {value or '(none)'}: your items are numbered 1 to {n}.", severity="warning",
-                            timeout=4, markup=False)
+            if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= n:
+                # the text as typed or pasted, escapes shown (a paste of letters was dropped without a word when
+                # the field took digits only)
+                what = f"No item {visible(value, layout=False)}" if value else "No item number given"
+                self.notify(f"{what}: your items are numbered 1 to {n}.", severity="warning", timeout=4, markup=False)
                 return
             self.session.go(int(value) - 1)
             await self.show_current()
