@@ -72,12 +72,12 @@ def study_closed(db: Any, path: str, study_id: str, what: str = "answer") -> Stu
     row = db.execute("SELECT name, settings FROM studies WHERE id = ?", [study_id]).fetchone()
     if row is None:
         reason = "the study was deleted (`prefval study delete`) after this screen opened"
-        return StudyClosed(f"{path}: the {what} was NOT saved: {reason}; q quits (what was not saved is listed "
-                           "as it ends)", reason)
+        return StudyClosed(f"{path}: the {what} was NOT saved: the study was deleted meanwhile (`prefval study "
+                           "delete`); q quits, listing what was not saved", reason)
     if json.loads(row[1] or "{}").get("archived"):
         reason = f"study '{row[0]}' was archived after this screen opened"
-        return StudyClosed(f"{path}: the {what} was NOT saved: {reason}; it is read-only until `prefval study "
-                           f"unarchive {row[0]}` (then press the key again)", reason)
+        return StudyClosed(f"{path}: the {what} was NOT saved: study '{row[0]}' was archived meanwhile (read-only "
+                           f"until `prefval study unarchive {row[0]}`; then press the key again)", reason)
     return None
 
 

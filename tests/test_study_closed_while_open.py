@@ -192,3 +192,18 @@ async def test_no_session_event_is_written_after_archive_or_delete_elsewhere(db_
     with Store.open(db_file, mode="ro") as s:
         kinds = [r[0] for r in s.db.execute("SELECT kind FROM events ORDER BY at, rowid")]
     assert len(kinds) == before + 1 and kinds[-1] == f"study_{command}d"  # only the command's own event
+
+
+async def test_the_refusal_keeps_to_two_rows_at_80x24(db_file):
+    """Second newcomer check: the refusal began with the database's path and took 3 rows at 80x24, where the hint
+    line keeps to 2 (below 40 rows); the screen is on that file, so the line leaves the path out."""
+    _pool(db_file, n=6)
+    app = AnnotateApp(db_file, "pool", "p1", show_timer=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await see_all(pilot)
+        _shell("study", "archive", "pool", "--db", db_file)
+        await pilot.press("n", *"a note", "enter")
+        await pilot.pause()
+        hint = app.screen.query_one("#hint")
+        assert _hint(app).startswith("the note was NOT saved: study 'pool' was archived")
+        assert db_file not in _hint(app) and hint.size.height <= 2

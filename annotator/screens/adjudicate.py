@@ -25,7 +25,7 @@ from textual.widgets import Input, Static
 from annotator.adjudication import AdjudicationSession
 from annotator.crash import OneLineCrash, QuitGuard, quit_key, run_binding_now
 from annotator.safe_text import visible
-from annotator.widgets.hint import fit_hint, fitted_hint
+from annotator.widgets.hint import fit_hint, fitted_hint, write_refusal
 from annotator.widgets.key_line import KeyGroups, KeyLine
 from annotator.widgets.last_decisions import WIDE, LastDecisionsLine, RecentDecisions
 from annotator.widgets.notices import NOTICES_CSS
@@ -278,7 +278,7 @@ class AdjudicateScreen(Screen[None]):
         try:
             saved = s.decide(decision)
         except PrefvalError as exc:  # not saved: said on the hint line (never a notice that goes by itself)
-            self._blocked = visible(exc, layout=False)
+            self._blocked = write_refusal(exc, self.session.store.path)
             self._draw_hint()
             return
         if saved is None:  # a step of a multi-step answer
@@ -293,7 +293,7 @@ class AdjudicateScreen(Screen[None]):
         try:
             self.session.exclude(event.value)
         except PrefvalError as exc:  # not saved (the reason stays in its field): said on the hint line
-            self._blocked = visible(exc, layout=False)
+            self._blocked = write_refusal(exc, self.session.store.path)
             self._draw_hint()
             return
         self.action_close_reason()

@@ -23,7 +23,7 @@ from annotator.crash import quit_key, run_binding_now
 from annotator.safe_text import plain, visible
 from annotator.screens.summary import SummaryScreen
 from annotator.session import PendingDecision, Session
-from annotator.widgets.hint import fit_hint, fitted_hint
+from annotator.widgets.hint import fit_hint, fitted_hint, write_refusal
 from annotator.widgets.key_line import KeyGroups, KeyLine
 from annotator.widgets.last_decisions import WIDE, LastDecisionsLine, RecentDecisions
 from annotator.widgets.seen import SeenTracker, observe_on_layout, reveal_first_unseen
@@ -501,7 +501,7 @@ class AnnotateScreen(Screen[None]):
             if isinstance(exc, StudyClosed) and pending.row is not None:  # said again as the command ends
                 self.refused[self._refused_key(pending)] = \
                     f"{self._unsaved(pending, released=False)}: {visible(exc.reason, layout=False)}"
-            self._refuse(blocked=("error", visible(exc, layout=False)))
+            self._refuse(blocked=("error", write_refusal(exc, self.session.store.path)))
             return
         await self._saved(pending)
 
@@ -583,7 +583,7 @@ class AnnotateScreen(Screen[None]):
                 self.session._visit_decided = True  # its seconds are in the row kept below: no visit event too
                 self._give_up_saving([pending], self.session.closing_events(), visible(exc, layout=False))
                 return
-            self._refuse(blocked=("error", visible(exc, layout=False)))
+            self._refuse(blocked=("error", write_refusal(exc, self.session.store.path)))
             return
         self.saving = None
         await self._saved(pending)

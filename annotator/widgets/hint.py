@@ -15,6 +15,17 @@ from annotator.widgets.key_line import rows_needed
 from annotator.widgets.seen import SeenTracker, side_keys, unseen_hint
 
 
+def write_refusal(exc: BaseException, db_path: str) -> str:
+    """The hint line's text for a write the database refused: the error as visible text, without the database's
+    path the message starts with (the screen is on that file; the path took a row of a short terminal: an
+    archived study's refusal took 3 rows at 80x24)."""
+    from annotator.safe_text import visible
+
+    text = visible(exc, layout=False)
+    prefix = visible(f"{db_path}: ", layout=False)
+    return text[len(prefix):] if db_path and text.startswith(prefix) else text
+
+
 def rows_of(text: str, cells: int) -> int:
     """Rows `text` takes wrapped at `cells` cells (at least 1)."""
     return max(1, rows_needed(Content(text).wrap(cells), cells)) if text and cells > 0 else 1
