@@ -66,15 +66,15 @@ class AdjudicationSession:
             notes.setdefault((a.unit_id, a.annotator_id), []).append(a.note)
         flagged = store.flagged(self.study.id)  # (unit, annotator) pairs flagged "needs review" now
         shown: dict[str, list[ShownAnswer]] = {u.id: [] for u in data.units}
-        for a in data.answers:
+        for a in data.answers:  # people only (StudyData.answers)
             who = data.annotators[a.annotator_id]
-            if who.kind == "human" and a.answer:
+            if a.answer:
                 shown[a.unit_id].append(ShownAnswer(who.name, a.answer, notes.get((a.unit_id, a.annotator_id), []),
                                                     (a.unit_id, a.annotator_id) in flagged))
         answered = {(uid, r.annotator) for uid, rows in shown.items() for r in rows}
         for unit_id, annotator_id in flagged:  # flagged without an answer: the flag is shown too
             who = data.annotators.get(annotator_id)
-            if unit_id in shown and who is not None and who.kind == "human" and (unit_id, who.name) not in answered:
+            if unit_id in shown and who is not None and who.is_person and (unit_id, who.name) not in answered:
                 shown[unit_id].append(ShownAnswer(who.name, None, notes.get((unit_id, annotator_id), []), True))
         for rows in shown.values():
             rows.sort(key=lambda r: r.annotator)

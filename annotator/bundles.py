@@ -87,7 +87,7 @@ def _export(store: Store, study, annotator_name: str, out: str, force: bool) -> 
     study_name = study.name
     task = get_task(study.task_type)
     annotator = store.ensure_annotator(annotator_name)
-    if annotator.kind != "human":
+    if not annotator.is_person:
         raise PrefvalError(f"'{annotator_name}' is an LLM judge, not a human annotator")
     claim_assignments(store, study, annotator)
     queue = store.assignments(study.id, annotator.id)

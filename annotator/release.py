@@ -150,10 +150,8 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
                 order.append(u.item_id)
             verdicts.setdefault(u.item_id, []).append((name, v))
             members.setdefault(name, set()).add(u.item_id)
-        humans = sorted({data.annotators[a.annotator_id].name for a in data.answers
-                         if data.annotators[a.annotator_id].kind == "human"})
-        judges = sorted({data.annotators[a.annotator_id].name for a in data.answers
-                         if data.annotators[a.annotator_id].kind == "llm"})
+        humans = data.rater_names()
+        judges = data.model_names()
         stamps = sorted(a.submitted_at for a in data.answers)
         figures = task.figures(data)
         entry: dict[str, Any] = {

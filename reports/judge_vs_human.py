@@ -37,6 +37,7 @@ from reports.stats import cohen_kappa, majority_vote, pearson, percent_agreement
 from reports.stats.alt_test import DEFAULT_EPSILON, DEFAULT_MIN_INSTANCES, alt_test
 from reports.stats.ppi import classical_mean, ppi_mean
 from reports.study_data import StudyData
+from storage.models import is_person_kind
 
 N_BOOT = 1000
 SCORES = [1, 2, 3, 4, 5]
@@ -109,10 +110,10 @@ class _Ratings:
     payload: dict[str, dict]  # unit id -> the unit's (first) item payload
 
     def humans(self) -> list[str]:
-        return sorted(r for r in self.labels if self.kinds[r] == "human")
+        return sorted(r for r in self.labels if is_person_kind(self.kinds[r]))
 
     def judges(self) -> list[str]:
-        return sorted(r for r in self.labels if self.kinds[r] == "llm")
+        return sorted(r for r in self.labels if not is_person_kind(self.kinds[r]))
 
 
 def _read(data: StudyData, lab: Labeler) -> _Ratings:
@@ -121,7 +122,7 @@ def _read(data: StudyData, lab: Labeler) -> _Ratings:
     kinds: dict[str, str] = {}
     dims: list[str] = list(data.study.settings.get("dimensions") or [])
     payload = {uid: data.items[u.item_id].payload for uid, u in units.items() if u.item_id in data.items}
-    for a in data.answers:
+    for a in data.answers + data.model_answers:  # people, then models (storage.models.is_person_kind)
         if a.unit_id not in units or not a.answer:
             continue
         ann = data.annotators[a.annotator_id]
@@ -195,9 +196,9 @@ def _pair_tables(r: _Ratings, lab: Labeler, fs: FigureSet, seed: int, pairwise: 
                 if not drop:
                     for rater in (a, b):
                         other = b if rater == a else a
-                        if r.kinds[rater] == "llm" and r.kinds[other] == "human":
+                        if not is_person_kind(r.kinds[rater]) and is_person_kind(r.kinds[other]):
                             collected.setdefault((d, rater), []).append((agree.value, kappa.value))
-                        elif r.kinds[rater] == "human" and r.kinds[other] == "human" and rater == a:
+                        elif is_person_kind(r.kinds[rater]) and is_person_kind(r.kinds[other]) and rater == a:
                             collected.setdefault((d, "human-human (ceiling)"), []).append(
                                 (agree.value, kappa.value))
         if lab.ordinal and len(prow) > 2:

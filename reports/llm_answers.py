@@ -65,9 +65,9 @@ def _fields(item) -> dict[str, str]:
 
 def _llm_answers(data: StudyData) -> dict[str, dict[str, dict]]:
     out: dict[str, dict[str, dict]] = {}
-    for a in data.answers:
+    for a in data.model_answers:
         ann = data.annotators[a.annotator_id]
-        if ann.kind == "llm" and a.answer:
+        if a.answer:
             out.setdefault(ann.name, {})[a.unit_id] = a.answer
     return out
 

@@ -156,7 +156,7 @@ def _table(study, annotators, excluded, decided, min_seconds, per_item, n_mine, 
     excluded ones included): their rows show what they really did, flagged "excluded", while the too-fast
     threshold and every figure stay computed without them."""
     out_done, out_skips, all_secs = excluded_work
-    human_ids = {i for i, a in annotators.items() if a.kind == "human"}
+    human_ids = {i for i, a in annotators.items() if a.is_person}
     human_secs = [s for aid, secs in per_item.items() if aid in human_ids for s in secs]
     threshold = too_fast_threshold(human_secs, min_seconds)
     thresholds = quality_thresholds(study.settings)
@@ -181,7 +181,7 @@ def _table(study, annotators, excluded, decided, min_seconds, per_item, n_mine, 
         flags = []
         if check_acc is not None and check_acc < thresholds["min_check_accuracy"]:
             flags.append(f"attention checks {check_acc:.2f} < {thresholds['min_check_accuracy']:g}")
-        if fast_share is not None and ann.kind == "human" and fast_share > thresholds["max_too_fast_share"]:
+        if fast_share is not None and ann.is_person and fast_share > thresholds["max_too_fast_share"]:
             flags.append(f"too fast {fast_share:.2f} > {thresholds['max_too_fast_share']:g}")
         if agree is not None and "min_agreement" in thresholds and agree < thresholds["min_agreement"]:
             flags.append(f"agreement {agree:.2f} < {thresholds['min_agreement']:g}")

@@ -14,7 +14,11 @@ from storage.store import Store
 class StudyData:
     """A study with its units, their items, the annotators and the CURRENT answers (latest row per assignment).
 
-    answers: current "answered" annotations, in unit order. skipped: current "skipped" ones.
+    answers: current "answered" annotations OF PEOPLE (Annotator.is_person), in unit order; skipped: people's
+    current "skipped" ones. Every figure about people reads these, so a model's answer can never count as an
+    annotator's. model_answers: the current answers of models (LLM annotators: `prefval evaluate`, imported
+    judgments, consensus validators), attention checks and excluded annotators left out, in unit order: only the
+    sections about models read them.
     Attention checks (units with extra["check"]) are NOT among units/answers/skipped, so no figure counts them:
     they are in check_units and check_answers. Answers of annotators excluded from the study's figures (events
     "annotator_excluded") are left out of answers and skipped too; excluded maps their names to the reason.
@@ -44,18 +48,29 @@ class StudyData:
     decided: set[str] = field(default_factory=set)
     all_answers: list[AnswerRow | Annotation] = field(default_factory=list)
     all_skipped: list[AnswerRow | Annotation] = field(default_factory=list)
+    model_answers: list[AnswerRow | Annotation] = field(default_factory=list)
 
     def by_unit(self) -> dict[str, dict[str, dict]]:
-        """unit_id -> {annotator name -> answer dict} for the current answers."""
+        """unit_id -> {annotator name -> answer dict} for the people's current answers (answers)."""
         out: dict[str, dict[str, dict]] = {u.id: {} for u in self.units}
         for a in self.answers:
             out.setdefault(a.unit_id, {})[self.annotators[a.annotator_id].name] = a.answer or {}
         return out
 
-    def rater_names(self, kind: str | None = "human") -> list[str]:
-        """Names of annotators with at least one current answer, sorted; kind filters human/llm (None: all)."""
-        ids = {a.annotator_id for a in self.answers}
-        return sorted(self.annotators[i].name for i in ids if kind is None or self.annotators[i].kind == kind)
+    def rater_names(self) -> list[str]:
+        """Names of the people with at least one current answer (answers), sorted."""
+        return sorted({self.annotators[a.annotator_id].name for a in self.answers})
+
+    def model_names(self) -> list[str]:
+        """Names of the models (LLM annotators) with at least one current answer (model_answers), sorted."""
+        return sorted({self.annotators[a.annotator_id].name for a in self.model_answers})
+
+    def model_by_unit(self) -> dict[str, dict[str, dict]]:
+        """unit_id -> {model name -> answer dict} for the models' current answers (every unit present)."""
+        out: dict[str, dict[str, dict]] = {u.id: {} for u in self.units}
+        for a in self.model_answers:
+            out.setdefault(a.unit_id, {})[self.annotators[a.annotator_id].name] = a.answer or {}
+        return out
 
 
 @contextlib.contextmanager
@@ -88,15 +103,20 @@ def load_study_data(store: Store, study_name: str) -> StudyData:
     log = store.study_log(study.id, all_units)
     answers, skipped = log.answers, log.skipped
     n_assign = store.assignment_count(study.id)
+    models = {aid for aid, a in annotators.items() if not a.is_person}
+    people = [a for a in answers if a.annotator_id not in models]
     return StudyData(study, units, items, annotators,
-                     [a for a in answers if a.unit_id not in checks and a.annotator_id not in out_ids],
-                     [a for a in skipped if a.unit_id not in checks and a.annotator_id not in out_ids], n_assign,
+                     [a for a in people if a.unit_id not in checks and a.annotator_id not in out_ids],
+                     [a for a in skipped if a.unit_id not in checks and a.annotator_id not in out_ids
+                      and a.annotator_id not in models], n_assign,
                      check_units=[u for u in all_units if u.id in checks],
-                     check_answers=[a for a in answers if a.unit_id in checks],
+                     check_answers=[a for a in people if a.unit_id in checks],
                      excluded=excluded, adjudications=store.current_adjudications(study.id),
                      notes=log.notes, decided=log.decided,
-                     excluded_answers=[a for a in answers if a.unit_id not in checks and a.annotator_id in out_ids],
-                     all_answers=answers, all_skipped=skipped)
+                     excluded_answers=[a for a in people if a.unit_id not in checks and a.annotator_id in out_ids],
+                     all_answers=answers, all_skipped=skipped,
+                     model_answers=[a for a in answers if a.annotator_id in models and a.unit_id not in checks
+                                    and a.annotator_id not in out_ids])
 
 
 def excluded_annotators(store: Store, study_id: str) -> dict[str, str]:

@@ -34,7 +34,8 @@ class StudyTable:
     id, answer dict) of every current answer on an attention check, excluded annotators included. adjudications:
     unit index -> the adjudication in force. values / lengths: the item payload fields asked for, one entry per
     unit (Store.unit_columns). notes: reports.notes.study_notes rows, oldest first. decided: ids of annotators with
-    an answered or skipped row.
+    an answered or skipped row. Every answer column holds PEOPLE only (Annotator.is_person), as StudyData.answers:
+    models' answers are read by StudyData.model_answers, never here.
     """
 
     study: Study
@@ -94,17 +95,23 @@ def load_study_table(store: Store, study_name: str, values: dict[str, str] | Non
     a_code, a_first = arr(log.ans_code, np.dtype("l")), arr(log.ans_first_seconds, np.float64)
     a_check = np.isin(a_pos, positions[is_check])
     a_out = np.isin(a_ann, out_idx)
+    # models' answers (LLM annotators) are never among the people's: left out of every column (Annotator.is_person)
+    model_idx = np.array([i for i, aid in enumerate(ids) if not annotators[aid].is_person], dtype=np.int64)
+    a_model = np.isin(a_ann, model_idx)
     answers = [json.loads(t) if t else {} for t in log.texts]
-    fig = ~a_check & ~a_out
+    fig = ~a_check & ~a_out & ~a_model
     s_pos, s_ann = arr(log.skip_pos, np.int64), arr(log.skip_annotator, np.dtype("l"))
-    s_fig = ~np.isin(s_pos, positions[is_check]) & ~np.isin(s_ann, out_idx)
+    s_model = np.isin(s_ann, model_idx)
+    s_fig = ~np.isin(s_pos, positions[is_check]) & ~np.isin(s_ann, out_idx) & ~s_model
 
     check_answers = []
     if a_check.any():
         by_id = store.units_by_id(sorted(set(cols.checks.values())))
         unit_at = {u.position: u for u in by_id.values()}
         items = store.get_items([u.item_id for u in unit_at.values()])
-        for p, a, c in zip(a_pos[a_check].tolist(), a_ann[a_check].tolist(), a_code[a_check].tolist()):
+        people_checks = a_check & ~a_model
+        for p, a, c in zip(a_pos[people_checks].tolist(), a_ann[people_checks].tolist(),
+                           a_code[people_checks].tolist()):
             check_answers.append((items[unit_at[p].item_id], ids[a], answers[c]))
 
     adjudications = {}
@@ -134,7 +141,8 @@ def load_study_table(store: Store, study_name: str, values: dict[str, str] | Non
         study=study, annotators=annotators, n_units=int(keep_unit.sum()), annotator_ids=ids, answers=answers,
         unit=np.searchsorted(kept, a_pos[fig]), annotator=a_ann[fig], code=a_code[fig], first_seconds=a_first[fig],
         skip_unit=np.searchsorted(kept, s_pos[s_fig]), skip_annotator=s_ann[s_fig],
-        excluded_annotator=a_ann[~a_check & a_out], excluded_first_seconds=a_first[~a_check & a_out],
+        excluded_annotator=a_ann[~a_check & a_out & ~a_model],
+        excluded_first_seconds=a_first[~a_check & a_out & ~a_model],
         excluded=excluded, check_answers=check_answers, adjudications=adjudications, values=values_out,
         lengths=lengths_out, notes=notes, decided=log.decided,
-        excluded_skip_annotator=s_ann[~np.isin(s_pos, positions[is_check]) & np.isin(s_ann, out_idx)])
+        excluded_skip_annotator=s_ann[~np.isin(s_pos, positions[is_check]) & np.isin(s_ann, out_idx) & ~s_model])

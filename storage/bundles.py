@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, get_args
 
 from storage.db import now_iso, write_transaction
 from storage.errors import PrefvalError
-from storage.models import Item, Status, Study, Unit, content_hash, new_id
+from storage.models import PEOPLE_IDS_SQL, Item, Status, Study, Unit, content_hash, new_id
 from storage.textfile import regular_file
 from storage.studies import refuse_archived, unit_quota
 
@@ -417,7 +417,7 @@ class BundlesMixin:
             if unit_id in answered_before:  # already counted as one of the item's annotators
                 continue
             others = self.db.execute(
-                "SELECT COUNT(*) FROM annotators n WHERE n.id != ?1 AND COALESCE(n.kind, 'human') != 'llm' AND ("
+                f"SELECT COUNT(*) FROM annotators n WHERE n.id != ?1 AND n.id IN {PEOPLE_IDS_SQL} AND ("
                 "EXISTS (SELECT 1 FROM annotations a WHERE a.study_id = ?2 AND a.unit_id = ?3 "
                 "AND a.annotator_id = n.id AND a.status = 'answered') OR "
                 "EXISTS (SELECT 1 FROM assignments s WHERE s.study_id = ?2 AND s.unit_id = ?3 "

@@ -137,11 +137,37 @@ class Unit(Model):
     extra: dict[str, Any] = {}
 
 
+#: The kinds of annotator. A PERSON ("human") is someone who annotated on the screen, in a bundle or in a file of
+#: human annotations; a MODEL ("llm") is an LLM that answered items, judged them or validated them (`prefval
+#: evaluate`, `prefval import judgments`). This is the one definition of who is a person: every figure about people
+#: (accuracy, majority vote, agreement, can't tell, guessable, unanimity, funnel, release) counts only annotators for
+#: whom is_person_kind is true; models get their own rows and sections, named as such.
+PERSON_KIND = "human"
+MODEL_KIND = "llm"
+#: SQL: the ids of the annotators who are people (a NULL kind, from an old file, is a person), and of the models
+PEOPLE_IDS_SQL = "(SELECT id FROM annotators WHERE COALESCE(kind, 'human') = 'human')"
+MODEL_IDS_SQL = "(SELECT id FROM annotators WHERE COALESCE(kind, 'human') != 'human')"
+
+
+def is_person_kind(kind: str | None) -> bool:
+    """Whether an annotator of this kind is a person (PERSON_KIND; None, from a file older than the column's use,
+    is a person too); False for a model (MODEL_KIND)."""
+    return (kind or PERSON_KIND) == PERSON_KIND
+
+
 class Annotator(Model):
+    """Someone or something that annotates: name unique in the database; kind PERSON_KIND or MODEL_KIND; model: the
+    LLM's model name for a model."""
+
     id: str
     name: str
     kind: Literal["human", "llm"] = "human"
     model: str | None = None
+
+    @property
+    def is_person(self) -> bool:
+        """Whether this annotator is a person (is_person_kind): the only test every figure about people uses."""
+        return is_person_kind(self.kind)
 
 
 class Assignment(Model):

@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable
 from storage.db import BATCH_ROWS, now_iso, write_transaction
 from storage.errors import DatabaseBusy, PrefvalError, StudyClosed, is_busy
 from storage.visible_text import name_problem
-from storage.models import Annotator, Assignment, Study, Unit, UnitColumns, derived_id, new_id
+from storage.models import MODEL_IDS_SQL, Annotator, Assignment, Study, Unit, UnitColumns, derived_id, new_id
 from storage.queue_state import FLAGGED_UNITS
 
 
@@ -477,7 +477,7 @@ class StudiesMixin:
         counts = settings.get("counts") or {}
         if counts.get("units") != n_units:
             counts = self._unit_counts(study_id, settings)
-        llm = "(SELECT id FROM annotators WHERE kind = 'llm')"
+        llm = MODEL_IDS_SQL
         answered = self.db.execute(
             "SELECT COUNT(*) FROM (SELECT DISTINCT annotator_id, unit_id FROM annotations "
             f"WHERE study_id = ? AND status = 'answered' AND annotator_id NOT IN {llm})", [study_id]).fetchone()[0]
@@ -558,7 +558,7 @@ class StudiesMixin:
         annotator in idx_annotations_progress)."""
         return self.db.execute(
             "SELECT 1 FROM annotations INDEXED BY idx_annotations_progress WHERE study_id = ? AND status = 'answered' "
-            "AND annotator_id IN (SELECT id FROM annotators WHERE kind = 'llm') LIMIT 1", [study_id]).fetchone() \
+            f"AND annotator_id IN {MODEL_IDS_SQL} LIMIT 1", [study_id]).fetchone() \
             is not None
 
     def holder_names(self, study_id: str, kind: str = "human") -> list[str]:

@@ -59,6 +59,8 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
         table = task.quality_table(store, data, min_seconds=min_seconds)
         header = {"task": s.task_type, "items": len(data.units), "assignments": data.n_assignments,
                   "current answers": len(data.answers), "skipped": len(data.skipped)}
+        if data.model_answers:  # never counted among the people's answers above
+            header["model answers"] = len(data.model_answers)
         figures = task.figures(data)
         from annotator.adjudication import adjudication_table
 

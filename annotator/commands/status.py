@@ -380,10 +380,11 @@ def annotator_lines(annotators: list[dict], width: int) -> list[str]:
     terminal cells. When the lines are wider than `width`, names are shortened to the room left (at least
     NAME_MIN cells, two names never alike: fit_names); a line still too wide wraps between words (wrap_line)."""
     from annotator.safe_text import visible
+    from storage.models import is_person_kind
 
     if not annotators:
         return []
-    names = [visible(a["annotator"], layout=False) + (" (LLM)" if a["kind"] == "llm" else "") for a in annotators]
+    names = [visible(a["annotator"], layout=False) + ("" if is_person_kind(a["kind"]) else " (LLM)") for a in annotators]
     done = [f"{a['answered']:,}/{a['assigned']:,}" for a in annotators]
     dw = max(map(len, done))
     tails = [f"{d:<{dw}} answered  {a['skipped']:,} skipped  median "

@@ -66,12 +66,12 @@ class ReleaseVerdict:
 
 
 def human_answers(data: "StudyData") -> dict[str, list[dict[str, Any]]]:
-    """unit id -> the current answers of HUMAN annotators (LLM judges' verdicts left out), in annotator-name
-    order; every unit present."""
+    """unit id -> the current answers of the people (StudyData.answers: models' answers are never among them), in
+    annotator-name order; every unit present."""
     out: dict[str, list[tuple[str, dict[str, Any]]]] = {u.id: [] for u in data.units}
     for a in data.answers:
         who = data.annotators[a.annotator_id]
-        if who.kind == "human" and a.answer:
+        if a.answer:
             out.setdefault(a.unit_id, []).append((who.name, a.answer))
     return {uid: [ans for _, ans in sorted(rows, key=lambda r: r[0])] for uid, rows in out.items()}
 

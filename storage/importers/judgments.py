@@ -244,7 +244,7 @@ def _add_judgments(store: Store, records: list[_Rec], study_name: str, judge: st
         raise PrefvalError(f"study '{study_name}' (task {study.task_type}): LLM judgments can be imported for "
                            f"tasks {', '.join(sorted(ANSWER_MAPS))} only")
     existing = {a.name: a for a in store.annotators()}
-    if judge in existing and existing[judge].kind != "llm":
+    if judge in existing and existing[judge].is_person:
         raise PrefvalError(f"annotator '{judge}' is a human annotator; choose another --judge name")
     units = store.units(study.id)
     items = store.get_items([u.item_id for u in units] + [u.item_b_id for u in units if u.item_b_id])

@@ -197,7 +197,7 @@ def gold_figures(data: StudyData) -> FigureSet:
         key="removed", label=removed_label, value=None if unan.value is None else 1 - unan.value,
         ci_low=None if unan.ci_high is None else 1 - unan.ci_high,
         ci_high=None if unan.ci_low is None else 1 - unan.ci_low, n=unan.n_items, note=unan.note))
-    raters = data.rater_names(kind=None)
+    raters = data.rater_names()
     by_unit = data.by_unit()
     matrix = [[by_unit[u.id].get(r, {}).get("label") for r in raters] for u in data.units]
     if len(raters) >= 2:

@@ -19,7 +19,7 @@ def item_quality_figures(data: StudyData) -> FigureSet:
     "by_dimension" and a Plot "share_true" (bars). Only human answers count."""
     dims: list[str] = data.study.settings.get("dimensions") or []
     fs = FigureSet(study=data.study.name, task=data.study.task_type)
-    raters = data.rater_names("human")
+    raters = data.rater_names()
     by_unit = data.by_unit()
     rows, shares, intervals = [], [], []
     seed = data.study.seed

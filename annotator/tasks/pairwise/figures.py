@@ -23,8 +23,7 @@ def pairwise_figures(data: StudyData) -> FigureSet:
     s = data.study.settings
     fs = FigureSet(study=data.study.name, task=data.study.task_type)
     a_name, b_name = s.get("dataset_a", "A"), s.get("dataset_b", "B")
-    humans = {a.id for a in data.annotators.values() if a.kind == "human"}
-    answers = [a for a in data.answers if a.annotator_id in humans and a.answer]
+    answers = [a for a in data.answers if a.answer]  # people only (StudyData.answers)
     outcomes = [_outcome(a.answer) for a in answers]
     seed = data.study.seed
     all_res = win_loss_tie(outcomes, ci=True, seed=seed)

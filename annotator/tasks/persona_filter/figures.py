@@ -62,7 +62,7 @@ def persona_figures(data: StudyData) -> FigureSet:
     per: dict[str, list[bool]] = {}
     for a in data.answers:
         per.setdefault(data.annotators[a.annotator_id].name, []).append((a.answer or {}).get("decision") == "keep")
-    raters = data.rater_names(kind=None)
+    raters = data.rater_names()
     ratings = [[by_unit[u.id].get(r, {}).get("decision") for r in raters] for u in data.units] \
         if len(raters) >= 2 else None
     return _figure_set(data.study, len(data.units), len(decided), kept, cited,

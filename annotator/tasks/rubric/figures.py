@@ -14,12 +14,13 @@ CATEGORIES = [1, 2, 3, 4, 5]
 WEIGHTS = (("kappa", None), ("kappa_linear", "linear"), ("kappa_quadratic", "quadratic"))
 
 
-def _scores_by_unit(data: StudyData, kind: str) -> dict[str, dict[str, dict[str, int]]]:
-    """annotator name -> unit id -> {dimension: score}, current answers of annotators of this kind."""
+def _scores_by_unit(data: StudyData, people: bool) -> dict[str, dict[str, dict[str, int]]]:
+    """annotator name -> unit id -> {dimension: score}: the current answers of the people (StudyData.answers) when
+    people, else of the LLM judges (StudyData.model_answers)."""
     out: dict[str, dict[str, dict[str, int]]] = {}
-    for a in data.answers:
+    for a in data.answers if people else data.model_answers:
         ann = data.annotators[a.annotator_id]
-        if ann.kind != kind or not a.answer:
+        if not a.answer:
             continue
         out.setdefault(ann.name, {})[a.unit_id] = {k: int(v) for k, v in (a.answer.get("scores") or {}).items()}
     return out
@@ -37,8 +38,8 @@ def rubric_figures(data: StudyData) -> FigureSet:
     fs = FigureSet(study=data.study.name, task=data.study.task_type)
     calib = {u.id for u in data.units if u.extra.get("calibration")}
     units = [u.id for u in data.units if u.id not in calib]
-    humans = _scores_by_unit(data, "human")
-    llms = _scores_by_unit(data, "llm")
+    humans = _scores_by_unit(data, people=True)
+    llms = _scores_by_unit(data, people=False)
 
     # -- kappa between each pair of human judges ---------------------------------------------------------------
     pairs = list(combinations(sorted(humans), 2))
