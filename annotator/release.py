@@ -1,6 +1,6 @@
 """`prefval release`: the items that passed the studies' filters, with a datasheet that justifies them.
 
-An item is released when every given study that contains it lets it pass (TaskType.release_verdicts: kept by
+An item is released when every given study that contains it lets it pass (TaskType.outcomes, annotator.tasks.outcome: kept by
 persona_filter, a unanimous or adjudicated gold label, easy test passed, blind test not flagged; an answered item
 for task types without a filter). The output directory holds one JSONL file per dataset of released items, in
 external-id order, and DATASHEET.md + datasheet.json: the funnel, every study's figures with their intervals,
@@ -41,70 +41,40 @@ def _figure_dict(f) -> dict[str, Any]:
             "n": f.n, "note": f.note}
 
 
-#: the reason of an item held back because it has fewer counted answers than its quota (enough_answers)
-TOO_FEW = "too few answers"
-TOO_FEW_KEY = "too_few_answers"
 #: the release rule as the datasheet states it
 RELEASE_RULE = ("An item is released when every given study that holds it lets it pass. A study decides an item "
-                "only once it has as many answers as the item's quota of annotators (annotators per item), counting "
-                "only human annotators whose answers count (an annotator excluded with `study exclude-annotator` "
-                "does not count, and the quota is not lowered for them); an item with fewer is held back as "
-                "'too few answers', unless an adjudicator set its final answer or excluded it, which stands on its "
-                "own. The funnel counts, for each study in turn, only that study's items still in the release.")
-
-
-def enough_answers(data, per_unit: dict[str, Any]) -> dict[str, Any]:
-    """The study's release verdicts (unit id -> ReleaseVerdict) with every unit that has fewer counted answers than
-    its quota held back: ReleaseVerdict(None, "too few answers (N of Q)"). Counted answers are the current answers
-    of human annotators not excluded from the study (StudyData.answers, annotator.tasks.base.human_answers); the
-    quota is storage.studies.unit_quota (the unit's own, else the study's annotators per item). A unit with an
-    adjudication in force (a final answer or an exclusion) keeps its verdict: the adjudication stands on its own."""
-    from annotator.tasks.base import ReleaseVerdict, human_answers
-    from storage.studies import unit_quota
-
-    answers = human_answers(data)
-    out = dict(per_unit)
-    for u in data.units:
-        if u.id in data.adjudications or u.id not in out:
-            continue
-        n, quota = len(answers[u.id]), unit_quota(data.study.settings, u.extra)
-        if n < quota:
-            out[u.id] = ReleaseVerdict(None, f"{TOO_FEW} ({n} of {quota})", {})
-    return out
-
-
-def adjudicated_fields(answer: dict[str, Any] | None) -> dict[str, Any]:
-    """What the release adds to an item that passed through an adjudicator's final answer, whatever its task type:
-    {"decided_by": "adjudication", "adjudicated_answer": the answer without its display-only keys
-    (reports.per_annotator.DISPLAY_KEYS, e.g. the letter shown on screen)}."""
-    from reports.per_annotator import DISPLAY_KEYS
-
-    return {"decided_by": "adjudication",
-            "adjudicated_answer": {k: v for k, v in (answer or {}).items() if k not in DISPLAY_KEYS}}
+                "by one rule, the same for its status, report, funnel and export (annotator.tasks.outcome): an "
+                "adjudicator's final answer or exclusion stands on its own; otherwise the item needs as many answers "
+                "as its quota of annotators (annotators per item), counting only people whose answers count (a "
+                "model's answer is never a vote; an annotator excluded with `study exclude-annotator` does not count, "
+                "and the quota is not lowered for them), and then the people's votes decide by the task's rule; a "
+                "tie is undecided until adjudicated. An item a study has not decided is held back. The funnel counts, "
+                "for each study in turn, only that study's items still in the release.")
+#: the funnel's rows for the items a study holds back, by outcome state (annotator.tasks.outcome)
+HELD_BACK = (("failed", "failed"), ("needs_adjudication", "held back, a tie waiting for adjudication"),
+             ("too_few", "held back, too few answers"), ("open", "held back, no answer yet"),
+             ("undecided", "held back, undecided (other reason)"))
 
 
 def release_funnel(study_names: list[str], order: list[str], verdicts: dict[str, list[tuple[str, Any]]],
                    members: dict[str, set[str]]) -> list[dict[str, Any]]:
     """The release funnel: the items of all the studies, then per study in the order given the items of THAT study
     still in the release (items of other studies are not counted as passing it: they are in the row "not in it"),
-    how many it failed, held back for too few answers, left undecided for another reason (no answer key), and
-    passed; last the items released. Each row {"stage": text, "items": count}."""
+    how many it failed or held back, by outcome state (HELD_BACK), and passed; last the items released. verdicts:
+    item id -> [(study name, annotator.tasks.outcome.Outcome)]. Each row {"stage": text, "items": count}."""
     funnel = [{"stage": "items in the studies", "items": len(order)}]
     remaining = set(order)
     for name in study_names:
         mine = remaining & members.get(name, set())
-        tally = {"failed": 0, TOO_FEW_KEY: 0, "undecided": 0}
+        tally = dict.fromkeys((state for state, _ in HELD_BACK), 0)
         for iid in mine:
-            v = dict(verdicts[iid])[name]
-            if not v.passed:
-                tally["failed" if v.passed is False else
-                      TOO_FEW_KEY if v.reason.startswith(TOO_FEW) else "undecided"] += 1
+            o = dict(verdicts[iid])[name]
+            if not o.passed:
+                tally[o.state] += 1
                 remaining.discard(iid)
-        funnel += [{"stage": f"{name}: its items still in", "items": len(mine)},
-                   {"stage": f"{name}: failed", "items": tally["failed"]},
-                   {"stage": f"{name}: held back, too few answers", "items": tally[TOO_FEW_KEY]},
-                   {"stage": f"{name}: held back, undecided (other reason)", "items": tally["undecided"]},
-                   {"stage": f"{name}: passed", "items": len(mine) - sum(tally.values())},
+        funnel.append({"stage": f"{name}: its items still in", "items": len(mine)})
+        funnel += [{"stage": f"{name}: {words}", "items": tally[state]} for state, words in HELD_BACK]
+        funnel += [{"stage": f"{name}: passed", "items": len(mine) - sum(tally.values())},
                    {"stage": f"{name}: items not in it (not filtered by it)", "items": len(remaining - mine)}]
     funnel.append({"stage": "released", "items": len(remaining)})
     return funnel
@@ -120,9 +90,9 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
 
     if not study_names:
         raise PrefvalError("name at least one study to release")
-    from annotator.tasks.base import ReleaseVerdict
+    from annotator.tasks.outcome import tally
 
-    verdicts: dict[str, list[tuple[str, Any]]] = {}  # item id -> [(study, verdict)]
+    verdicts: dict[str, list[tuple[str, Any]]] = {}  # item id -> [(study, Outcome)]
     items: dict[str, Any] = {}
     order: list[str] = []
     members: dict[str, set[str]] = {}  # study name -> its item ids
@@ -130,25 +100,14 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
     for name in study_names:
         data = load_study_data(store, name)
         task = get_task(data.study.task_type)
-        per_unit = task.release_verdicts(data, store)
-        for uid, adj in ({} if task.verdicts_include_adjudications else data.adjudications).items():
-            if uid in per_unit:
-                per_unit[uid] = (task.adjudicated_verdict(adj.answer or {}) if adj.kind == "final" else
-                                 ReleaseVerdict(False, f"excluded by adjudication: {adj.reason}", {}))
-        per_unit = enough_answers(data, per_unit)
-        for uid, adj in data.adjudications.items():
-            v = per_unit.get(uid)
-            if adj.kind == "final" and v is not None and v.passed:
-                per_unit[uid] = ReleaseVerdict(v.passed, v.reason, {**v.fields, **adjudicated_fields(adj.answer)})
-        counts = {"units": len(data.units), "passed": 0, "failed": 0, TOO_FEW_KEY: 0, "undecided": 0}
+        task.check_study(data.study)
+        outcomes = task.outcomes(data)
+        counts = {"units": len(data.units), **tally(outcomes.values())}
         for u in data.units:
-            v = per_unit[u.id]
-            counts["passed" if v.passed else "failed" if v.passed is False else
-                   TOO_FEW_KEY if v.reason.startswith(TOO_FEW) else "undecided"] += 1
             items[u.item_id] = data.items[u.item_id]
             if u.item_id not in verdicts:
                 order.append(u.item_id)
-            verdicts.setdefault(u.item_id, []).append((name, v))
+            verdicts.setdefault(u.item_id, []).append((name, outcomes[u.id]))
             members.setdefault(name, set()).add(u.item_id)
         humans = data.rater_names()
         judges = data.model_names()
@@ -181,11 +140,11 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
     funnel = release_funnel(study_names, order, verdicts, members)
     for iid in order:
         item = items[iid]
-        failed = [(s, v) for s, v in verdicts[iid] if not v.passed]
+        failed = [(s, o) for s, o in verdicts[iid] if not o.passed]
         if failed:
-            for s, v in failed:
+            for s, o in failed:
                 exclusions.append({"item": item.external_id, "dataset": item.dataset_name, "study": s,
-                                   "reason": v.reason})
+                                   "reason": o.reason, "outcome": o.state})
             continue
         fields: dict[str, Any] = {}
         for _, v in verdicts[iid]:

@@ -33,7 +33,7 @@ class StudyTable:
     current skips (not checks). check_answers: (item, annotator
     id, answer dict) of every current answer on an attention check, excluded annotators included. adjudications:
     unit index -> the adjudication in force. values / lengths: the item payload fields asked for, one entry per
-    unit (Store.unit_columns). notes: reports.notes.study_notes rows, oldest first. decided: ids of annotators with
+    unit (Store.unit_columns). quotas: each unit's quota of annotators (storage.studies.unit_quota). notes: reports.notes.study_notes rows, oldest first. decided: ids of annotators with
     an answered or skipped row. Every answer column holds PEOPLE only (Annotator.is_person), as StudyData.answers:
     models' answers are read by StudyData.model_answers, never here.
     """
@@ -59,6 +59,7 @@ class StudyTable:
     notes: list[dict] = field(default_factory=list)
     decided: set[str] = field(default_factory=set)
     excluded_skip_annotator: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    quotas: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def names(self) -> list[str]:
         """index -> annotator name, for annotator_ids."""
@@ -79,6 +80,9 @@ def load_study_table(store: Store, study_name: str, values: dict[str, str] | Non
     positions = np.frombuffer(cols.positions, dtype=np.int64) if len(cols.positions) else np.zeros(0, np.int64)
     is_check = np.isin(positions, np.fromiter(cols.checks, dtype=np.int64, count=len(cols.checks)))
     kept = positions[~is_check]
+    default_quota = int(study.settings.get("annotators_per_item", 1))
+    quotas = np.array([cols.quotas.get(p, default_quota) for p in kept.tolist()], dtype=np.int64) \
+        if cols.quotas else np.full(len(kept), default_quota, dtype=np.int64)
     keep_unit = ~is_check
     values_out = {k: [v for v, c in zip(col, is_check.tolist()) if not c] for k, col in cols.values.items()} \
         if is_check.any() else cols.values
@@ -145,4 +149,4 @@ def load_study_table(store: Store, study_name: str, values: dict[str, str] | Non
         excluded_first_seconds=a_first[~a_check & a_out & ~a_model],
         excluded=excluded, check_answers=check_answers, adjudications=adjudications, values=values_out,
         lengths=lengths_out, notes=notes, decided=log.decided,
-        excluded_skip_annotator=s_ann[~np.isin(s_pos, positions[is_check]) & np.isin(s_ann, out_idx) & ~s_model])
+        quotas=quotas, excluded_skip_annotator=s_ann[~np.isin(s_pos, positions[is_check]) & np.isin(s_ann, out_idx) & ~s_model])

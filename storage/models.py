@@ -291,9 +291,11 @@ class UnitColumns:
     """A study's units as columns (Store.unit_columns), in study order: positions (array 'q'), checks: position -> unit id
     of the attention-check units (extra["check"] true; they stay in positions), and item payload fields per unit: values
     name -> list of json_extract(payload, path) (JSON scalars as Python values; arrays and objects as JSON text),
-    lengths name -> list of json_array_length(payload, path) (None when the path is not an array)."""
+    lengths name -> list of json_array_length(payload, path) (None when the path is not an array). quotas: position ->
+    extra["annotators"] of the units that set their own quota (storage.studies.unit_quota)."""
 
     positions: Any
     checks: dict[int, str] = field(default_factory=dict)
+    quotas: dict[int, int] = field(default_factory=dict)
     values: dict[str, list] = field(default_factory=dict)
     lengths: dict[str, list] = field(default_factory=dict)

@@ -285,8 +285,12 @@ class StudiesMixin:
         out = UnitColumns(positions=array("q"), values={k: [] for k in values}, lengths={k: [] for k in lengths})
         lists = list(out.values.values()) + list(out.lengths.values())
         for r in self.db.execute(sql, [*values.values(), *lengths.values(), study_id]):
-            if r[2] is not None and json.loads(r[2]).get("check"):
-                out.checks[r[0]] = r[1]
+            if r[2] is not None:
+                extra = json.loads(r[2])
+                if extra.get("check"):
+                    out.checks[r[0]] = r[1]
+                if "annotators" in extra:
+                    out.quotas[r[0]] = int(extra["annotators"])
             out.positions.append(r[0])
             for col, v in zip(lists, r[3:]):
                 col.append(v)

@@ -82,18 +82,22 @@ def test_released_items_exclusions_and_funnel_match_hand_counts(curated):
     # each study's stages count only its own items (pf: p1..p6, gold: g1..g5); the other study's items pass by
     assert [(r["stage"], r["items"]) for r in sheet["release"]["funnel"]] == [
         ("items in the studies", 11),
-        ("pf: its items still in", 6), ("pf: failed", 2), ("pf: held back, too few answers", 0),
+        ("pf: its items still in", 6), ("pf: failed", 2), ("pf: held back, a tie waiting for adjudication", 0),
+        ("pf: held back, too few answers", 0), ("pf: held back, no answer yet", 0),
         ("pf: held back, undecided (other reason)", 0), ("pf: passed", 4),
         ("pf: items not in it (not filtered by it)", 5),
-        ("gold: its items still in", 5), ("gold: failed", 1), ("gold: held back, too few answers", 0),
-        ("gold: held back, undecided (other reason)", 0), ("gold: passed", 4),
+        ("gold: its items still in", 5), ("gold: failed", 1),
+        ("gold: held back, a tie waiting for adjudication", 0), ("gold: held back, too few answers", 0),
+        ("gold: held back, no answer yet", 0), ("gold: held back, undecided (other reason)", 0),
+        ("gold: passed", 4),
         ("gold: items not in it (not filtered by it)", 4),
         ("released", 8),
     ]
     assert [(e["item"], e["study"]) for e in sheet["exclusions"]] == [("g5", "gold"), ("p5", "pf"), ("p6", "pf")]
     pf, gs = sheet["studies"]
-    assert pf["funnel"] == {"units": 6, "passed": 4, "failed": 2, "too_few_answers": 0, "undecided": 0}
-    assert gs["funnel"] == {"units": 5, "passed": 4, "failed": 1, "too_few_answers": 0, "undecided": 0}
+    none = {"needs_adjudication": 0, "too_few": 0, "open": 0, "undecided": 0}
+    assert pf["funnel"] == {"units": 6, "passed": 4, "failed": 2, **none}
+    assert gs["funnel"] == {"units": 5, "passed": 4, "failed": 1, **none}
     assert pf["annotators"] == {"human": 3, "llm_judges": 0} and "annotator_names" not in pf
     # the gold study's unanimity figure is in the datasheet with its hand-counted value: 3 of 5 unanimous
     unanimity = [f for f in gs["figures"] if f["key"] == "unanimity"]

@@ -36,7 +36,8 @@ def _stages(sheet: dict) -> dict[str, int]:
 
 def test_items_short_of_their_quota_are_held_back(db_file, tmp_path):
     """2 annotators per item; ana keeps p1 and p2, bo answers nothing: p1, p2 have 1 of 2 answers, p3 0 of 2.
-    Nothing is released; all three are held back for too few answers (not 'passed 2, undecided 1')."""
+    Nothing is released; all three are held back: p1, p2 for too few answers, p3 with no answer yet (not
+    'passed 2, undecided 1')."""
     with Store.open(db_file, mode="create") as s:
         _personas(s, "pers", ["p1", "p2", "p3"])
         create_study(s, StudySpec(name="pf", task="persona_filter", datasets=["pers"], seed=1,
@@ -45,16 +46,19 @@ def test_items_short_of_their_quota_are_held_back(db_file, tmp_path):
         released, sheet = build_release(s, ["pf"])
     assert released == {}
     st = sheet["studies"][0]
-    assert st["funnel"] == {"units": 3, "passed": 0, "failed": 0, "too_few_answers": 3, "undecided": 0}
+    assert st["funnel"] == {"units": 3, "passed": 0, "failed": 0, "needs_adjudication": 0, "too_few": 2, "open": 1,
+                            "undecided": 0}
     assert st["annotators_per_item"] == 2
-    assert _stages(sheet)["pf: held back, too few answers"] == 3 and _stages(sheet)["released"] == 0
-    assert {e["item"]: e["reason"] for e in sheet["exclusions"]} == {
-        "p1": "too few answers (1 of 2)", "p2": "too few answers (1 of 2)", "p3": "too few answers (0 of 2)"}
+    assert _stages(sheet)["pf: held back, too few answers"] == 2 and _stages(sheet)["released"] == 0
+    assert _stages(sheet)["pf: held back, no answer yet"] == 1
+    assert {e["item"]: (e["outcome"], e["reason"]) for e in sheet["exclusions"]} == {
+        "p1": ("too_few", "too few answers (1 of 2)"), "p2": ("too_few", "too few answers (1 of 2)"),
+        "p3": ("open", "no answer yet")}
     assert "quota" in sheet["release"]["rule"] and "excluded" in sheet["release"]["rule"]
     out = tmp_path / "r"
     assert main(["release", "pf", "--out", str(out), "--db", db_file]) == 0
     md = (out / "DATASHEET.md").read_text()
-    assert "held back for too few answers 3" in md and "| pf: held back, too few answers | 3 |" in md
+    assert "held back for too few answers 2, no answer yet 1" in md and "| pf: held back, too few answers | 2 |" in md
     assert "## Release rule" in md
 
 
@@ -81,8 +85,8 @@ def test_an_excluded_annotator_leaves_items_short_unless_adjudicated(db_file):
                                             "adjudicated_answer": {"choice": 1, "letter": "B", "cant_tell": False}}
     mv = next(f for f in sheet["studies"][0]["figures"] if f["key"] == "majority_vote_accuracy")
     assert mv["value"] == 1.0 and "adjudications not used" in mv["label"]
-    assert sheet["studies"][0]["funnel"] == {"units": 3, "passed": 1, "failed": 0, "too_few_answers": 2,
-                                             "undecided": 0}
+    assert sheet["studies"][0]["funnel"] == {"units": 3, "passed": 1, "failed": 0, "needs_adjudication": 0,
+                                             "too_few": 2, "open": 0, "undecided": 0}
     assert {e["item"]: e["reason"] for e in sheet["exclusions"]} == {
         "q2": "too few answers (2 of 3)", "q3": "too few answers (2 of 3)"}
     assert _stages(sheet)["m: held back, too few answers"] == 2
@@ -105,10 +109,12 @@ def test_funnel_stages_count_only_their_own_studys_items(db_file):
         released, sheet = build_release(s, ["s1", "s2"])
     assert [(r["stage"], r["items"]) for r in sheet["release"]["funnel"]] == [
         ("items in the studies", 16),
-        ("s1: its items still in", 8), ("s1: failed", 2), ("s1: held back, too few answers", 1),
+        ("s1: its items still in", 8), ("s1: failed", 2), ("s1: held back, a tie waiting for adjudication", 0),
+        ("s1: held back, too few answers", 0), ("s1: held back, no answer yet", 1),
         ("s1: held back, undecided (other reason)", 0), ("s1: passed", 5),
         ("s1: items not in it (not filtered by it)", 8),
-        ("s2: its items still in", 8), ("s2: failed", 0), ("s2: held back, too few answers", 0),
+        ("s2: its items still in", 8), ("s2: failed", 0), ("s2: held back, a tie waiting for adjudication", 0),
+        ("s2: held back, too few answers", 0), ("s2: held back, no answer yet", 0),
         ("s2: held back, undecided (other reason)", 0), ("s2: passed", 8),
         ("s2: items not in it (not filtered by it)", 5),
         ("released", 13)]

@@ -149,8 +149,8 @@ def test_store_built_study_markdown_and_latex(db_file, capsys):
     code, tex, _ = _report(capsys, "jvs", "--format", "latex", "--db", db_file)
     assert code == 0
     # figures, pairwise agreement, rates, per annotator; and the judge-validation section: rater pairs, ceiling,
-    # judge vs majority, alt-test (undefined with one person), PPI
-    assert tex.count(r"\toprule") == tex.count(r"\midrule") == tex.count(r"\bottomrule") == 9
+    # judge vs majority, alt-test (undefined with one person), PPI; the item outcomes
+    assert tex.count(r"\toprule") == tex.count(r"\midrule") == tex.count(r"\bottomrule") == 10
     assert r"MR = P(z=1 \textbar{} g=0)" in tex  # the table note, escaped
 
 

@@ -6,7 +6,7 @@ import pytest
 from annotator.app import AnnotateApp
 from annotator.study_setup import create_study
 from annotator.tasks import get_task
-from annotator.tasks.persona_filter.chain import verdict
+from annotator.tasks.persona_filter.chain import keep_vote
 from annotator.tasks.persona_filter.figures import funnel_text, wilson_interval
 from annotator.tasks.base import StudySpec
 from reports.study_data import load_study_data
@@ -100,17 +100,22 @@ async def test_two_annotators_keys_answers_and_figures(pf_db):
     ana = dict(zip(queues["ana"], ["k", "2", "d", "k"]))
     ben = dict(zip(queues["ben"], ["k", "k", "3", "1"]))
     both_keep = [e for e in ana if ana[e] == "k" and ben[e] == "k"]
-    # majority of two = both keep (a 1-1 tie is not a keep)
-    assert fs.figure("kept").value == len(both_keep)
-    assert fs.figure("keep_rate").value == pytest.approx(len(both_keep) / 4)
-    lo, hi = wilson_interval(len(both_keep), 4)
-    assert fs.figure("keep_rate").ci_low == pytest.approx(lo) and fs.figure("keep_rate").ci_high == pytest.approx(hi)
+    both_drop = [e for e in ana if ana[e] != "k" and ben[e] != "k"]
+    ties = 4 - len(both_keep) - len(both_drop)
+    # majority of two: both keep is a keep, both drop a drop, a 1-1 tie undecided until adjudicated
+    # (ana k,2,d,k against ben k,k,3,1 in each one's order: the seeded queues decide which records meet)
+    # here every record got one keep and one drop: four ties, nothing decided until an adjudicator decides them
+    assert (len(both_keep), len(both_drop), ties) == (0, 0, 4)
+    assert fs.figure("kept").value == 0 and fs.figure("kept").n == 0
+    assert fs.figure("needs_adjudication").value == 4
+    assert fs.figure("keep_rate").value is None and fs.figure("keep_rate").ci_low is None
     agree = sum((ana[e] == "k") == (ben[e] == "k") for e in ana)
     assert fs.figure("percent_agreement").value == pytest.approx(agree / 4)
     reasons = {r[1]: r[2] for r in next(t for t in fs.tables if t.key == "drop_reasons").rows}
     assert reasons == {"unnatural": 1, "couple": 1, "implausible": 1, "(no reason given)": 1}
     funnel = next(t for t in fs.tables if t.key == "funnel")
-    assert funnel.rows == [[1, "pf", 4, 4, len(both_keep), 4 - len(both_keep), 0, len(both_keep) / 4]]
+    assert funnel.rows == [[1, "pf", 4, 0, 0, 0, 4, None]]
+    assert funnel.title == "funnel: 4 -> 0 (4 of this round undecided, 4 of them waiting for adjudication)"
 
 
 async def test_several_reasons_are_marked_before_the_drop_is_confirmed(pf_db):
@@ -260,7 +265,7 @@ def test_unfinished_round_needs_allow_open(store):
     store.import_items("personas", "jsonl", persona_items(3))
     create_study(store, StudySpec(name="r1", task="persona_filter", datasets=["personas"]))
     answer_all(store, "r1", {"ana": {"p0": "keep", "p1": "keep"}})
-    with pytest.raises(PrefvalError, match="1 of 3 records have no answer"):
+    with pytest.raises(PrefvalError, match="1 of 3 records are not decided yet: 1 have no answer yet"):
         create_study(store, StudySpec(name="r2", task="persona_filter", datasets=[], from_study="r1"))
     create_study(store, StudySpec(name="r2", task="persona_filter", datasets=[], from_study="r1",
                                   options={"allow_open": "1"}))
@@ -280,10 +285,10 @@ def test_bad_options_are_refused(store, spec, message):
 
 
 def test_verdict_rules_and_funnel_text():
-    assert verdict(["keep", "keep", "drop"]) == "keep"
-    assert verdict(["keep", "drop"]) == "drop"  # a tie is not a keep
-    assert verdict(["keep", "keep", "drop"], "unanimous") == "drop"
-    assert verdict([]) is None
+    assert keep_vote(["keep", "keep", "drop"]).state == "passed"
+    assert keep_vote(["keep", "drop"]).state == "needs_adjudication"  # a tie is neither a keep nor a drop
+    assert keep_vote(["keep", "drop", "drop"]).state == "failed"
+    assert keep_vote(["keep", "keep", "drop"], "unanimous").state == "failed"
     assert funnel_text([{"records": 150, "kept": 137}, {"records": 137, "kept": 100, "mode": "same"}]) == \
         "150 -> 137 -> 100"
     lo, hi = wilson_interval(137, 150)

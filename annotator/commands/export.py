@@ -22,6 +22,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=["jsonl", "csv", "realpref"], default=None,
                    help="jsonl (default) or csv for a study; realpref for a dataset")
     p.add_argument("--history", action="store_true", help="every row of the append-only log, not just current")
+    p.add_argument("--outcomes", action="store_true",
+                   help="one row per item: what the study decided about it (passed, failed, undecided: needs "
+                        "adjudication, too few answers, open), by whom, the people's answers counted and the "
+                        "release fields; the same decision status, report, funnel and release give")
     add_out_option(p)
     add_db_option(p)
     p.set_defaults(func=run)
@@ -140,6 +144,35 @@ def export_table(store, study_name: str, history: bool = False) -> tuple[list[st
     return (list(rows[0]) if rows else column_order(task_keys, history)), rows
 
 
+#: the columns of `prefval export --outcomes`
+OUTCOME_COLUMNS = ("study", "item", "item_b", "outcome", "outcome_text", "reason", "decided_by", "label",
+                   "answers", "quota", "release_fields")
+
+
+def outcome_table(store, study_name: str) -> tuple[list[str], list[dict]]:
+    """`prefval export STUDY --outcomes`: one row per item of the study (attention checks aside), in study order,
+    with OUTCOME_COLUMNS: the item's outcome (annotator.tasks.outcome state and its words), the reason, who decided
+    (votes, adjudication, study rule, or "" while undecided), the decided label where the task has one, the
+    people's counted answers and the item's quota, and what a release adds to the item (release_fields). The same
+    TaskType.outcomes that status, report, the funnel and release read. Raises PrefvalError for an unknown study."""
+    from annotator.tasks import get_task
+    from reports.study_data import load_study_data
+
+    data = load_study_data(store, study_name)
+    task = get_task(data.study.task_type)
+    task.check_study(data.study)
+    outcomes = task.outcomes(data)
+    rows = []
+    for u in data.units:
+        o = outcomes[u.id]
+        item_b = data.items.get(u.item_b_id) if u.item_b_id else None
+        rows.append({"study": data.study.name, "item": data.items[u.item_id].external_id,
+                     "item_b": item_b.external_id if item_b else None, "outcome": o.state, "outcome_text": o.text(),
+                     "reason": o.reason, "decided_by": o.decided_by or None, "label": o.label, "answers": o.answers,
+                     "quota": o.quota, "release_fields": o.fields if o.passed else None})
+    return list(OUTCOME_COLUMNS), rows
+
+
 #: the first columns of every export row, before the task's own (TaskType.export_fields)
 HEAD_COLUMNS = ("study", "item", "item_b", "annotator", "annotator_kind", "status", "answer")
 #: the columns after the task's own, in order: of the current answers' export, and of the history's
@@ -190,7 +223,10 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         check_output(args.out, [db], args.force)  # before reading anything: a wrong --out fails at once
     with Store.open(db, mode="ro") as store:
-        cols, rows = export_table(store, args.study, history=args.history)
+        if args.outcomes and args.history:
+            raise PrefvalError("--outcomes and --history are two different exports: choose one")
+        cols, rows = (outcome_table(store, args.study) if args.outcomes
+                      else export_table(store, args.study, history=args.history))
     buf = io.StringIO()
     if (args.format or "jsonl") == "jsonl":
         for r in rows:

@@ -53,8 +53,10 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
     for s in studies:
         task = get_task(s.task_type)
         if task.reads_columns() and not store.has_llm_answers(s.id) and not store.current_adjudications(s.id):
-            out.append(_report_from_columns(store, s, task, min_seconds))
-            continue
+            report = _report_from_columns(store, s, task, min_seconds)
+            if report is not None:
+                out.append(report)
+                continue
         data = load_study_data(store, s.name)
         table = task.quality_table(store, data, min_seconds=min_seconds)
         header = {"task": s.task_type, "items": len(data.units), "assignments": data.n_assignments,
@@ -63,6 +65,14 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
             header["model answers"] = len(data.model_answers)
         figures = task.figures(data)
         from annotator.adjudication import adjudication_table
+        from annotator.tasks.outcome import outcome_tables
+
+        outcomes = task.outcomes(data)
+        figures.tables += outcome_tables(
+            [outcomes[u.id] for u in data.units],
+            [(data.items[u.item_id].external_id, data.items[u.item_b_id].external_id if u.item_b_id else None)
+             for u in data.units])
+
 
         adjudicated = adjudication_table(store, data, task)
         if adjudicated is not None:
@@ -89,15 +99,21 @@ def _report_from_columns(store, study, task, min_seconds: float):
     computes its figures from columns (TaskType.reads_columns): its answers read as a StudyTable
     (reports.study_table: numpy columns, no object per answer, as `prefval status STUDY` reads them), giving the
     same figures, quality table, notes and header as the StudyData path of build_reports."""
+    from annotator.tasks.outcome import NEEDS_ADJUDICATION, outcome_tables
     from reports.notes import notes_table_of
     from reports.render import StudyReport
     from reports.study_table import load_study_table
+
 
     table = load_study_table(store, study.name, task.table_values, task.table_lengths)
     quality = task.quality_table_from_table(table, min_seconds=min_seconds)
     header = {"task": study.task_type, "items": table.n_units, "assignments": store.assignment_count(study.id),
               "current answers": len(table.code), "skipped": len(table.skip_unit)}
+    outcomes = task.outcomes_from_table(table)
+    if any(o.state == NEEDS_ADJUDICATION for o in outcomes):
+        return None  # the items waiting for adjudication are listed by name: the StudyData path has them
     figures = task.figures_from_table(table)
+    figures.tables += outcome_tables(outcomes)
     notes = notes_table_of(table.notes)
     if notes is not None:
         figures.tables.append(notes)

@@ -73,6 +73,11 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
                "answered": p["answered"], "progress": round(p["answered"] / p["needed"], 4) if p["needed"] else None,
                "assignments": p["assignments"], "annotations": p["answered"], "n_annotators": p["annotators"],
                "llm_judges": p["llm_judges"], "last_activity": p["last_activity"], "annotators": per}
+        if names:  # every item's outcome, by the one rule release and the funnel use (annotator.tasks.outcome)
+            from annotator.tasks.outcome import summary
+
+            row["outcomes"] = summary(task.outcomes_from_table(table) if table is not None
+                                      else task.outcomes(data).values())
         if table is not None:
             figs = task.figures_from_table(table)
             row["figures"] = [f.model_dump() for f in figs.figures]
@@ -351,6 +356,10 @@ def render_text(status: dict, width: int | None = None) -> str:
         if "figures" not in s:
             continue
         lines += annotator_lines(s["annotators"], width)
+        if s.get("outcomes"):
+            from annotator.tasks.outcome import summary_text
+
+            lines += wrap_line(f"    outcomes: {v(summary_text(s['outcomes'], s['name']))}", width)
         for f in s["figures"]:
             fig = Figure(**f)
             lines += wrap_line(f"    {v(fig.label)}: {v(fig.text())}", width)

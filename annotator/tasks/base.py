@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from reports.figures import FigureSet
     from reports.study_data import StudyData
+    from annotator.tasks.outcome import Outcome
     from reports.study_table import StudyTable
     from storage.store import Store
 
@@ -52,17 +53,6 @@ class UnitView:
         if self.current is None or self.current.status not in ("answered", "partial"):
             return None
         return self.current.answer
-
-
-@dataclass
-class ReleaseVerdict:
-    """Whether a study lets one item into a release. passed: True, False, or None when the study has not decided
-    (no or too few answers). reason: a short phrase for the datasheet. fields: values the release adds to the
-    item's record (e.g. {"gold_label": 1})."""
-
-    passed: bool | None
-    reason: str
-    fields: dict[str, Any]
 
 
 def human_answers(data: "StudyData") -> dict[str, list[dict[str, Any]]]:
@@ -314,25 +304,88 @@ class TaskType:
         starting with "; "), else ""."""
         return ""
 
-    #: True when release_verdicts already applies the study's adjudications (else `prefval release` applies
-    #: adjudicated_verdict and exclusions over them)
-    verdicts_include_adjudications: ClassVar[bool] = False
-
-    def adjudicated_verdict(self, answer: dict[str, Any]) -> "ReleaseVerdict":
-        """The release verdict of an item whose answer an adjudicator set. Default: it passes. Filtering task types
-        override (a persona kept or dropped); gold_label applies its adjudications in release_verdicts."""
-        return ReleaseVerdict(True, "adjudicated", {})
-
-    # ---- releases -----------------------------------------------------------------------------------------
-    def release_verdicts(self, data: "StudyData", store: "Store") -> dict[str, ReleaseVerdict]:
-        """unit id -> ReleaseVerdict: whether the study lets the unit's item into `prefval release`.
-
-        Default, for task types that do not filter items: an item passes once a human annotator has answered it.
+    # ---- outcomes (annotator/tasks/outcome.py) -------------------------------------------------------------
+    def vote_outcome(self, answers: list[dict[str, Any]], item: Item | None,
+                     settings: dict[str, Any]) -> "Outcome":
+        """What the people's votes decide about an item that has its quota of answers (annotator.tasks.outcome:
+        passed, failed, needs_adjudication or undecided, with a reason and the release fields). answers: the
+        people's counted answers. Default, for task types that do not filter items: it passes once annotated.
         Filtering task types override (persona_filter keeps, gold_label gold labels, easy_test passes, blind_test
-        flags)."""
-        answers = human_answers(data)
-        return {u.id: ReleaseVerdict(True, "annotated", {}) if answers[u.id] else
-                ReleaseVerdict(None, "not annotated", {}) for u in data.units}
+        flags). The item is None on the column path (outcomes_from_table) of a task whose reads_columns is true."""
+        from annotator.tasks.outcome import passed
+
+        return passed("annotated")
+
+    def adjudicated_outcome(self, answer: dict[str, Any], item: Item | None,
+                            settings: dict[str, Any]) -> "Outcome":
+        """The outcome of an item whose answer an adjudicator set (its final answer). Default: it passes.
+        Filtering task types override (a persona kept or dropped, a gold label set, an easy-test answer right or
+        wrong)."""
+        from annotator.tasks.outcome import passed
+
+        return passed("adjudicated")
+
+    def study_rule(self, data: "StudyData") -> dict[str, "Outcome"]:
+        """unit id -> an outcome that a study-wide rule imposes before adjudication and votes (gold_label: items
+        of a context dropped for low unanimity). Default: none."""
+        return {}
+
+    def outcomes(self, data: "StudyData", with_adjudications: bool = True,
+                 study_rules: bool = True) -> dict[str, "Outcome"]:
+        """unit id -> the item's Outcome in this study (annotator.tasks.outcome.decide over the people's current
+        answers, the unit's quota, its adjudication in force and the task's rules), for every unit of the study
+        (attention checks aside). The one function status, report, funnel, --from-study, export and release
+        read. with_adjudications=False: what the annotators' votes alone decide (a figure beside the headline);
+        study_rules=False: without the task's study-wide rule (study_rule)."""
+        from annotator.tasks.outcome import decide
+        from storage.studies import unit_quota
+
+        settings = data.study.settings
+        rules = self.study_rule(data) if study_rules else {}
+        people = human_answers(data)
+        adjudications = data.adjudications if with_adjudications else {}
+        return {u.id: decide(self, data.items.get(u.item_id), people[u.id], unit_quota(settings, u.extra),
+                             adjudications.get(u.id), settings, rules.get(u.id)) for u in data.units}
+
+    def outcomes_from_table(self, table: "StudyTable", with_adjudications: bool = True) -> list["Outcome"]:
+        """outcomes() from a StudyTable (the column path of `prefval status STUDY`), by unit index: the same
+        decide(), once per distinct (quota, answers) pattern of the units without an adjudication in force (found
+        with numpy, so 100k units cost a few hundred distinct calls) and once per unit with one. Only for tasks
+        whose vote_outcome and adjudicated_outcome do not read the item (the tasks with reads_columns()).
+        Raises PrefvalError for a task with a study_rule (it needs the whole study)."""
+        import numpy as np
+
+        from annotator.tasks.outcome import decide
+
+        if type(self).study_rule is not TaskType.study_rule:
+            raise PrefvalError(f"task {self.name}: outcomes need the whole study (StudyData), not columns")
+        t = table
+        settings = t.study.settings
+        n = t.n_units
+        nonempty = np.array([bool(a) for a in t.answers], dtype=bool)
+        sel = nonempty[t.code] if len(t.code) else np.zeros(0, dtype=bool)
+        unit, code = t.unit[sel], t.code[sel]
+        order = np.lexsort((code, unit)) if len(unit) else np.zeros(0, dtype=np.int64)
+        unit, code = unit[order], code[order]
+        counts = np.bincount(unit, minlength=n) if n else np.zeros(0, dtype=np.int64)
+        width = int(counts.max()) if len(counts) else 0
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]) if n else np.zeros(0, dtype=np.int64)
+        mat = np.full((n, width + 1), -1, dtype=np.int64)
+        mat[:, 0] = t.quotas[:n] if n else 0
+        if len(unit):
+            mat[unit, 1 + np.arange(len(unit)) - starts[unit]] = code
+        patterns, inverse = np.unique(mat, axis=0, return_inverse=True) if n else (mat, np.zeros(0, np.int64))
+        inverse = inverse.reshape(-1)
+
+        def answers_of(row) -> list:
+            return [t.answers[c] for c in row[1:].tolist() if c >= 0]
+
+        memo = [decide(self, None, answers_of(p), int(p[0]), None, settings) for p in patterns]
+        out = [memo[k] for k in inverse.tolist()]
+        if with_adjudications:
+            for u, adj in t.adjudications.items():
+                out[u] = decide(self, None, answers_of(mat[u]), int(mat[u, 0]), adj, settings)
+        return out
 
     # ---- outputs ----------------------------------------------------------------------------------------
     def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:

@@ -72,7 +72,12 @@ class Outcome:
         """"passed: kept (majority)", "undecided: needs adjudication: 1 keep, 1 drop": the state in words, then the
         reason when it adds to them."""
         words = STATE_WORDS[self.state]
-        return words if not self.reason or self.reason == words else f"{words}: {self.reason}"
+        if not self.reason or self.reason == words:
+            return words
+        head, _, tail = words.rpartition(": ")
+        if head and self.reason.startswith(tail):  # "undecided: too few answers" + "too few answers (1 of 3)"
+            return f"{head}: {self.reason}"
+        return f"{words}: {self.reason}"
 
 
 def passed(reason: str, fields: dict[str, Any] | None = None, label: Any = None) -> Outcome:
@@ -111,16 +116,27 @@ def decide(task: Any, item: Any, answers: list[dict[str, Any]], quota: int, adju
     if adjudication is not None:
         if adjudication.kind == "final":
             got = task.adjudicated_outcome(adjudication.answer or {}, item, settings)
-            return replace(got, decided_by=ADJUDICATION, answers=n, quota=quota)
+            fields = {**got.fields, **adjudicated_fields(adjudication.answer)} if got.state == PASSED else got.fields
+            return replace(got, fields=fields, decided_by=ADJUDICATION, answers=n, quota=quota)
         return Outcome(FAILED, f"excluded by adjudication: {adjudication.reason or ''}".rstrip(": "),
                        decided_by=ADJUDICATION, answers=n, quota=quota)
     if n == 0:
         return Outcome(OPEN, "no answer yet", answers=0, quota=quota)
     if n < quota:
-        return Outcome(TOO_FEW, f"{n} of {quota} answers", answers=n, quota=quota)
+        return Outcome(TOO_FEW, f"too few answers ({n} of {quota})", answers=n, quota=quota)
     got = task.vote_outcome(answers, item, settings)
     return replace(got, decided_by=VOTES if got.state in (PASSED, FAILED, NEEDS_ADJUDICATION) else NOBODY,
                    answers=n, quota=quota)
+
+
+def adjudicated_fields(answer: dict[str, Any] | None) -> dict[str, Any]:
+    """What a release adds to an item that passed through an adjudicator's final answer, whatever its task type:
+    {"decided_by": "adjudication", "adjudicated_answer": the answer without its display-only keys
+    (reports.per_annotator.DISPLAY_KEYS, e.g. the letter shown on screen)}."""
+    from reports.per_annotator import DISPLAY_KEYS
+
+    return {"decided_by": "adjudication",
+            "adjudicated_answer": {k: v for k, v in (answer or {}).items() if k not in DISPLAY_KEYS}}
 
 
 def tally(outcomes: Any) -> dict[str, int]:
@@ -128,4 +144,63 @@ def tally(outcomes: Any) -> dict[str, int]:
     out = dict.fromkeys(STATES, 0)
     for o in outcomes:
         out[o.state] += 1
+    return out
+
+
+def summary(outcomes: Any) -> dict[str, int]:
+    """The counts `prefval status STUDY` and `prefval report` print of a study's outcomes (an iterable of Outcome):
+    tally() of the states, and "by_adjudication": how many an adjudicator decided."""
+    outcomes = list(outcomes)
+    return {**tally(outcomes), "by_adjudication": sum(1 for o in outcomes if o.decided_by == ADJUDICATION)}
+
+
+def summary_text(counts: dict[str, int], study: str) -> str:
+    """One line of a study's outcome counts (summary()): "12 items: 9 passed (2 by adjudication), 1 failed, 2
+    undecided: needs adjudication (`prefval adjudicate S`)"; states with no item are left out."""
+    n = sum(counts.get(s, 0) for s in STATES)
+    parts = []
+    for state in STATES:
+        k = counts.get(state, 0)
+        if not k:
+            continue
+        text = f"{k} {STATE_WORDS[state]}"
+        if state == PASSED and counts.get("by_adjudication"):
+            text += f" ({counts['by_adjudication']} decided by adjudication)"
+        if state == NEEDS_ADJUDICATION:
+            text += f" (`prefval adjudicate {study}`)"
+        parts.append(text)
+    return f"{n} items: " + (", ".join(parts) if parts else "none")
+
+
+#: the report lists at most this many items waiting for adjudication
+LISTED = 200
+
+
+def outcome_tables(outcomes: list[Outcome], names: list[tuple[str, str | None]] | None = None) -> list:
+    """The report's tables of a study's outcomes: "outcomes" (items per state, and how many of them the votes, an
+    adjudicator or a study rule decided) and, when items wait for adjudication, "needs_adjudication" listing them
+    (external id, item_b, the reason; at most LISTED). outcomes: one per unit, in study order; names: the units'
+    (item external id, item_b external id or None), aligned with outcomes (needed only when an item waits for
+    adjudication: raises ValueError without them then)."""
+    from reports.figures import Table
+
+    rows = []
+    for state in STATES:
+        mine = [o for o in outcomes if o.state == state]
+        rows.append([STATE_WORDS[state], len(mine), sum(o.decided_by == VOTES for o in mine),
+                     sum(o.decided_by == ADJUDICATION for o in mine), sum(o.decided_by == STUDY_RULE for o in mine)])
+    out = [Table(key="outcomes", title="item outcomes (the same in status, report, funnel, export and release)",
+                 columns=["outcome", "items", "by votes", "by adjudication", "by study rule"], rows=rows,
+                 note="votes: the people's current answers (a model's answer is never a vote); an item needs its "
+                      "quota of answers before its votes decide")]
+    waiting = [i for i, o in enumerate(outcomes) if o.state == NEEDS_ADJUDICATION]
+    if waiting:
+        if names is None:
+            raise ValueError("outcome_tables: items wait for adjudication and their names were not given")
+        listed = waiting[:LISTED]
+        out.append(Table(
+            key="needs_adjudication", title=f"items waiting for adjudication ({len(waiting)})",
+            columns=["item", "item_b", "why"], rows=[[*names[i], outcomes[i].reason] for i in listed],
+            note="" if len(waiting) == len(listed) else f"first {len(listed)} of {len(waiting)}; `prefval export "
+                                                          "--outcomes` lists all"))
     return out

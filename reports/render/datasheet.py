@@ -59,8 +59,10 @@ def render_datasheet_md(sheet: dict[str, Any]) -> str:
                 lines.append(f"  - {r['count']}{names}: {_v(r['reason'])}")
         f = st["funnel"]
         quota = f"; {st['annotators_per_item']} annotator(s) per item" if "annotators_per_item" in st else ""
-        lines += [f"- items: {f['units']}{quota}; passed {f['passed']}, failed {f['failed']}, held back for too few "
-                  f"answers {f.get('too_few_answers', 0)}, undecided {f['undecided']}", ""]
+        lines += [f"- items: {f['units']}{quota}; passed {f['passed']}, failed {f['failed']}, waiting for "
+                  f"adjudication {f.get('needs_adjudication', 0)}, held back for too few answers "
+                  f"{f.get('too_few', f.get('too_few_answers', 0))}, no answer yet {f.get('open', 0)}, undecided "
+                  f"{f['undecided']}", ""]
         if st["figures"]:
             rows = [[_v(fig["label"]), _v(Figure(**fig).text())] for fig in st["figures"]]
             lines += md_table(["figure", "value [95% interval] (n)"], rows) + [""]

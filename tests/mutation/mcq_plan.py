@@ -29,11 +29,13 @@ def mcq_items(plan: dict, distractors: dict | None = None, metadata: dict | None
 
 
 def mcq_study(store, task: str, plan: dict, llm_answers: dict | None = None, distractors: dict | None = None,
-              metadata: dict | None = None, tf: frozenset = frozenset()) -> tuple[StudyData, dict[str, str]]:
+              metadata: dict | None = None, tf: frozenset = frozenset(), per_item: int = 5
+              ) -> tuple[StudyData, dict[str, str]]:
     """plan: item -> (key or None, [answer of annotator a0, a1, ...: an option index, "x" for can't tell, None for
-    no answer]); llm_answers: item -> {judge name: option index}. Returns the study data and unit id -> item."""
+    no answer]); llm_answers: item -> {judge name: option index}; per_item: annotators per item (each item's quota).
+    Returns the study data and unit id -> item."""
     store.import_items("ds", "jsonl", mcq_items(plan, distractors, metadata, tf))
-    st = create_study(store, StudySpec(name="st", task=task, datasets=["ds"], seed=1, annotators_per_item=5))
+    st = create_study(store, StudySpec(name="st", task=task, datasets=["ds"], seed=1, annotators_per_item=per_item))
     units = store.units(st.id)
     items = store.get_items([u.item_id for u in units])
     ext = {u.id: items[u.item_id].external_id for u in units}

@@ -21,7 +21,8 @@ META = {"b1": {"polarity": "Negative"}, "b2": {"preference_type": "Negative Pref
 
 
 def test_every_figure_and_the_item_table_by_hand(store):
-    data, _ = mcq_study(store, "blind_test", PLAN, metadata=META)
+    # two annotators per item: b3's one answer leaves it short of its quota (undecided, not judged)
+    data, _ = mcq_study(store, "blind_test", PLAN, metadata=META, per_item=2)
     fs = get_task("blind_test").figures(data)
     assert [f.key for f in fs.figures] == ["accuracy_vs_chance_mcq", "cant_tell_rate_mcq", "guessable_share_mcq",
                                            "guessable_negative_share"]
@@ -38,7 +39,8 @@ def test_every_figure_and_the_item_table_by_hand(store):
     assert (ct.label, ct.value, ct.n, ct.n_of, ct.note) == ("can't tell answers, MCQ (4 options)",
                                                             pytest.approx(2 / 9), 9, "answers", "9 answers over 4 items")
     assert (gs.label, gs.value, gs.n) == ("guessable items, MCQ (4 options)", pytest.approx(1 / 3), 3)
-    assert gs.note.startswith("share of items flagged guessable among items with at least 2 option answers; ")
+    assert gs.note.startswith("share of items flagged guessable among the items the study has decided (their quota "
+                              "of answers, at least 2 option answers): the items `prefval release` leaves out; ")
     # polarity known for b1 (negative), b2 (negative), b3 (other); guessable among them: b1 only -> 1 of 1
     assert (odd.label, odd.value, odd.n) == ("guessable MCQ items with a negative preference", 1.0, 1)
     assert odd.extra["negative_share_all_mcq"] == pytest.approx(2 / 3)
@@ -47,14 +49,17 @@ def test_every_figure_and_the_item_table_by_hand(store):
     (table,) = fs.tables
     assert (table.key, table.title) == ("items", "blind answers per item")
     assert table.columns == ["item", "format", "options", "answers", "correct", "can't tell", "accuracy", "chance",
-                             "p (one-sided)", "guessable"]
+                             "p (one-sided)", "guessable", "outcome"]
     assert table.note == ("guessable: at least 2 option answers and all correct, or one-sided binomial p < 0.05 at "
-                          "chance; can't tell is not an option answer")
+                          "chance, once the item has its quota of answers (blank until then); can't tell is not an "
+                          "option answer; outcome: the item's decision, as `prefval release` applies it")
     assert sorted(table.rows, key=lambda r: r[0]) == [
-        ["b1", "mcq", 4, 2, 2, 0, 1.0, 0.25, pytest.approx(1 / 16), True],
-        ["b2", "mcq", 4, 2, 0, 1, 0.0, 0.25, pytest.approx(1.0), False],
-        ["b3", "mcq", 4, 0, 0, 1, None, 0.25, None, None],
-        ["b4", "mcq", 4, 3, 2, 0, pytest.approx(2 / 3), 0.25, pytest.approx(10 / 64), False]]
+        ["b1", "mcq", 4, 2, 2, 0, 1.0, 0.25, pytest.approx(1 / 16), True,
+         "failed: guessable without the history (flagged)"],
+        ["b2", "mcq", 4, 2, 0, 1, 0.0, 0.25, pytest.approx(1.0), False, "passed: not guessable"],
+        ["b3", "mcq", 4, 0, 0, 1, None, 0.25, None, None, "undecided: too few answers (1 of 2)"],
+        ["b4", "mcq", 4, 3, 2, 0, pytest.approx(2 / 3), 0.25, pytest.approx(10 / 64), False,
+         "passed: not guessable"]]
 
 
 def test_no_polarity_and_no_answer(store):

@@ -126,19 +126,26 @@ def test_before_any_answer(store):
     assert "candidate_agreement" not in f and "fleiss_kappa" not in f
 
 
-def test_release_verdicts_by_hand(store):
+def test_outcomes_by_hand(store):
     data = _data(store)
     ext = {u.id: data.items[u.item_id].external_id for u in data.units}
-    got = {ext[uid]: (v.passed, v.reason, v.fields)
-           for uid, v in get_task("gold_label").release_verdicts(data, store).items()}
-    unresolved = "no gold label (incomplete, or not unanimous and not adjudicated)"
+    got = {ext[uid]: (o.state, o.reason, o.fields, o.decided_by)
+           for uid, o in get_task("gold_label").outcomes(data).items()}
     assert got == {
-        "g1": (True, "gold label (unanimous)", {"gold_label": 1}),
-        "g2": (True, "gold label (adjudicated)", {"gold_label": 0}),
-        "g3": (True, "gold label (unanimous)", {"gold_label": 0}),
-        "g4": (False, "excluded by adjudication: unclear", {}),
-        "g5": (False, unresolved, {}), "g6": (False, unresolved, {}),
-        "g7": (False, "no gold label (its context was dropped for low unanimity)", {})}
+        "g1": ("passed", "gold label (unanimous)", {"gold_label": 1}, "votes"),
+        "g2": ("passed", "gold label (adjudicated)", {"gold_label": 0, "decided_by": "adjudication",
+                                                      "adjudicated_answer": {"label": 0}}, "adjudication"),
+        "g3": ("passed", "gold label (unanimous)", {"gold_label": 0}, "votes"),
+        "g4": ("failed", "excluded by adjudication: unclear", {}, "adjudication"),
+        "g5": ("failed", "no gold label: not unanimous (2 apply, 1 suppress), removed", {}, "votes"),
+        "g6": ("too_few", "too few answers (2 of 3)", {}, ""),
+        "g7": ("failed", "no gold label (its context was dropped for low unanimity)", {}, "study rule")}
+    # with non_unanimous=adjudicate, g5 waits for an adjudicator instead of being removed
+    store2 = type(store).open(":memory:")
+    data = _data(store2, non_unanimous="adjudicate")
+    ext = {u.id: data.items[u.item_id].external_id for u in data.units}
+    g5 = next(o for uid, o in get_task("gold_label").outcomes(data).items() if ext[uid] == "g5")
+    assert (g5.state, g5.reason) == ("needs_adjudication", "not unanimous (2 apply, 1 suppress)")
     assert get_task("gold_label").nothing_to_adjudicate(data) == (
         "; 1 item(s) not unanimous are in contexts dropped for unanimity below the study's context_threshold 0.4, "
         "where no adjudication gives a gold label")

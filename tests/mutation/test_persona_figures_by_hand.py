@@ -22,11 +22,11 @@ PLAN = {
 }
 
 
-def _study(store, name="pf", answers=PLAN, **options):
+def _study(store, name="pf", answers=PLAN, per_item=2, **options):
     store.import_items("personas", "jsonl", [ItemIn(external_id=f"p{i}", kind="persona_record",
                                                     payload={"text": f"persona {i}"}) for i in range(4)])
     st = create_study(store, StudySpec(name=name, task="persona_filter", datasets=["personas"], seed=1,
-                                       annotators_per_item=2, reasons=REASONS, options=options))
+                                       annotators_per_item=per_item, reasons=REASONS, options=options))
     units = store.units(st.id)
     items = store.get_items([u.item_id for u in units])
     for who, plan in answers.items():
@@ -41,14 +41,19 @@ def _study(store, name="pf", answers=PLAN, **options):
 def test_every_figure_and_table_by_hand(store):
     fs = _study(store)
     assert (fs.study, fs.task) == ("pf", "persona_filter")
-    assert [f.key for f in fs.figures] == ["records", "kept", "keep_rate", "drop_reason_agreement",
-                                           "percent_agreement", "fleiss_kappa", "gwet_ac1"]
-    rec, kept, rate, reasons, pa, fk, ac1 = fs.figures
+    assert [f.key for f in fs.figures] == ["records", "kept", "keep_rate", "needs_adjudication",
+                                           "drop_reason_agreement", "percent_agreement", "fleiss_kappa", "gwet_ac1"]
+    rec, kept, rate, tie, reasons, pa, fk, ac1 = fs.figures
     assert (rec.label, rec.value, rec.n, rec.note) == ("records in this round", 4, 4, "")
-    # majority (more than half keep): p0 keep (2 of 2); p1 drop; p2 1 of 2 -> drop; p3 drop
-    assert (kept.label, kept.value, kept.n, kept.note) == ("records kept (majority of the answers)", 1, 4, "")
-    assert (rate.label, rate.value, rate.n, rate.note) == ("keep rate (records, Wilson 95% CI)", 0.25, 4, "")
-    assert (rate.ci_low, rate.ci_high) == (pytest.approx(0.0456, abs=5e-5), pytest.approx(0.6994, abs=5e-5))
+    # majority (more than half keep): p0 keep (2 of 2); p1 drop; p2 1 of 2: a tie, undecided until adjudicated;
+    # p3 drop. Decided 3, kept 1: Wilson (1, 3) = [0.0615, 0.7923]
+    assert (kept.label, kept.value, kept.n, kept.note) == ("records kept (majority of the people's answers)", 1, 3,
+                                                           "")
+    assert (rate.label, rate.value, rate.n, rate.note) == ("keep rate (decided records, Wilson 95% CI)",
+                                                           pytest.approx(1 / 3), 3, "")
+    assert (rate.ci_low, rate.ci_high) == (pytest.approx(0.0615, abs=5e-5), pytest.approx(0.7923, abs=5e-5))
+    assert (tie.label, tie.value, tie.n, tie.note) == ("records undecided: a tie that needs adjudication", 1, 4,
+                                                       "`prefval adjudicate pf` decides them")
     # p1 dropped by both with the same reasons, p3 by both with different ones (none vs implausible)
     assert reasons.model_dump() == {
         "key": "drop_reason_agreement", "label": "same drop reasons (pairs who both dropped a record)",
@@ -67,11 +72,12 @@ def test_every_figure_and_table_by_hand(store):
 
     funnel, drops, per = fs.tables
     assert funnel.model_dump() == {
-        "key": "funnel", "title": "funnel: 4 -> 1",
+        "key": "funnel", "title": "funnel: 4 -> 1 (1 of this round undecided, 1 of them waiting for adjudication)",
         "columns": ["stage", "study", "records", "decided", "kept", "dropped", "undecided", "keep rate"],
-        "rows": [[1, "pf", 4, 4, 1, 3, 0, 0.25]],
-        "note": "earlier rounds as they stood when this round was created; dropped = decided and not kept; "
-                "undecided = no answer yet"}
+        "rows": [[1, "pf", 4, 3, 1, 2, 1, 1 / 3]],
+        "note": "earlier rounds as they stood when this round was created; decided, kept and dropped are the "
+                "records' outcomes (after adjudication, as the release counts them); undecided = no answer yet, "
+                "fewer answers than the quota, or a tie waiting for adjudication"}
     assert drops.model_dump() == {
         "key": "drop_reasons", "title": "drop reasons (answers citing each; records)",
         "columns": ["key", "reason", "answers", "records"],
@@ -84,11 +90,12 @@ def test_every_figure_and_table_by_hand(store):
 
 
 def test_unanimous_rule_and_one_annotator(store):
-    fs = _study(store, answers={"ben": PLAN["ben"]}, keep_rule="unanimous")
+    fs = _study(store, answers={"ben": PLAN["ben"]}, per_item=1, keep_rule="unanimous")
     # one annotator: kept are p0 and p2; no agreement figures, no pair for reasons
-    assert [f.key for f in fs.figures] == ["records", "kept", "keep_rate", "drop_reason_agreement"]
+    assert [f.key for f in fs.figures] == ["records", "kept", "keep_rate", "needs_adjudication",
+                                           "drop_reason_agreement"]
     kept = fs.figure("kept")
-    assert (kept.label, kept.value, kept.n) == ("records kept (unanimous of the answers)", 2, 4)
+    assert (kept.label, kept.value, kept.n) == ("records kept (unanimous of the people's answers)", 2, 4)
     reasons = fs.figure("drop_reason_agreement")
     assert (reasons.value, reasons.n, reasons.n_of, reasons.note) == (None, 0, "pairs",
                                                                       "no record dropped by two annotators")
@@ -98,10 +105,11 @@ def test_unanimous_rule_and_one_annotator(store):
 
 def test_no_answer_yet(store):
     fs = _study(store, answers={})
-    assert [f.key for f in fs.figures] == ["records", "kept", "keep_rate", "drop_reason_agreement"]
+    assert [f.key for f in fs.figures] == ["records", "kept", "keep_rate", "needs_adjudication",
+                                           "drop_reason_agreement"]
     kept, rate = fs.figure("kept"), fs.figure("keep_rate")
-    assert (kept.value, kept.n, kept.note) == (0, 0, "no record answered yet")
-    assert (rate.value, rate.ci_low, rate.ci_high, rate.n, rate.note) == (None, None, None, 0, "no record answered yet")
+    assert (kept.value, kept.n, kept.note) == (0, 0, "no record decided yet")
+    assert (rate.value, rate.ci_low, rate.ci_high, rate.n, rate.note) == (None, None, None, 0, "no record decided yet")
     assert [t.key for t in fs.tables] == ["funnel", "drop_reasons"]  # no per-annotator table without answers
     assert fs.tables[0].rows == [[1, "pf", 4, 0, 0, 0, 4, None]]  # none dropped: 4 undecided
     assert fs.tables[1].rows[-1] == ["d", "(no reason given)", 0, None]
@@ -130,13 +138,13 @@ def test_funnel_text_segments():
 def _verdicts(store, name):
     data = load_study_data(store, name)
     ext = {u.id: data.items[u.item_id].external_id for u in data.units}
-    out = get_task("persona_filter").release_verdicts(data, store)
-    return {ext[uid]: (v.passed, v.reason, v.fields) for uid, v in out.items()}
+    out = get_task("persona_filter").outcomes(data)
+    return {ext[uid]: (o.state, o.reason, o.fields) for uid, o in out.items()}
 
 
-def test_release_verdicts_follow_the_keep_rule_and_humans_only(store):
+def test_outcomes_follow_the_keep_rule_and_people_only(store):
     plan = {"ana": dict(PLAN["ana"]), "ben": dict(PLAN["ben"])}
-    plan["ana"]["p2"] = (None, [])  # no decision: not counted, so p2 has ben's keep only
+    plan["ana"]["p2"] = (None, [])  # no decision: not a vote, so p2 has ben's keep only (1 keep, 0 drop)
     _study(store, answers=plan)
     # an LLM judge keeping everything changes nothing
     st = store.get_study("pf")
@@ -145,18 +153,22 @@ def test_release_verdicts_follow_the_keep_rule_and_humans_only(store):
         store.add_annotation(AnnotationIn(study_id=st.id, unit_id=u.id, item_id=u.item_id, annotator_id=judge.id,
                                           status="answered", answer={"decision": "keep", "reasons": []}))
     assert _verdicts(store, "pf") == {
-        "p0": (True, "kept (majority)", {}), "p1": (False, "dropped (majority)", {}),
-        "p2": (True, "kept (majority)", {}), "p3": (False, "dropped (majority)", {})}
+        "p0": ("passed", "kept (majority: 2 keep, 0 drop)", {}),
+        "p1": ("failed", "dropped (majority: 0 keep, 2 drop)", {}),
+        "p2": ("passed", "kept (majority: 1 keep, 0 drop)", {}),
+        "p3": ("failed", "dropped (majority: 0 keep, 2 drop)", {})}
 
 
 def test_release_verdicts_unanimous_and_unanswered(store):
-    _study(store, answers={"ben": {**PLAN["ben"]}}, keep_rule="unanimous")
+    _study(store, answers={"ben": {**PLAN["ben"]}}, per_item=1, keep_rule="unanimous")
     assert _verdicts(store, "pf") == {
-        "p0": (True, "kept (unanimous)", {}), "p1": (False, "dropped (unanimous)", {}),
-        "p2": (True, "kept (unanimous)", {}), "p3": (False, "dropped (unanimous)", {})}
+        "p0": ("passed", "kept (unanimous: 1 keep, 0 drop)", {}),
+        "p1": ("failed", "dropped (unanimous: 0 keep, 1 drop)", {}),
+        "p2": ("passed", "kept (unanimous: 1 keep, 0 drop)", {}),
+        "p3": ("failed", "dropped (unanimous: 0 keep, 1 drop)", {})}
     store.import_items("more", "jsonl", [ItemIn(external_id="q0", kind="persona_record", payload={"text": "x"})])
     create_study(store, StudySpec(name="empty", task="persona_filter", datasets=["more"]))
-    assert _verdicts(store, "empty") == {"q0": (None, "not annotated", {})}
+    assert _verdicts(store, "empty") == {"q0": ("open", "no answer yet", {})}
 
 
 def test_keys_and_adjudication_of_a_record():
@@ -173,16 +185,24 @@ def test_keys_and_adjudication_of_a_record():
     assert task.check_key(item({"expected_decision": "maybe"})) is None
     assert task.check_key(item(None)) is None
     assert task.answer_key({"decision": "drop", "reasons": ["couple"]}) == "drop"
-    kept = task.adjudicated_verdict({"decision": "keep"})
-    dropped = task.adjudicated_verdict({"decision": "drop"})
-    assert (kept.passed, kept.reason, kept.fields) == (True, "kept by adjudication", {})
-    assert (dropped.passed, dropped.reason, dropped.fields) == (False, "dropped by adjudication", {})
+    kept = task.adjudicated_outcome({"decision": "keep"}, None, {})
+    dropped = task.adjudicated_outcome({"decision": "drop"}, None, {})
+    assert (kept.state, kept.reason, kept.fields, kept.label) == ("passed", "kept by adjudication", {}, "keep")
+    assert (dropped.state, dropped.reason, dropped.fields, dropped.label) == ("failed", "dropped by adjudication", {},
+                                                                              "drop")
 
 
 def test_undecided_records_are_not_counted_as_dropped(store):
     # new-user trial 6: "18 records, decided 2, kept 1, not kept 17" during a round. Here: 4 records, ana kept p0
-    # and dropped p1, p2 and p3 not answered yet: decided 2, kept 1, dropped 1, undecided 2
-    fs = _study(store, answers={"ana": {"p0": ("keep", []), "p1": ("drop", ["unnatural"])}})
+    # and dropped p1, p2 and p3 not answered yet (one annotator per record): decided 2, kept 1, dropped 1,
+    # undecided 2
+    fs = _study(store, answers={"ana": {"p0": ("keep", []), "p1": ("drop", ["unnatural"])}}, per_item=1)
     funnel = next(t for t in fs.tables if t.key == "funnel")
     assert funnel.title == "funnel: 4 -> 1 (2 of this round undecided)"
     assert funnel.rows == [[1, "pf", 4, 2, 1, 1, 2, 0.5]]
+    # with two annotators per record, ana's answers alone decide nothing yet: every record is undecided
+    store2 = type(store).open(":memory:")
+    fs = _study(store2, answers={"ana": {"p0": ("keep", []), "p1": ("drop", ["unnatural"])}}, per_item=2)
+    funnel = next(t for t in fs.tables if t.key == "funnel")
+    assert funnel.title == "funnel: 4 -> 0 (4 of this round undecided)"
+    assert funnel.rows == [[1, "pf", 4, 0, 0, 0, 4, None]]

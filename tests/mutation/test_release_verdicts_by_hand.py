@@ -9,9 +9,9 @@ from tests.mutation.mcq_plan import mcq_study
 
 
 def _verdicts(store, task: str, plan: dict, llm_answers: dict | None = None) -> dict:
-    data, ext = mcq_study(store, task, plan, llm_answers)
-    out = get_task(task).release_verdicts(data, store)
-    return {ext[uid]: (v.passed, v.reason, v.fields) for uid, v in out.items()}
+    data, ext = mcq_study(store, task, plan, llm_answers, per_item=1)  # one answer meets an item's quota
+    out = get_task(task).outcomes(data)
+    return {ext[uid]: (o.state, o.reason, o.fields) for uid, o in out.items()}
 
 
 def test_blind_test_guessable_rule(store):
@@ -31,16 +31,16 @@ def test_blind_test_guessable_rule(store):
     got = _verdicts(store, "blind_test", plan, llm_answers={"one": {"judge": 1}, "none": {"judge": 1}})
     flagged = "guessable without the history (flagged)"
     assert got == {
-        "all2": (False, flagged, {}), "half": (True, "not guessable", {}),
-        "one": (None, "too few answers to judge (1)", {}), "none": (None, "too few answers to judge (0)", {}),
-        "p0508": (True, "not guessable", {}), "p0156": (False, flagged, {}), "nokey": (None, "no key", {}),
+        "all2": ("failed", flagged, {}), "half": ("passed", "not guessable", {}),
+        "one": ("undecided", "too few option answers to judge (1)", {}), "none": ("open", "no answer yet", {}),
+        "p0508": ("passed", "not guessable", {}), "p0156": ("failed", flagged, {}), "nokey": ("undecided", "no key", {}),
     }
 
 
 def test_easy_test_more_than_half_correct(store):
     plan = {
         "2of3": (0, [0, 0, 1]),
-        "1of2": (0, [0, 1]),       # exactly half: fails
+        "1of2": (0, [0, 1]),       # exactly half: a tie, undecided until adjudicated
         "1of1": (2, [None, 2]),
         "cant": (0, ["x", "x", 0]),  # can't tell counts as not correct
         "unanswered": (0, []),
@@ -48,15 +48,16 @@ def test_easy_test_more_than_half_correct(store):
     }
     got = _verdicts(store, "easy_test", plan, llm_answers={"1of2": {"judge": 0}, "unanswered": {"judge": 0}})
     assert got == {
-        "2of3": (True, "easy test: 2 of 3 correct", {}), "1of2": (False, "easy test: 1 of 2 correct", {}),
-        "1of1": (True, "easy test: 1 of 1 correct", {}), "cant": (False, "easy test: 1 of 3 correct", {}),
-        "unanswered": (None, "not annotated", {}), "nokey": (None, "no key", {}),
+        "2of3": ("passed", "easy test: 2 of 3 correct", {}),
+        "1of2": ("needs_adjudication", "easy test: 1 of 2 correct, a tie", {}),
+        "1of1": ("passed", "easy test: 1 of 1 correct", {}), "cant": ("failed", "easy test: 1 of 3 correct", {}),
+        "unanswered": ("open", "no answer yet", {}), "nokey": ("undecided", "no key", {}),
     }
 
 
 def test_plain_mcq_passes_once_a_human_answered(store):
     got = _verdicts(store, "mcq", {"a": (0, [1]), "b": (0, [])}, llm_answers={"b": {"judge": 0}})
-    assert got == {"a": (True, "annotated", {}), "b": (None, "not annotated", {})}
+    assert got == {"a": ("passed", "annotated", {}), "b": ("open", "no answer yet", {})}
 
 
 @pytest.mark.parametrize("fmt, n_options, expected", [("tf", 2, 0.5), ("mcq", 4, 0.25), ("mcq", 5, 0.2)])

@@ -92,5 +92,5 @@ def test_keys_agreement_and_checks():
     assert mcq.check_correct(keyed, {"choice": None, "cant_tell": True}) is False
     assert mcq.check_correct(_item({"question": "q", "options": ["a", "b"]}), {"choice": 1}) is None
     assert get_task("pairwise").check_correct(keyed, {"winner": "A"}) is None  # no key to check
-    verdict = get_task("mcq").adjudicated_verdict({"choice": 1})
-    assert (verdict.passed, verdict.reason, verdict.fields) == (True, "adjudicated", {})
+    got = get_task("mcq").adjudicated_outcome({"choice": 1}, None, {})
+    assert (got.state, got.passed, got.reason, got.fields) == ("passed", True, "adjudicated", {})

@@ -66,6 +66,16 @@ def blind_test_figures(data: StudyData) -> FigureSet:
     items = [it for it in collect(data) if it.key is not None]
     seed = data.study.seed
     verdicts = {it.unit_id: item_verdict(it) for it in items}
+    # an item is guessable when its outcome (TaskType.outcomes: the release's decision, over the people's answers
+    # once the item has its quota) fails it; items not decided yet are not judged
+    from annotator.tasks import get_task
+    from annotator.tasks.outcome import FAILED
+
+    outcomes = get_task(data.study.task_type).outcomes(data)
+    for it in items:
+        o = outcomes[it.unit_id]
+        verdicts[it.unit_id]["guessable"] = (o.state == FAILED) if o.decided else None
+        verdicts[it.unit_id]["outcome"] = o.text()
     for suffix, label, group in _groups(items):
         flags = [a["choice"] == it.key for it in group for a in it.chosen()]
         ch = chance(group[0])
@@ -88,21 +98,23 @@ def blind_test_figures(data: StudyData) -> FigureSet:
                                  if n_all else "no answer yet"))
         judged = [verdicts[it.unit_id]["guessable"] for it in group
                   if verdicts[it.unit_id]["guessable"] is not None]
-        gs = share(f"guessable_share_{suffix}", judged, f"share of items flagged guessable among items with at "
-                   f"least {GUESS_MIN_ANSWERS} option answers", seed)
+        gs = share(f"guessable_share_{suffix}", judged, "share of items flagged guessable among the items the study "
+                   f"has decided (their quota of answers, at least {GUESS_MIN_ANSWERS} option answers): the items "
+                   "`prefval release` leaves out", seed)
         fs.figures.append(Figure.from_stat(f"guessable_share_{suffix}", f"guessable items, {label}", gs))
     fs.figures.append(odd_one_out_figure([it for it in items if it.fmt != "tf"], verdicts, seed))
     rows = []
     for it in items:
         v = verdicts[it.unit_id]
         rows.append([it.item.external_id, it.fmt, it.n_options, v["n"], v["correct"], v["cant_tell"],
-                     v["correct"] / v["n"] if v["n"] else None, chance(it), v["p"], v["guessable"]])
+                     v["correct"] / v["n"] if v["n"] else None, chance(it), v["p"], v["guessable"], v["outcome"]])
     fs.tables.append(Table(
         key="items", title="blind answers per item",
         columns=["item", "format", "options", "answers", "correct", "can't tell", "accuracy", "chance",
-                 "p (one-sided)", "guessable"], rows=rows,
+                 "p (one-sided)", "guessable", "outcome"], rows=rows,
         note=f"guessable: at least {GUESS_MIN_ANSWERS} option answers and all correct, or one-sided binomial "
-             f"p < {GUESS_ALPHA} at chance; can't tell is not an option answer"))
+             f"p < {GUESS_ALPHA} at chance, once the item has its quota of answers (blank until then); can't "
+             "tell is not an option answer; outcome: the item's decision, as `prefval release` applies it"))
     return fs
 
 

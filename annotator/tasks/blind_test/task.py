@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotator.tasks.base import ReleaseVerdict, UnitView, human_answers
+from annotator.tasks.base import UnitView
 from annotator.tasks.mcq.task import McqTask
 from storage.payloads import McqPayload
 
@@ -51,27 +51,22 @@ class BlindTestTask(McqTask):
         """Nothing: no stored context, no snippet."""
         return {}
 
-    def release_verdicts(self, data, store) -> dict[str, ReleaseVerdict]:
-        """An item passes when the blind test does not flag it as guessable (item_verdict in
-        _mcq_blind_figures: every answer correct, or correct above chance by a one-sided binomial test); it is
-        undecided while it has too few answers to judge, and fails when flagged."""
+    def vote_outcome(self, answers, item, settings):
+        """An item passes when the blind test does not flag it as guessable from the people's answers (item_verdict
+        in annotator/tasks/blind_test/figures.py: every option answer correct, or correct above chance by a
+        one-sided binomial test) and fails when flagged; undecided with too few option answers to judge or
+        without a key."""
         from annotator.tasks.blind_test.figures import item_verdict
         from annotator.tasks.mcq.stats import ItemAnswers
+        from annotator.tasks.outcome import failed, passed, undecided
 
-        answers = human_answers(data)
-        out = {}
-        for u in data.units:
-            it = ItemAnswers(u.id, data.items[u.item_id], {str(i): a for i, a in enumerate(answers[u.id])})
-            if it.key is None:
-                out[u.id] = ReleaseVerdict(None, "no key", {})
-                continue
-            v = item_verdict(it)
-            if v["guessable"] is None:
-                out[u.id] = ReleaseVerdict(None, f"too few answers to judge ({v['n']})", {})
-            else:
-                out[u.id] = ReleaseVerdict(not v["guessable"], "guessable without the history (flagged)"
-                                           if v["guessable"] else "not guessable", {})
-        return out
+        it = ItemAnswers("", item, {str(i): a for i, a in enumerate(answers)})
+        if it.key is None:
+            return undecided("no key")
+        v = item_verdict(it)
+        if v["guessable"] is None:
+            return undecided(f"too few option answers to judge ({v['n']})")
+        return failed("guessable without the history (flagged)") if v["guessable"] else passed("not guessable")
 
     def figures(self, data):
         """See annotator/tasks/blind_test/figures.py (loaded here, so the TUI start-up stays light)."""

@@ -40,17 +40,23 @@ def _table(items: list[ItemAnswers], field: str, key: str, title: str, seed: int
                  note=f"answers include can't tell; {CANT_TELL_RULE}; 95% bootstrap intervals over items")
 
 
-def not_inferable_table(items: list[ItemAnswers]) -> Table:
-    """Items where more than half of the answers are not correct (with one annotator: a single miss)."""
+def not_inferable_table(items: list[ItemAnswers], outcomes: dict) -> Table:
+    """Items the easy test fails (their outcome, TaskType.outcomes: fewer than half of the people's answers are
+    correct once the item has its quota; with one annotator a single miss): the items `prefval release` leaves
+    out. outcomes: unit id -> Outcome."""
+    from annotator.tasks.outcome import FAILED
+
     rows = []
     for it in items:
         flags = it.correct_flags()
-        if flags and 2 * (len(flags) - sum(flags)) > len(flags):
+        if outcomes[it.unit_id].state == FAILED:
             rows.append([it.item.external_id, it.fmt, _group(it, "expression_type"), _group(it, "preference_type"),
                          len(flags), sum(flags), it.payload["question"][:80]])
     return Table(key="not_inferable", title="not inferable: items most annotators miss",
                  columns=["item", "format", "expression type", "preference type", "answers", "correct", "question"],
-                 rows=rows, note="more than half of the item's answers are not correct (can't tell counts as a miss)")
+                 rows=rows, note="the items the easy test fails: more than half of the item's answers are not correct "
+                                "(can't tell counts as a miss), once it has its quota of answers; an item decided by "
+                                "adjudication follows the adjudicated answer")
 
 
 def easy_test_figures(data: StudyData) -> FigureSet:
@@ -77,5 +83,7 @@ def easy_test_figures(data: StudyData) -> FigureSet:
                             seed, published=True))
     fs.tables.append(_table(items, "preference_type", "accuracy_by_preference_type", "accuracy by preference type",
                             seed, published=False))
-    fs.tables.append(not_inferable_table(items))
+    from annotator.tasks import get_task
+
+    fs.tables.append(not_inferable_table(items, get_task(data.study.task_type).outcomes(data)))
     return fs

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotator.tasks.base import ReleaseVerdict, UnitView, human_answers
+from annotator.tasks.base import UnitView
 from annotator.tasks.mcq.task import McqTask
 from storage.models import Item
 from storage.payloads import McqPayload
@@ -43,20 +43,33 @@ class EasyTestTask(McqTask):
         """The snippet's messages, inline; never the stored long context."""
         return {"snippet": list(payload.snippet or [])}
 
-    def release_verdicts(self, data, store) -> dict[str, ReleaseVerdict]:
-        """An item passes the easy test when more than half of its human answers pick the key (RealPref G.2: the
-        item can be answered with the conversation); it fails otherwise; undecided without answers or key."""
-        out = {}
-        by_unit = human_answers(data)
-        for u in data.units:
-            key = data.items[u.item_id].payload.get("correct_index")
-            answers = by_unit[u.id]
-            if key is None or not answers:
-                out[u.id] = ReleaseVerdict(None, "no key" if key is None else "not annotated", {})
-                continue
-            right = sum(a.get("choice") == key for a in answers)
-            out[u.id] = ReleaseVerdict(2 * right > len(answers), f"easy test: {right} of {len(answers)} correct", {})
-        return out
+    def vote_outcome(self, answers, item, settings):
+        """An item passes the easy test when more than half of its people's answers pick the key (RealPref G.2:
+        the item can be answered with the conversation) and fails when fewer than half do; exactly half is a tie
+        that needs adjudication; undecided without a key."""
+        from annotator.tasks.outcome import failed, needs_adjudication, passed, undecided
+
+        key = item.payload.get("correct_index") if item is not None else None
+        if key is None:
+            return undecided("no key")
+        right = sum(a.get("choice") == key for a in answers)
+        words = f"easy test: {right} of {len(answers)} correct"
+        if 2 * right > len(answers):
+            return passed(words)
+        if 2 * right == len(answers):
+            return needs_adjudication(f"{words}, a tie")
+        return failed(words)
+
+    def adjudicated_outcome(self, answer, item, settings):
+        """The adjudicator's answer passes the item when it is the key (the item can be answered with the
+        conversation), fails it otherwise."""
+        from annotator.tasks.outcome import failed, passed, undecided
+
+        key = item.payload.get("correct_index") if item is not None else None
+        if key is None:
+            return undecided("no key")
+        return passed("easy test: the adjudicated answer is the key") if answer.get("choice") == key else \
+            failed("easy test: the adjudicated answer is not the key")
 
     def figures(self, data):
         """See annotator/tasks/easy_test/figures.py (loaded here, so the TUI start-up stays light)."""

@@ -63,33 +63,48 @@ UNANIMOUS, ADJUDICATED, EXCLUDED, UNRESOLVED, INCOMPLETE, DROPPED = (
     "context dropped")
 
 
+#: why an item of a dropped context has no gold label (its outcome's reason)
+DROPPED_REASON = "no gold label (its context was dropped for low unanimity)"
+
+
+def dropped_context_units(data: StudyData) -> list[str]:
+    """Ids of the units whose context is judged (it has complete items) and below the study's context_threshold:
+    BenchPreS A.2 drops such contexts, so their items get no gold label (GoldLabelTask.study_rule)."""
+    contexts = context_unanimity(data)
+    return [u.id for u in data.units
+            if contexts[_context(data.items[u.item_id])]["rate"] is not None
+            and not contexts[_context(data.items[u.item_id])]["kept"]]
+
+
 def gold_status(data: StudyData, drop_contexts: bool = True) -> dict[str, tuple[int | None, str]]:
     """item external id -> (gold label 1 apply / 0 suppress / None, how: one of UNANIMOUS, ADJUDICATED, EXCLUDED,
-    UNRESOLVED, INCOMPLETE, DROPPED).
+    UNRESOLVED, INCOMPLETE, DROPPED), read from the items' outcomes (TaskType.outcomes, annotator.tasks.outcome:
+    the same decision status, release and export give).
 
-    An adjudication in force (data.adjudications) decides first: its final label, or no label when it excluded
-    the item. Otherwise a complete item's gold is its unanimous label. When drop_contexts, an item whose context
-    is below the study's context_threshold has no gold whatever decided it (BenchPreS A.2 drops such contexts).
+    When drop_contexts, an item whose context is below the study's context_threshold has no gold whatever decided
+    it (DROPPED; BenchPreS A.2 drops such contexts); then an adjudication in force decides (its final label:
+    ADJUDICATED, or no label: EXCLUDED); then an item with fewer labels than its quota is INCOMPLETE; a complete
+    item's gold is its unanimous label (UNANIMOUS), else none (UNRESOLVED).
     """
-    votes = unit_votes(data)
-    contexts = context_unanimity(data) if drop_contexts else {}
+    from annotator.tasks import get_task
+    from annotator.tasks.outcome import ADJUDICATION, FAILED, NEEDS_ADJUDICATION, OPEN, PASSED, STUDY_RULE, TOO_FEW
+
+    outcomes = get_task(data.study.task_type).outcomes(data, study_rules=drop_contexts)
     out: dict[str, tuple[int | None, str]] = {}
     for u in data.units:
-        item = data.items[u.item_id]
-        labels = votes[u.id]
-        adj = data.adjudications.get(u.id)
-        if drop_contexts and not contexts[_context(item)]["kept"]:  # (no complete item in it yet: incomplete)
-            out[item.external_id] = (None, INCOMPLETE if contexts[_context(item)]["rate"] is None else DROPPED)
-        elif adj is not None and adj.kind == "final" and (adj.answer or {}).get("label") in (0, 1):
-            out[item.external_id] = ((adj.answer or {})["label"], ADJUDICATED)
-        elif adj is not None:
-            out[item.external_id] = (None, EXCLUDED)
-        elif not _complete(data, labels):
-            out[item.external_id] = (None, INCOMPLETE)
-        elif len(set(labels)) == 1:
-            out[item.external_id] = (labels[0], UNANIMOUS)
+        o = outcomes[u.id]
+        ext = data.items[u.item_id].external_id
+        if o.decided_by == STUDY_RULE:
+            out[ext] = (None, DROPPED)
+        elif o.decided_by == ADJUDICATION:
+            out[ext] = (o.label, ADJUDICATED) if o.state == PASSED else (None, EXCLUDED)
+        elif o.state in (OPEN, TOO_FEW):
+            out[ext] = (None, INCOMPLETE)
+        elif o.state == PASSED:
+            out[ext] = (o.label, UNANIMOUS)
         else:
-            out[item.external_id] = (None, UNRESOLVED)
+            assert o.state in (FAILED, NEEDS_ADJUDICATION), o
+            out[ext] = (None, UNRESOLVED)
     return out
 
 

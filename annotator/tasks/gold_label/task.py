@@ -25,9 +25,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from annotator.tasks.base import (
-    Decision, KeyChoice, ReleaseVerdict, StudySpec, TaskType, UnitView, human_answers,
-)
+from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView
 from storage.errors import PrefvalError
 from storage.models import Item, Unit
 
@@ -170,36 +168,38 @@ class GoldLabelTask(TaskType):
                 "candidate_label": None if cand is None else int(cand),
                 "agrees_with_candidate": None if cand is None or label is None else int(cand) == label}
 
-    #: release_verdicts applies the study's adjudications itself (with the context rule), so `prefval release`
-    #: does not apply adjudicated_verdict over them
-    verdicts_include_adjudications = True
+    def study_rule(self, data):
+        """Items of a context dropped for low unanimity get no gold label, whatever decided them (BenchPreS A.2:
+        contexts whose judgments varied were dropped): failed once answered, open before."""
+        from annotator.tasks.gold_label.figures import DROPPED_REASON, dropped_context_units
+        from annotator.tasks.outcome import OPEN, Outcome, failed
 
-    def release_verdicts(self, data, store) -> dict[str, ReleaseVerdict]:
-        """A candidate passes with its gold label (annotator.tasks.gold_label.figures.gold_status): unanimous among its
-        complete human answers or set by an adjudicator (`prefval adjudicate`), and not in a context dropped for
-        low unanimity (BenchPreS A.2). The label is added as gold_label. Raises PrefvalError for a converted
-        adjudication round study."""
-        from annotator.tasks.gold_label.figures import ADJUDICATED, DROPPED, EXCLUDED, UNANIMOUS, gold_status
+        answered = {a.unit_id for a in data.answers}
+        return {uid: failed(DROPPED_REASON) if uid in answered else Outcome(OPEN, DROPPED_REASON)
+                for uid in dropped_context_units(data)}
 
-        self.check_study(data.study)
-        status = gold_status(data)
-        answers = human_answers(data)
-        out = {}
-        for u in data.units:
-            label, how = status[data.items[u.item_id].external_id]
-            if how in (UNANIMOUS, ADJUDICATED):
-                out[u.id] = ReleaseVerdict(True, f"gold label ({how})", {"gold_label": label})
-            elif how == EXCLUDED:
-                out[u.id] = ReleaseVerdict(False, f"excluded by adjudication: {data.adjudications[u.id].reason}", {})
-            elif how == DROPPED:
-                out[u.id] = ReleaseVerdict(False if answers[u.id] else None,
-                                           "no gold label (its context was dropped for low unanimity)", {})
-            elif not answers[u.id]:
-                out[u.id] = ReleaseVerdict(None, "not annotated", {})
-            else:
-                out[u.id] = ReleaseVerdict(False, "no gold label (incomplete, or not unanimous and not "
-                                                  "adjudicated)", {})
-        return out
+    def vote_outcome(self, answers, item, settings):
+        """A gold label when the complete answers are unanimous; a non-unanimous item is removed (failed) or,
+        with --option non_unanimous=adjudicate, waits for an adjudicator (BenchPreS A.2 keeps unanimous items
+        only)."""
+        from annotator.tasks.outcome import failed, needs_adjudication, passed
+
+        labels = [a.get("label") for a in answers if a.get("label") in (0, 1)]
+        if labels and len(set(labels)) == 1 and len(labels) == len(answers):
+            return passed("gold label (unanimous)", {"gold_label": labels[0]}, label=labels[0])
+        votes = f"{labels.count(1)} apply, {labels.count(0)} suppress"
+        if settings.get("non_unanimous") == "adjudicate":
+            return needs_adjudication(f"not unanimous ({votes})")
+        return failed(f"no gold label: not unanimous ({votes}), removed")
+
+    def adjudicated_outcome(self, answer, item, settings):
+        """The adjudicator's label is the gold label."""
+        from annotator.tasks.outcome import failed, passed
+
+        label = answer.get("label")
+        if label in (0, 1):
+            return passed("gold label (adjudicated)", {"gold_label": label}, label=label)
+        return failed("no gold label: the adjudication set no label")
 
     def figures(self, data):
         """gold_figures (annotator.tasks.gold_label.figures). Raises PrefvalError for a converted adjudication round."""

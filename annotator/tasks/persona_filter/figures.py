@@ -7,7 +7,6 @@ from collections import Counter
 
 import numpy as np
 
-from annotator.tasks.persona_filter.chain import verdict
 from reports.figures import Figure, FigureSet, Table
 from reports.study_data import StudyData
 
@@ -40,13 +39,15 @@ def funnel_text(stages: list[dict]) -> str:
 def persona_figures(data: StudyData) -> FigureSet:
     """Figures: records / decided / kept, keep rate (record level, Wilson 95% CI), the funnel table (earlier rounds
     as recorded when this study was created, this round live), drop reasons, keep rate per annotator, and with two
-    or more annotators percent agreement, Fleiss' kappa and Gwet's AC1 on keep/drop (bootstrap 95% CI)."""
-    rule = data.study.settings.get("keep_rule", "majority")
+    or more annotators percent agreement, Fleiss' kappa and Gwet's AC1 on keep/drop (bootstrap 95% CI).
+    Kept, decided and the funnel are the records' outcomes (TaskType.outcomes: the same as status, release and
+    --from-study), after adjudication; with adjudications, kept_by_votes gives the annotators' votes alone."""
+    from annotator.tasks import get_task
+
+    task = get_task(data.study.task_type)
+    outcomes = list(task.outcomes(data).values())
+    by_votes = list(task.outcomes(data, with_adjudications=False).values()) if data.adjudications else None
     by_unit = data.by_unit()
-    verdicts = {uid: verdict([a.get("decision") for a in answers.values()], rule)
-                for uid, answers in by_unit.items()}
-    decided = [v for v in verdicts.values() if v is not None]
-    kept = sum(1 for v in decided if v == "keep")
     cited: Counter = Counter()
     records_citing: dict[str, set] = {}
     no_reason = 0
@@ -65,29 +66,46 @@ def persona_figures(data: StudyData) -> FigureSet:
     raters = data.rater_names()
     ratings = [[by_unit[u.id].get(r, {}).get("decision") for r in raters] for u in data.units] \
         if len(raters) >= 2 else None
-    return _figure_set(data.study, len(data.units), len(decided), kept, cited,
-                       {r: len(units) for r, units in records_citing.items()}, no_reason,
-                       {name: (len(v), sum(v)) for name, v in per.items()}, reason_agreement(data), ratings)
+    return _figure_set(data.study, outcomes, cited, {r: len(units) for r, units in records_citing.items()},
+                       no_reason, {name: (len(v), sum(v)) for name, v in per.items()}, reason_agreement(data),
+                       ratings, by_votes)
 
 
-def _figure_set(study, n_units: int, n_decided: int, kept: int, cited: dict[str, int], records_citing: dict[str, int],
-                no_reason: int, per: dict[str, tuple[int, int]], reason_fig: Figure, ratings) -> FigureSet:
-    """The FigureSet of persona_figures from its counts: records decided and kept, answers and records citing
-    each drop reason (cited in first-cited order), answers without a reason, (answered, kept) per annotator
-    name, the drop-reason figure, and the units x raters keep/drop ratings (None with fewer than 2 raters; a
-    reports.stats Prepared table or lists of labels)."""
+def _figure_set(study, outcomes: list, cited: dict[str, int], records_citing: dict[str, int], no_reason: int,
+                per: dict[str, tuple[int, int]], reason_fig: Figure, ratings, by_votes: list | None = None
+                ) -> FigureSet:
+    """The FigureSet of persona_figures from the records' outcomes (annotator.tasks.outcome.Outcome, one per
+    record), answers and records citing each drop reason (cited in first-cited order), answers without a reason,
+    (answered, kept) per annotator name, the drop-reason figure, the units x raters keep/drop ratings (None with
+    fewer than 2 raters; a reports.stats Prepared table or lists of labels), and, when the study has
+    adjudications, the outcomes by the annotators' votes alone (by_votes)."""
+    from annotator.tasks.outcome import NEEDS_ADJUDICATION, tally
     from reports.stats import fleiss_kappa, gwet_ac1, percent_agreement
 
     s = study.settings
     rule = s.get("keep_rule", "majority")
+    counts = tally(outcomes)
+    n_units = len(outcomes)
+    kept, n_decided = counts["passed"], counts["passed"] + counts["failed"]
+    waiting = counts[NEEDS_ADJUDICATION]
+    adjudicated = sum(1 for o in outcomes if o.decided_by == "adjudication")
+    after = f", {adjudicated} by adjudication" if adjudicated else ""
     fs = FigureSet(study=study.name, task=study.task_type)
     fs.figures.append(Figure(key="records", label="records in this round", value=n_units, n=n_units))
-    fs.figures.append(Figure(key="kept", label=f"records kept ({rule} of the answers)", value=kept,
-                             n=n_decided, note="" if n_decided else "no record answered yet"))
+    fs.figures.append(Figure(key="kept", label=f"records kept ({rule} of the people's answers{after})", value=kept,
+                             n=n_decided, note="" if n_decided else "no record decided yet"))
     lo, hi = wilson_interval(kept, n_decided)
-    fs.figures.append(Figure(key="keep_rate", label="keep rate (records, Wilson 95% CI)",
+    fs.figures.append(Figure(key="keep_rate", label="keep rate (decided records, Wilson 95% CI)",
                              value=kept / n_decided if n_decided else None, ci_low=lo, ci_high=hi,
-                             n=n_decided, note="" if n_decided else "no record answered yet"))
+                             n=n_decided, note="" if n_decided else "no record decided yet"))
+    fs.figures.append(Figure(key="needs_adjudication", label="records undecided: a tie that needs adjudication",
+                             value=waiting, n=n_units,
+                             note=f"`prefval adjudicate {study.name}` decides them" if waiting else ""))
+    if by_votes is not None:
+        vk = tally(by_votes)["passed"]
+        fs.figures.append(Figure(key="kept_by_votes", label="records the annotators' votes alone keep "
+                                 "(adjudications not applied)", value=vk, n=n_units,
+                                 note="the headline figure 'kept' applies the adjudications"))
 
     stages = [dict(st) for st in s.get("chain", [])]
     current = {"study": study.name, "records": n_units, "decided": n_decided, "kept": kept, "rule": rule,
@@ -98,12 +116,17 @@ def _figure_set(study, n_units: int, n_decided: int, kept: int, cited: dict[str,
              st["records"] - st["decided"], st["kept"] / st["decided"] if st["decided"] else None]
             for i, st in enumerate(stages)]
     open_now = n_units - n_decided
-    fs.tables.append(Table(key="funnel", title=f"funnel: {funnel_text(stages)}"
-                           + (f" ({open_now} of this round undecided)" if open_now else ""),
+    undecided_words = ""
+    if open_now:
+        undecided_words = f" ({open_now} of this round undecided" + (
+            f", {waiting} of them waiting for adjudication)" if waiting else ")")
+    fs.tables.append(Table(key="funnel", title=f"funnel: {funnel_text(stages)}" + undecided_words,
                            columns=["stage", "study", "records", "decided", "kept", "dropped", "undecided",
                                     "keep rate"],
-                           rows=rows, note="earlier rounds as they stood when this round was created; dropped = "
-                                           "decided and not kept; undecided = no answer yet"))
+                           rows=rows, note="earlier rounds as they stood when this round was created; decided, "
+                                           "kept and dropped are the records' outcomes (after adjudication, as "
+                                           "the release counts them); undecided = no answer yet, fewer answers "
+                                           "than the quota, or a tie waiting for adjudication"))
 
     reasons = list(s.get("reasons", []))
     extra = [r for r in cited if r not in reasons]
@@ -157,26 +180,20 @@ def _reason_figure(pairs: list[bool], records: int) -> Figure:
 
 def persona_figures_table(t) -> FigureSet:
     """persona_figures from a reports.study_table.StudyTable: the same figures, from answer columns and per-unit
-    counts (verdicts from each unit's number of answers and of "keep" answers; drop reasons once per distinct
-    answer; keep/drop ratings as a coded units x raters table)."""
+    counts (outcomes by TaskType.outcomes_from_table, the same decide() per distinct answer pattern; drop reasons
+    once per distinct answer; keep/drop ratings as a coded units x raters table)."""
     from reports.stats._prep import Prepared, is_missing
 
-    rule = t.study.settings.get("keep_rule", "majority")
+    from annotator.tasks import get_task
+
+    task = get_task(t.study.task_type)
     n = t.n_units
     answers = t.answers
     unit, code, ann = t.unit, t.code, t.annotator
     decision = [a.get("decision") for a in answers]
     keep = np.array([d == "keep" for d in decision], dtype=bool)
-    n_ans = np.bincount(unit, minlength=n)
-    n_keep = np.bincount(unit[keep[code]], minlength=n) if len(code) else np.zeros(n, dtype=np.int64)
-    answered = n_ans > 0
-    if n:
-        verdict([], rule)  # an unknown rule raises here, as persona_figures does
-    pairs, inv = np.unique(np.column_stack([n_ans[answered], n_keep[answered]]), axis=0, return_inverse=True)
-    kept_pair = np.array([verdict(["keep"] * int(k) + ["drop"] * int(m - k), rule) == "keep" for m, k in pairs],
-                         dtype=bool)
-    n_decided = int(answered.sum())
-    kept = int(kept_pair[inv.reshape(-1)].sum()) if n_decided else 0
+    outcomes = task.outcomes_from_table(t)
+    by_votes = task.outcomes_from_table(t, with_adjudications=False) if t.adjudications else None
 
     # drop reasons, in the order they are first cited (answers in unit order, then annotator id)
     drop = np.array([d == "drop" for d in decision], dtype=bool)
@@ -231,4 +248,4 @@ def persona_figures_table(t) -> FigureSet:
                 ratings[u][col[k]] = decision[c]
         else:
             ratings = Prepared.from_codes(codes, ["keep", "drop"])
-    return _figure_set(t.study, n, n_decided, kept, cited, records_citing, no_reason, per, reason_fig, ratings)
+    return _figure_set(t.study, outcomes, cited, records_citing, no_reason, per, reason_fig, ratings, by_votes)

@@ -11,8 +11,8 @@ kept parent record of a chained round). Keys:
   the starting marks).
 Answer: {"decision": "keep" | "drop", "reasons": [reason names, in the study's reason order]}.
 
-Options (`--option KEY=VALUE`): keep_rule=majority|unanimous (how an earlier round's answers make a record kept;
-see annotator.tasks.persona_filter.chain), chain=same|children (default: same without --dataset, children with one),
+Options (`--option KEY=VALUE`): keep_rule=majority|unanimous (how this round's answers make a record kept; a
+later round takes the records this round kept by its own rule: annotator.tasks.persona_filter.chain), chain=same|children (default: same without --dataset, children with one),
 record_types=persona,profile,... (only records of these types), allow_open=1 (chain from an unfinished round).
 """
 from __future__ import annotations
@@ -20,9 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotator.tasks.persona_filter.chain import CHAIN_MODES, RULES, chain_stages, children_of
-from annotator.tasks.base import (
-    Decision, KeyChoice, ReleaseVerdict, StudySpec, TaskType, UnitView, human_answers, option_flag, seeded_sample,
-)
+from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView, option_flag, seeded_sample
 from storage.errors import PrefvalError
 from storage.models import Item, Unit
 
@@ -100,7 +98,7 @@ class PersonaFilterTask(TaskType):
 
         pairs: list[tuple[Item, Item | None]]
         if spec.from_study:
-            stages, kept, earlier = chain_stages(store, spec.from_study, settings["keep_rule"],
+            stages, kept, earlier = chain_stages(store, spec.from_study,
                                                  option_flag(spec.options.get("allow_open", "0")))
             settings["chain"] = stages
             if settings["chain_mode"] == "same":
@@ -216,19 +214,16 @@ class PersonaFilterTask(TaskType):
                                  reasons=self.reasons(view), decision=ans.get("decision"),
                                  chosen=self.marked(view, partial))
 
-    def release_verdicts(self, data, store) -> dict[str, ReleaseVerdict]:
-        """A record passes when the study keeps it under its keep_rule (majority or unanimous keep of the human
-        answers; see _persona_chain.verdict); undecided without answers."""
-        from annotator.tasks.persona_filter.chain import verdict
+    def vote_outcome(self, answers, item, settings):
+        """Kept, dropped or a tie that needs adjudication, by the study's keep_rule over the people's keep/drop
+        answers (annotator.tasks.persona_filter.chain.keep_vote)."""
+        from annotator.tasks.outcome import undecided
+        from annotator.tasks.persona_filter.chain import keep_vote
 
-        rule = data.study.settings.get("keep_rule", "majority")
-        out = {}
-        for uid, answers in human_answers(data).items():
-            v = verdict([a.get("decision") for a in answers if a.get("decision") in ("keep", "drop")], rule)
-            out[uid] = ReleaseVerdict(None if v is None else v == "keep",
-                                      {"keep": f"kept ({rule})", "drop": f"dropped ({rule})"}.get(v, "not annotated"),
-                                      {})
-        return out
+        decisions = [a.get("decision") for a in answers if a.get("decision") in ("keep", "drop")]
+        if not decisions:
+            return undecided("no keep or drop answer")
+        return keep_vote(decisions, settings.get("keep_rule", "majority"))
 
     # ---- outputs ----------------------------------------------------------------------------------------
     def check_key(self, item: Item) -> Any:
@@ -240,10 +235,13 @@ class PersonaFilterTask(TaskType):
         """Keep or drop: annotators who drop a record for different reasons agree on the decision."""
         return answer.get("decision")
 
-    def adjudicated_verdict(self, answer: dict[str, Any]) -> ReleaseVerdict:
+    def adjudicated_outcome(self, answer, item, settings):
         """Kept or dropped by the adjudicator."""
-        keep = answer.get("decision") == "keep"
-        return ReleaseVerdict(keep, "kept by adjudication" if keep else "dropped by adjudication", {})
+        from annotator.tasks.outcome import failed, passed
+
+        if answer.get("decision") == "keep":
+            return passed("kept by adjudication", label="keep")
+        return failed("dropped by adjudication", label="drop")
 
     def export_fields(self, unit: Unit, item: Item, item_b: Item | None, answer: dict[str, Any]) -> dict[str, Any]:
         return {"decision": answer.get("decision"), "reasons_text": "; ".join(answer.get("reasons") or []),
