@@ -93,6 +93,14 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
             from reports.notes import study_notes
 
             row["notes"] = study_notes(data)  # every note, oldest first
+        if names and store.has_llm_answers(s.id):  # models' answers: their own section, never among the people's
+            from reports.llm_answers import llm_answers_section
+            from reports.study_data import load_study_data
+
+            section = llm_answers_section(data if data is not None else load_study_data(store, s.name))
+            if section is not None:
+                row["figures"] += [f.model_dump() for f in section.figures]
+                row["tables"] += [t.model_dump() for t in section.tables]
         if names:
             row["bundles_out"] = [{k: b[k] for k in ("annotator", "file_name", "exported_at", "n_items")}
                                   for b in store.bundles_out(s.id)]  # exported, not merged back since
