@@ -3,7 +3,9 @@ test, guessable items (rule in annotator/tasks/blind_test/task.py and GUESS_* be
 share."""
 from __future__ import annotations
 
+import functools
 from typing import Any
+
 
 from annotator.tasks.mcq.stats import ItemAnswers, collect, share
 from reports.figures import Figure, FigureSet, Table
@@ -32,13 +34,20 @@ def polarity(it: ItemAnswers) -> str | None:
     return None
 
 
-def item_verdict(it: ItemAnswers) -> dict[str, Any]:
-    """Counts, one-sided binomial p (correct count at chance or above) and the guessable flag of one item."""
+@functools.lru_cache(maxsize=4096)
+def binomial_p(k: int, n: int, p0: float) -> float:
+    """One-sided exact binomial p-value P(X >= k) for X ~ Binomial(n, p0) (scipy.stats.binomtest, alternative
+    "greater"); cached, as a study's items share a few (k, n, chance) triples."""
     from scipy.stats import binomtest
 
+    return float(binomtest(k, n, p0, alternative="greater").pvalue)
+
+
+def item_verdict(it: ItemAnswers) -> dict[str, Any]:
+    """Counts, one-sided binomial p (correct count at chance or above) and the guessable flag of one item."""
     picked = it.chosen()
     n, k = len(picked), sum(a["choice"] == it.key for a in picked)
-    p = float(binomtest(k, n, chance(it), alternative="greater").pvalue) if n else None
+    p = binomial_p(k, n, chance(it)) if n else None
     guessable = None if n < GUESS_MIN_ANSWERS else (k == n or p < GUESS_ALPHA)
     # guessable None: too few option answers to judge
     return {"n": n, "correct": k, "cant_tell": len(it.answers) - n, "p": p, "guessable": guessable}
