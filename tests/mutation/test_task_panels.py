@@ -300,7 +300,7 @@ def test_generated_preference_and_generalized_preference_show_every_field_they_d
         "  PagedText#field-0.record-field !the topic: Topic: Travel",
         "  PagedText#field-1.record-field !the preference type: Type: Positive Preference",
         "  PagedText#field-2.record-field !the preferences it generalizes: Generalized from: "
-        "p01: Prefers trains to planes\np09 (not in the database)",
+        "\n- p01: Prefers trains to planes\n- p09 (not in the database)",
         "  PagedText#field-3.record-field !the inference reason: Why it follows from them: "
         "trains and walks are both slow",
     ]

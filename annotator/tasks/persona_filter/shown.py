@@ -262,8 +262,9 @@ def shown_record(item: Item, parent: Item | None, sources: list[tuple[str, Item 
         out.lacking.append(PROFILE_PART)
     for f in spec.fields:
         if f is SOURCES:
-            value = "\n".join(f"{pid}: {rec.payload.get('text', '')}" if rec is not None
-                              else f"{pid} (not in the database)" for pid, rec in sources) or None
+            # one line each, under the label: "- p01: <its text>", or "- p09 (not in the database)"
+            value = "".join(f"\n- {pid}: {rec.payload.get('text', '')}" if rec is not None
+                            else f"\n- {pid} (not in the database)" for pid, rec in sources) or None
         else:
             value = _field_value(f, p)
             if value is None and f.from_parent and parent is not None and parent.payload.get(
