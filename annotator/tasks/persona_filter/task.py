@@ -45,9 +45,12 @@ class PersonaFilterTask(TaskType):
     default_annotators_per_item = 1
     default_guidelines = (
         "# Keep or drop each generated record\n\n"
-        "Each screen shows one generated record (a persona sentence, a profile, a life event or a preference) "
-        "and, when there is one, the profile it belongs to. Keep it when it describes one believable person in "
-        "a natural way; drop it otherwise.\n\n"
+        "Each screen shows one generated record (a persona sentence, a profile, a life event, a preference or a "
+        "generalized preference) with what its plausibility depends on: the profile of the person it belongs "
+        "to, a life event's date, a preference's topic, type, date, the event that started it and the reason, "
+        "the preferences a generalized one was made from. A line says what a record lacks. Keep it when it "
+        "describes one believable person in a natural way, and fits that person at that date; drop it "
+        "otherwise.\n\n"
         "- `k`: keep (with reasons marked, press `k` twice: keeping clears the marks; on a record you dropped, "
         "press `k` twice to change it to keep)\n"
         "- `1`..`9`: mark or unmark the numbered reason listed under the record (several can be marked)\n"
