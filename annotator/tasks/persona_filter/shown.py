@@ -28,7 +28,7 @@ annotator's answer imported beside a record). bundle_metadata keeps the same fie
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field as dc_field
 from typing import Any
 
 from storage.models import Item
@@ -119,6 +119,7 @@ def _value(value: Any) -> str | None:
 
 
 def _field_value(f: Field, payload: dict[str, Any]) -> str | None:
+    """The value of field `f` in a payload: its first `payload` key with a value, else its first metadata key."""
     meta = payload.get("metadata") or {}
     for k in f.payload:
         got = _value(payload.get(k))
@@ -160,6 +161,7 @@ def _source_refs(item: Item, pid: str) -> list[str]:
 
 
 def _pipeline(item: Item) -> str | None:
+    """The generator pipeline that made the record (metadata.provenance.pipeline), or None."""
     prov = (item.payload.get("metadata") or {}).get("provenance")
     return prov.get("pipeline") if isinstance(prov, dict) else None
 
@@ -228,8 +230,8 @@ class ShownRecord:
     title: str
     text: str
     profile: str | None
-    fields: list[ShownPart] = field(default_factory=list)
-    lacking: list[str] = field(default_factory=list)
+    fields: list[ShownPart] = dc_field(default_factory=list)
+    lacking: list[str] = dc_field(default_factory=list)
 
 
 def profile_text(parent: Item) -> str:
