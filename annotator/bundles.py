@@ -97,7 +97,7 @@ def _export(store: Store, study, annotator_name: str, out: str, force: bool) -> 
     units = [by_id[a.unit_id] for a in queue]
     needed: dict[str, str] = {}  # item id -> unit id it is shown with
     for u in units:
-        for iid in (u.item_id, u.item_b_id, u.extra.get("parent_item")):
+        for iid in (u.item_id, u.item_b_id, u.extra.get("parent_item"), *(u.extra.get("source_items") or [])):
             if iid:
                 needed.setdefault(iid, u.id)
     items = store.get_items(list(needed))
@@ -106,7 +106,9 @@ def _export(store: Store, study, annotator_name: str, out: str, force: bool) -> 
     check_items = {u.item_id for u in units if u.extra.get("check")}
     home = next((items[u.item_id].dataset_id for u in sorted(by_id.values(), key=lambda u: u.position)
                  if not u.extra.get("check") and u.item_id in items), None)
-    parents = {u.extra.get("parent_item") for u in units} - {None}  # a screen may look these up by external id
+    # records shown beside a unit's item: a screen may look these up by external id
+    parents = {iid for u in units for iid in (u.extra.get("parent_item"), *(u.extra.get("source_items") or []))
+               } - {None}
     items = {iid: items[iid].model_copy(update={  # in queue order (rows of a bundle in their insertion order)
         "dataset_id": home if iid in check_items and home else items[iid].dataset_id,
         "external_id": items[iid].external_id if iid in parents else iid}) for iid in needed if iid in items}

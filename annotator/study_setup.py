@@ -72,7 +72,7 @@ def attention_check_units(store: Store, task, spec: StudySpec, units: list) -> l
                            f"in {store.path}")
     if n is not None:
         pool = [pool[i] for i in sorted(random.Random(spec.seed).sample(range(len(pool)), n))]
-    return [(it.id, None, {"check": True, "annotators": CHECK_QUOTA}) for it in pool]
+    return [(it.id, None, {**task.unit_links(store, it), "check": True, "annotators": CHECK_QUOTA}) for it in pool]
 
 
 def unit_quota(study: Study, unit: Unit) -> int:

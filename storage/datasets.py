@@ -237,6 +237,21 @@ class DatasetsMixin:
         r = rows[0]
         return _item_from_row(r, r["dataset_name"])
 
+    def items_by_external_id(self, external_ids: list[str], kind: str | None = None) -> dict[str, list[Item]]:
+        """external id -> the items (of `kind` when given) with that external id in any dataset, in dataset-name
+        order; ids no dataset holds are absent. Read one dataset at a time through the (dataset_id, external_id)
+        index, so it costs a few lookups per id however many items the file holds."""
+        wanted = sorted(set(external_ids))
+        out: dict[str, list[Item]] = {}
+        for ds_id, ds_name in self.db.execute("SELECT id, name FROM datasets ORDER BY name").fetchall():
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start:start + 500]
+                sql = (f"SELECT * FROM items WHERE dataset_id = ? AND external_id IN ({','.join('?' * len(chunk))})"
+                       + (" AND kind = ?" if kind is not None else ""))
+                for r in self.db.query(sql, [ds_id, *chunk, *([kind] if kind is not None else [])]):
+                    out.setdefault(r["external_id"], []).append(_item_from_row(r, ds_name))
+        return out
+
     def get_items(self, item_ids: list[str]) -> dict[str, Item]:
         """Items by id (missing ids are simply absent from the result). Rows are read as tuples and built without
         validation (they were validated when imported), sharing one set of field names, the dataset's id, name

@@ -258,7 +258,8 @@ def _task_db(db_file: str, task: str) -> None:
             s.import_items("d", "jsonl", [ItemIn(external_id="i", kind="mcq", payload=mcq.model_dump())])
         elif task == "persona_filter":
             s.import_items("d", "jsonl", [ItemIn(external_id="i", kind="persona_record", payload={
-                "text": _long("record", 8), "record_type": "event", "profile": _long("profile", 8)})])
+                "text": _long("record", 8), "record_type": "event", "profile": _long("profile", 8),
+                "metadata": {"date": _long("date", 2), "duration_type": _long("duration", 2)}})])
         elif task in ("gold_label", "judge_validation"):
             s.import_items("d", "jsonl", [ItemIn(external_id="i", kind="gold_candidate", payload={
                 "recipient": _long("recipient", 2), "task": _long("task", 3), "attribute": _long("attribute", 4),
@@ -281,7 +282,7 @@ REQUIRED = {
     "mcq": ["the end of the conversation", *OPTIONS],
     "easy_test": ["the conversation snippet", *OPTIONS],
     "blind_test": OPTIONS,
-    "persona_filter": ["the profile", "the record", "the drop reasons"],
+    "persona_filter": ["the profile", "the record", "the date", "the duration", "the drop reasons"],
     "gold_label": ["the user", "the recipient", "the task", "the remembered attribute"],
     "pairwise": ["the left preference", "the left conversation", "the right preference", "the right conversation"],
     "rubric": ["the preference", "the query", "the answer", "the levels of Preference awareness"],

@@ -171,6 +171,11 @@ class TaskType:
         """Whether an item of an accepted kind can be used (override to filter, e.g. only T/F)."""
         return True
 
+    def unit_links(self, store: "Store", item: Item) -> dict[str, Any]:
+        """Extras of a unit made outside build_units (an attention check) that link the records its screen
+        shows beside `item`, as build_units links them (persona_filter: the profile). Default: none."""
+        return {}
+
     # ---- the screen -------------------------------------------------------------------------------------
     def shuffle_size(self, unit: Unit, item: Item, item_b: Item | None) -> int:
         """How many things the per-annotator seeded shuffle permutes (options, sides); 0 for none."""

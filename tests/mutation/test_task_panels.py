@@ -196,10 +196,11 @@ def test_persona_record_under_its_parent_persona_with_the_stored_drop():
     view = _view(rec, answer={"decision": "drop", "reasons": ["duplicate"]}, settings=REASONS,
                  extra={"parent_item": "ip"})
     assert outline(get_task("persona_filter").compose_item(view, None, _Parents(parent))) == [
-        "Vertical#profile <Profile it belongs to>",
+        "Vertical#profile <The person's profile>",
         "  PagedText.profile-text !the profile: A retired nurse in Leeds",
         "Vertical#record.dropped <Life event>",
         "  PagedText.record-text !the record: Adopted a dog",
+        "  Static#lacking.lacking !what the record lacks: Not in the record: the date, the duration",
         "Vertical#reasons <Drop reasons>",
         "  Static#reason-0.reason !the drop reasons: 1  [ ] vague",
         "  Static#reason-1.reason !the drop reasons: 2  [ ] unsafe",
@@ -211,18 +212,115 @@ def test_persona_record_marks_in_progress_replace_the_stored_answer():
     parent = _item("persona_record", {"text": "parent text"}, ext="p1", iid="ip")
     # its own profile text is shown rather than the parent's; a partial answer (reasons being marked) is shown
     # undecided with its marks
-    rec = _item("persona_record", {"text": "Likes chess", "record_type": "preference", "profile": "Own profile"})
+    rec = _item("persona_record", {"text": "Likes chess", "record_type": "preference", "profile": "Own profile",
+                                   "metadata": {"topic": "Games"}})
     view = _view(rec, answer={"decision": "keep", "reasons": []}, settings=REASONS, extra={"parent_item": "ip"})
     task = get_task("persona_filter")
     lines = outline(task.compose_item(view, {"reasons": ["vague"]}, _Parents(parent)))
-    assert lines[:3] == ["Vertical#profile <Profile it belongs to>",
-                         "  PagedText.profile-text !the profile: Own profile", "Vertical#record <Preference>"]
-    assert lines[5] == "  Static#reason-0.chosen.reason !the drop reasons: 1  [x] vague"
+    assert lines[:6] == ["Vertical#profile <The person's profile>",
+                         "  PagedText.profile-text !the profile: Own profile", "Vertical#record <Preference>",
+                         "  PagedText.record-text !the record: Likes chess",
+                         "  PagedText#field-0.record-field !the topic: Topic: Games",
+                         "  Static#lacking.lacking !what the record lacks: Not in the record: the preference type, "
+                         "the date, the originating event, the reason"]
+    assert lines[7] == "  Static#reason-0.chosen.reason !the drop reasons: 1  [x] vague"
     kept = outline(task.compose_item(view, None, _Parents(parent)))
     assert kept[2] == "Vertical#record.kept <Preference>" and "[x]" not in _text(kept)
-    # a record without a parent and without a type: a persona, no profile pane, the default reasons
+    # a record without a parent and without a type: a persona sentence, no profile pane, nothing lacking
     lone = outline(task.compose_item(_view(_item("persona_record", {"text": "Solo"})), None, None))
-    assert lone[:2] == ["Vertical#record <Persona>", "  PagedText.record-text !the record: Solo"]
+    assert lone[:3] == ["Vertical#record <Persona sentence>", "  PagedText.record-text !the record: Solo",
+                        "Vertical#reasons <Drop reasons>"]
+
+
+#: the generator's profile of u001 (sample-profiles), as `prefval generate` writes it
+GEN_PROFILE = {"text": "Wren maps flood plains by kayak and keeps early nights.", "record_type": "profile",
+               "profile": "Name: Wren A; Birth: 1991; Gender: Female", "parent_external_id": "u001:persona",
+               "metadata": {"user_id": "u001", "original_persona": "a river scientist",
+                            "demographics": {"Birth": "1991", "Gender": "Female", "Name": "Wren A"},
+                            "provenance": {"pipeline": KEY_TEXT, "model": KEY_TEXT}, "expected_decision": "drop"}}
+PROV = {"pipeline": KEY_TEXT, "model": KEY_TEXT, "stage": KEY_TEXT}
+
+
+def test_generated_event_shows_its_date_duration_and_the_persons_profile_never_its_key_or_source():
+    """A generated life event: the profile it belongs to (demographics, then the extended persona), the event,
+    its date and duration; metadata.expected_decision (a planted check's key), the provenance and any other
+    metadata (an LLM's verdict) are never drawn."""
+    profile = _item("persona_record", GEN_PROFILE, ext="u001:profile", iid="iprof")
+    event = _item("persona_record", {
+        "text": "Life event 2: moved to a houseboat", "record_type": "event", "parent_external_id": "u001:profile",
+        "metadata": {"user_id": "u001", "event_id": "e02", "date": "2016/05/02", "duration_type": "months",
+                     "provenance": PROV, "expected_decision": KEY_TEXT, "llm_verdict": KEY_TEXT}})
+    view = _view(event, settings=REASONS, extra={"parent_item": "iprof"})
+    lines = outline(get_task("persona_filter").compose_item(view, None, _Parents(profile)))
+    assert lines[:6] == [
+        "Vertical#profile <The person's profile>",
+        "  PagedText.profile-text !the profile: Name: Wren A; Birth: 1991; Gender: Female\n"
+        "Wren maps flood plains by kayak and keeps early nights.",
+        "Vertical#record <Life event>",
+        "  PagedText.record-text !the record: Life event 2: moved to a houseboat",
+        "  PagedText#field-0.record-field !the date: Date: 2016/05/02",
+        "  PagedText#field-1.record-field !the duration: Duration: months",
+    ]
+    assert lines[6] == "Vertical#reasons <Drop reasons>"
+    assert KEY_TEXT not in _text(lines) and "drop" not in _text(lines[:6])
+
+
+def test_generated_preference_and_generalized_preference_show_every_field_they_depend_on():
+    profile = _item("persona_record", GEN_PROFILE, ext="u001:profile", iid="iprof")
+    p01 = _item("persona_record", {"text": "Prefers trains to planes", "record_type": "preference"},
+                ext="u001:p01:preference", iid="ip01")
+    pref = _item("persona_record", {
+        "text": "Prefers trains to planes", "record_type": "preference", "parent_external_id": "u001:profile",
+        "metadata": {"Reason": "a bad flight in 2015", "date": "2015/08/01", "event": "A flight diverted at night",
+                     "pref_id": "p01", "preference_type": "Relative Preference", "topic": "Travel: Transport",
+                     "user_id": "u001", "provenance": PROV, "expected_decision": KEY_TEXT}})
+    lines = outline(get_task("persona_filter").compose_item(
+        _view(pref, settings=REASONS, extra={"parent_item": "iprof"}), None, _Parents(profile)))
+    assert lines[2:9] == [
+        "Vertical#record <Preference>",
+        "  PagedText.record-text !the record: Prefers trains to planes",
+        "  PagedText#field-0.record-field !the topic: Topic: Travel: Transport",
+        "  PagedText#field-1.record-field !the preference type: Type: Relative Preference",
+        "  PagedText#field-2.record-field !the date: Date: 2015/08/01",
+        "  PagedText#field-3.record-field !the originating event: Originating event: A flight diverted at night",
+        "  PagedText#field-4.record-field !the reason: Reason: a bad flight in 2015",
+    ]
+    assert lines[9] == "Vertical#reasons <Drop reasons>" and KEY_TEXT not in _text(lines)
+    gen = _item("persona_record", {
+        "text": "Likes slow travel", "record_type": "preference", "parent_external_id": "u001:profile",
+        "metadata": {"Generalized_From": ["p01", "p09"], "Inference_Reason": "trains and walks are both slow",
+                     "topic": "Travel", "preference_type": "Positive Preference", "user_id": "u001",
+                     "provenance": PROV}})
+    lines = outline(get_task("persona_filter").compose_item(
+        _view(gen, settings=REASONS, extra={"parent_item": "iprof", "source_items": ["ip01", None]}), None,
+        _Parents(profile, p01)))
+    assert lines[2:8] == [
+        "Vertical#record <Generalized preference>",
+        "  PagedText.record-text !the record: Likes slow travel",
+        "  PagedText#field-0.record-field !the topic: Topic: Travel",
+        "  PagedText#field-1.record-field !the preference type: Type: Positive Preference",
+        "  PagedText#field-2.record-field !the preferences it generalizes: Generalized from: "
+        "\n- p01: Prefers trains to planes\n- p09 (not in the database)",
+        "  PagedText#field-3.record-field !the inference reason: Why it follows from them: "
+        "trains and walks are both slow",
+    ]
+    assert KEY_TEXT not in _text(lines)
+
+
+def test_profile_record_shows_its_demographics_and_the_persona_it_was_built_from():
+    persona = _item("persona_record", {"text": "a river scientist who kayaks", "record_type": "persona"},
+                    ext="u001:persona", iid="ipers")
+    no_sentence = {**GEN_PROFILE, "metadata": {"user_id": "u001", "expected_decision": KEY_TEXT}}
+    lines = outline(get_task("persona_filter").compose_item(
+        _view(_item("persona_record", no_sentence), settings=REASONS, extra={"parent_item": "ipers"}), None,
+        _Parents(persona)))
+    assert lines[:4] == [
+        "Vertical#record <Profile>",
+        "  PagedText.record-text !the record: Wren maps flood plains by kayak and keeps early nights.",
+        "  PagedText#field-0.record-field !the demographics: Demographics: Name: Wren A; Birth: 1991; Gender: Female",
+        "  PagedText#field-1.record-field !the persona sentence: Built from the persona: a river scientist who kayaks",
+    ]
+    assert KEY_TEXT not in _text(lines)
 
 
 # ---- rubric ------------------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from annotator.tasks.gold_label.view import GoldCandidateView
 from annotator.tasks.item_quality.view import ItemQualityView
 from annotator.tasks.mcq.view import McqView
 from annotator.tasks.pairwise.view import PairView, side_title, stacked_at
+from annotator.tasks.persona_filter.shown import RECORD_SHOWN, ShownPart, ShownRecord
 from annotator.tasks.persona_filter.view import PersonaRecordView
 from annotator.tasks.rubric.schema import Rubric
 from annotator.tasks.rubric.view import RubricView
@@ -112,12 +113,16 @@ REASONS = ["too vague", "unsafe", "duplicate"]
 
 
 def test_persona_event_with_profile_dropped_for_two_reasons():
-    view = PersonaRecordView("Moved to Lyon", "event", "A chef, 40", REASONS, "drop", ["unsafe", "duplicate"])
+    shown = ShownRecord("event", "Life event", "Moved to Lyon", "A chef, 40",
+                        [ShownPart("Date", "2019/04/01", "the date")], ["the duration"])
+    view = PersonaRecordView(shown, REASONS, "drop", ["unsafe", "duplicate"])
     assert outline(view) == [
-        "Vertical#profile <Profile it belongs to>",
+        "Vertical#profile <The person's profile>",
         "  PagedText.profile-text !the profile: A chef, 40",
         "Vertical#record.dropped <Life event>",
         "  PagedText.record-text !the record: Moved to Lyon",
+        "  PagedText#field-0.record-field !the date: Date: 2019/04/01",
+        "  Static#lacking.lacking !what the record lacks: Not in the record: the duration",
         "Vertical#reasons <Drop reasons>",
         "  Static#reason-0.reason !the drop reasons: 1  [ ] too vague",
         "  Static#reason-1.chosen.reason !the drop reasons: 2  [x] unsafe",
@@ -125,17 +130,18 @@ def test_persona_event_with_profile_dropped_for_two_reasons():
     ]
 
 
-def test_persona_kept_undecided_and_unknown_record_types():
-    kept = PersonaRecordView("Likes jazz", "preference", None, REASONS[:1], "keep", [])
+def test_persona_kept_undecided_and_record_titles():
+    kept = PersonaRecordView(ShownRecord("preference", "Preference", "Likes jazz", None), REASONS[:1], "keep", [])
     assert outline(kept) == [
         "Vertical#record.kept <Preference>",
         "  PagedText.record-text !the record: Likes jazz",
         "Vertical#reasons <Drop reasons>",
         "  Static#reason-0.reason !the drop reasons: 1  [ ] too vague",
     ]
-    titles = {t: outline(PersonaRecordView("x", t, None, [], None, []))[0] for t in ("persona", "profile", "habit")}
-    assert titles == {"persona": "Vertical#record <Persona>", "profile": "Vertical#record <Profile>",
-                      "habit": "Vertical#record <Habit>"}
+    titles = {t: outline(PersonaRecordView(ShownRecord(t, RECORD_SHOWN[t].title, "x", None), [], None, []))[0]
+              for t in ("persona", "profile", "generalized")}
+    assert titles == {"persona": "Vertical#record <Persona sentence>", "profile": "Vertical#record <Profile>",
+                      "generalized": "Vertical#record <Generalized preference>"}
 
 
 # ---- pairwise ------------------------------------------------------------------------------------------------------

@@ -1,7 +1,10 @@
 """Keep/drop filtering of generated persona records (RealPref, appendix G.1), in chained rounds.
 
-Screen: the record (its type and text) and, when it has one, its profile (the payload's profile text, or the
-kept parent record of a chained round). Keys:
+Screen: the record (its type and text) with every field its plausibility decision depends on, declared per
+record type in annotator/tasks/persona_filter/shown.py (a life event's date; a preference's topic, type, date,
+originating event and reason; ...), the person's profile above it (the payload's profile text, else the record
+it belongs to: the kept parent of a chained round, or the record its parent_external_id names, linked at study
+creation), and a line naming the declared fields the record lacks. Keys:
 - `k` keep (a complete decision, saved, next record); with reasons marked on this visit, `k` asks first (the state
   line: `k` again keeps and clears the marks, `d` drops with them); on a record whose stored answer is a drop, `k`
   asks first too (`k` again changes it to keep), as does `d` with no reason marked on a stored keep;
@@ -20,6 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 from annotator.tasks.persona_filter.chain import CHAIN_MODES, RULES, chain_stages, children_of
+from annotator.tasks.persona_filter.shown import (
+    ShownRecord, bundle_metadata, link_units, parent_ref, record_kind, shown_record, source_ids,
+)
 from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView, option_flag, seeded_sample
 from storage.errors import PrefvalError
 from storage.models import Item, Unit
@@ -37,9 +43,12 @@ class PersonaFilterTask(TaskType):
     default_annotators_per_item = 1
     default_guidelines = (
         "# Keep or drop each generated record\n\n"
-        "Each screen shows one generated record (a persona sentence, a profile, a life event or a preference) "
-        "and, when there is one, the profile it belongs to. Keep it when it describes one believable person in "
-        "a natural way; drop it otherwise.\n\n"
+        "Each screen shows one generated record (a persona sentence, a profile, a life event, a preference or a "
+        "generalized preference) with what its plausibility depends on: the profile of the person it belongs "
+        "to, a life event's date, a preference's topic, type, date, the event that started it and the reason, "
+        "the preferences a generalized one was made from. A line says what a record lacks. Keep it when it "
+        "describes one believable person in a natural way, and fits that person at that date; drop it "
+        "otherwise.\n\n"
         "- `k`: keep (with reasons marked, press `k` twice: keeping clears the marks; on a record you dropped, "
         "press `k` twice to change it to keep)\n"
         "- `1`..`9`: mark or unmark the numbered reason listed under the record (several can be marked)\n"
@@ -116,7 +125,16 @@ class PersonaFilterTask(TaskType):
                 raise PrefvalError(f"dataset '{spec.datasets[0]}' has no persona_record items"
                                    + (f" of type {', '.join(types)}" if types else ""))
         pairs = seeded_sample(pairs, spec)
-        return [(it.id, None, {"parent_item": parent.id} if parent is not None else {}) for it, parent in pairs]
+        # what each record's screen shows beside it (shown.link_units): its profile and, for a generalized
+        # preference, the preferences it was made from; a chained round's kept parent is the profile
+        links = link_units(store, [it for it, _ in pairs])
+        return [(it.id, None, {**links.get(it.id, {}), **({"parent_item": parent.id} if parent is not None else {})})
+                for it, parent in pairs]
+
+    def unit_links(self, store, item: Item) -> dict[str, Any]:
+        """The unit extras linking what the screen shows beside `item` (shown.link_units), for a unit not made by
+        build_units (an attention check): a check shows its profile as any other record does."""
+        return link_units(store, [item]).get(item.id, {})
 
     # ---- the screen -------------------------------------------------------------------------------------
     @staticmethod
@@ -199,20 +217,44 @@ class PersonaFilterTask(TaskType):
         reasons = answer.get("reasons") or []
         return f"drop ({', '.join(reasons)})" if reasons else "drop (no reason)"
 
+    def shown(self, view: UnitView, store) -> ShownRecord:
+        """The record on screen with what its decision depends on (shown.shown_record): the parent and source
+        records the unit links (unit extras parent_item, source_items); a unit made before they were linked
+        at study creation looks them up now (shown.link_units)."""
+        item, extra = view.item, view.unit.extra
+        kind = record_kind(item.payload)
+        if ("parent_item" not in extra and parent_ref(item) is not None) or (
+                kind == "generalized" and "source_items" not in extra):
+            extra = {**link_units(store, [item]).get(item.id, {}), **extra}
+        parent_id = extra.get("parent_item")
+        parent = store.get_item(parent_id) if parent_id else None
+        sources: list[tuple[str, Item | None]] = []
+        if kind == "generalized":
+            ids = source_ids(item)
+            linked = list(extra.get("source_items") or [])
+            linked += [None] * (len(ids) - len(linked))
+            sources = [(pid, store.get_item(iid) if iid else None) for pid, iid in zip(ids, linked)]
+        return shown_record(item, parent, sources)
+
     def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store) -> Any:
+        """The panel (view.PersonaRecordView): the person's profile, the record with every field RECORD_SHOWN
+        declares for its type (and a line naming those it lacks), the drop reasons. Nothing else of the payload:
+        never metadata.expected_decision (an attention check's key), provenance or other metadata."""
         from annotator.tasks.persona_filter.view import PersonaRecordView
 
-        p = view.item.payload
-        profile = p.get("profile")
-        parent_id = view.unit.extra.get("parent_item")
-        if parent_id:
-            parent = store.get_item(parent_id)
-            if not profile or profile == parent.external_id:
-                profile = parent.payload.get("text")
         ans = (view.answer or {}) if partial is None else {}
-        return PersonaRecordView(text=p["text"], record_type=p.get("record_type", "persona"), profile=profile,
-                                 reasons=self.reasons(view), decision=ans.get("decision"),
+        return PersonaRecordView(self.shown(view, store), reasons=self.reasons(view), decision=ans.get("decision"),
                                  chosen=self.marked(view, partial))
+
+    def bundle_payload(self, unit: Unit, item: Item) -> dict[str, Any]:
+        """As for every blind task (answer keys, sources and metadata left out), but the metadata fields the
+        screen shows are kept (shown.bundle_metadata: date, topic, reason ...; never expected_decision or
+        provenance), so that a bundle shows what the main file shows."""
+        out = super().bundle_payload(unit, item)
+        meta = bundle_metadata(item.payload.get("metadata") or {})
+        if meta:
+            out["metadata"] = meta
+        return out
 
     def vote_outcome(self, answers, item, settings):
         """Kept, dropped or a tie that needs adjudication, by the study's keep_rule over the people's keep/drop
