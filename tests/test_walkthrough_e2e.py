@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 
 import pytest
 
 from annotator.app import AnnotateApp
 from annotator.cli import main
 from annotator.screens.adjudicate import AdjudicateApp
-from bench.fake_llm_server import FakeLLMServer
-from generator.fake_replies import register_all
 from storage.store import Store
 from tests.conftest import REPO, SAMPLE_DATA
-from tests.llm_fixtures import FAKE_KEY
+from tests.llm_fixtures import generator_server
 from tests.test_task_mcq import SIZE, answer_all
 from tests.tui_helpers import decide
 
@@ -47,17 +44,8 @@ WALKTHROUGH_NUMBERS = {
 
 @pytest.fixture(scope="module")
 def server():
-    srv = FakeLLMServer(host="127.0.0.1", port=0).start()
-    register_all(srv)
-    srv.register("mcq_answer", lambda body, rng: {"answer": "A"})  # the model always answers A
-    old = os.environ.get("OPENAI_API_KEY")
-    os.environ["OPENAI_API_KEY"] = FAKE_KEY
-    yield srv
-    srv.stop()
-    if old is None:
-        os.environ.pop("OPENAI_API_KEY", None)
-    else:
-        os.environ["OPENAI_API_KEY"] = old
+    with generator_server(mcq_answer=lambda body, rng: {"answer": "A"}) as srv:  # the model always answers A
+        yield srv
 
 
 async def cli(*args: str) -> int:
