@@ -214,9 +214,9 @@ def rai_properties(sheet: dict[str, Any], tables: dict[str, HubTable]) -> dict[s
             if is_agreement_figure(fig["key"]):
                 analysis.append(f"study {st['name']}: {fig['label']}: {figure_text(fig)}")
         for v in st.get("judge_validation") or []:
+            rate = "undefined" if v["winning_rate"] is None else f"{v['winning_rate']:.3f}"
             analysis.append(f"study {st['name']}: judge {v['judge']} ({v['dimension']}): {v['verdict']} "
-                            f"(alternative annotator test, winning rate {v['winning_rate']}, "
-                            f"{v['instances']} instances)")
+                            f"(alternative annotator test, winning rate {rate}, {v['instances']} instances)")
     funnel = [f"{s['stage']}: {s['items']}" for s in rel["funnel"]]
     limits = [f"{k}: {v} item(s) not released" for k, v in rel["exclusion_reasons"].items()]
     limits.append("Only items that passed every study are released; the figures describe the studies' items "

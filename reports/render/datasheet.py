@@ -49,9 +49,10 @@ def collection_sentences(name: str, facts: dict[str, Any]) -> list[str]:
                  + f"; {gen['llm_calls']} LLM calls, {gen['prompt_tokens']} prompt and {gen['completion_tokens']} "
                    "completion tokens for the released items' rows"]
         return lines
-    files = ", ".join(sorted({i["file"] for i in facts["imports"] if i["file"]})) or "no file recorded"
+    files = ", ".join(sorted({i["file"] for i in facts["imports"] if i["file"]}))
     when = [i["at"] for i in facts["imports"] if i["at"]]
-    line = f"{name}: imported with `prefval import {facts['format']}` from {files}"
+    line = f"{name}: imported with `prefval import {facts['format']}`" + (f" from {files}" if files else
+                                                                          " (no source file recorded)")
     if when:
         line += f" ({min(when)} to {max(when)})" if min(when) != max(when) else f" ({when[0]})"
     if facts.get("derived_from_study"):
