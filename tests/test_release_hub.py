@@ -266,3 +266,42 @@ def test_every_sample_benchmark_round_trips_through_parquet_and_croissant(db_fil
         hf = datasets.load_dataset("parquet", data_files=str(folder / f"{name}.parquet"), split="train",
                                    cache_dir=str(tmp_path / "cache"))
         assert as_records(list(hf), tables[name].json_text) == want, name
+
+
+# ---- the typing rules, by hand ------------------------------------------------------------------------------
+def test_shapes_unify_by_hand():
+    from annotator.hub_rows import FLOAT, INT, JSON, STR, settle, shape_of, unify
+
+    assert unify(shape_of(1), shape_of(2.5)) == FLOAT  # an int and a float: a float column
+    assert unify(shape_of(1), shape_of("a")) == JSON and unify(shape_of(True), shape_of(1)) == JSON
+    assert unify(shape_of({"a": 1}), shape_of({"b": "x", "a": None})) == ("struct", {"a": INT, "b": STR})
+    assert shape_of([1, 2.0]) == ("list", FLOAT) and shape_of(2 ** 63) == JSON
+    # a column's list of objects stays typed; the same list inside an object is JSON text
+    msgs = shape_of([{"role": "user", "content": "hi"}])
+    assert settle(msgs) == msgs and settle(("struct", {"m": msgs})) == ("struct", {"m": JSON})
+    # an object inside a column's list's objects is JSON text; an empty object is left out, at any depth
+    assert settle(shape_of([{"a": {"b": 1}}])) == ("list", ("struct", {"a": JSON}))
+    assert settle(shape_of({})) is None and settle(shape_of({"x": {}, "y": 1})) == ("struct", {"y": INT})
+
+
+def test_hub_table_conforms_rows_by_hand():
+    rows = [{"external_id": "a", "kind": "mcq", "payload": {"n": 1, "m": {"v": "x"}}, "release": {"gold_label": 1}},
+            {"external_id": "b", "kind": "mcq", "payload": {"n": 2.5, "m": {"v": 3}}, "release": {}}]
+    t = hub_table(rows)
+    assert list(t.columns) == ["external_id", "kind", "n", "m", "release"]
+    assert t.json_text == ["m.v"] and t.left_out == []
+    assert t.rows == [{"external_id": "a", "kind": "mcq", "n": 1.0, "m": {"v": '"x"'}, "release": {"gold_label": 1}},
+                      {"external_id": "b", "kind": "mcq", "n": 2.5, "m": {"v": "3"}, "release": {"gold_label": None}}]
+    assert parquet_bytes(t) == parquet_bytes(hub_table(rows))
+
+
+def test_json_path_quoting_matches_jsonpath_rw():
+    jsonpath_rw = pytest.importorskip("jsonpath_rw")
+    from annotator.hub_rows import json_path_key
+
+    for key in ["plain", "Economic Status", "a.b", "it's", 'say "hi"', "ünï", "$x", "*", "a[0]", "1", "and"]:
+        quoted = json_path_key(key)
+        assert quoted is not None, key
+        assert [m.value for m in jsonpath_rw.parse(quoted).find({key: 7})] == [7], key
+    for key in ["both ' and \"", "back\\slash", "line\nbreak"]:
+        assert json_path_key(key) is None, key
