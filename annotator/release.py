@@ -9,8 +9,11 @@ annotator counts, dates, guidelines and rubric, the excluded items and the annot
 Beside each JSONL file, the dataset's released items in the layout of the benchmark they were imported from
 (original_release: PersonaMem questions CSV + shared contexts, CIMemories profiles, HorizonBench and BenchPreS
 rows as JSONL or Parquet, generic records with their own field names, RealPref records), which prefval's importer
-of that format reads again. Nothing in the output depends on the time it was written, so the same database gives
-byte-identical files.
+of that format reads again. Where benchmarks are published (issue 22): a Parquet file per dataset with typed
+columns (annotator/hub_rows.py), a Hugging Face dataset card README.md (reports/render/hub_card.py) and
+croissant.json, Croissant 1.0 with its RAI 1.0 extension (annotator/croissant.py); all three state the
+datasheet's figures, never recomputed. Nothing in the output depends on the time it was written, so the same
+database gives byte-identical files.
 """
 from __future__ import annotations
 

@@ -305,3 +305,26 @@ def test_json_path_quoting_matches_jsonpath_rw():
         assert [m.value for m in jsonpath_rw.parse(quoted).find({key: 7})] == [7], key
     for key in ["both ' and \"", "back\\slash", "line\nbreak"]:
         assert json_path_key(key) is None, key
+
+
+def test_two_datasets_that_would_share_a_file_name_are_refused(db_file, tmp_path, capsys):
+    """Datasets "a b" and "a_b" both have the file stem a_b: the release is refused in one line naming both, and
+    nothing is written (no folder, no temporary folder left)."""
+    from annotator.study_setup import create_study
+    from annotator.tasks.base import StudySpec
+    from tests.test_release import _answer
+    from tests.test_release_rules import KEEP, _personas
+
+    with Store.open(db_file, mode="create") as s:
+        _personas(s, "a b", ["x1"])
+        _personas(s, "a_b", ["y1"])
+        for name, dataset, item in (("s1", "a b", "x1"), ("s2", "a_b", "y1")):
+            create_study(s, StudySpec(name=name, task="persona_filter", datasets=[dataset], seed=1,
+                                      annotators=["ana"], annotators_per_item=1))
+            _answer(s, name, "ana", {item: KEEP})
+    out = tmp_path / "out"
+    capsys.readouterr()
+    assert main(["release", "s1", "s2", "--out", str(out), "--db", db_file]) == 1
+    err = capsys.readouterr().err
+    assert "'a b'" in err and "'a_b'" in err and "a_b.jsonl" in err
+    assert not out.exists() and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
