@@ -164,15 +164,19 @@ def chance_judge_gaps(humans: Mapping[str, Mapping[Hashable, Any]], llm: Mapping
     total = sum(pooled.values())
     shares = {k: n / total for k, n in pooled.items()} if total else {}
     out = {}
+    memo: dict[tuple, float] = {}  # (h's label, the others' labels sorted) -> E[d]: few patterns on many items
     for h in annotators:
         mine = [i for i in humans[h] if i in inst and humans[h][i] is not None]
-        gaps = []
+        total_gap = 0.0
         for i in mine:
-            others = [humans[o][i] for o in humans if o != h and humans[o].get(i) is not None]
-            s_h = score(humans[h][i], others)
-            gaps.append(sum(p * ((s_h > (s := score(k, others))) - (s > s_h)) for k, p in shares.items()))
-        if gaps:
-            out[h] = sum(gaps) / len(gaps)
+            others = sorted((humans[o][i] for o in humans if o != h and humans[o].get(i) is not None), key=repr)
+            key = (humans[h][i], tuple(others))
+            if key not in memo:
+                s_h = score(humans[h][i], others)
+                memo[key] = sum(p * ((s_h > (s := score(k, others))) - (s > s_h)) for k, p in shares.items())
+            total_gap += memo[key]
+        if mine:
+            out[h] = total_gap / len(mine)
     return out
 
 
