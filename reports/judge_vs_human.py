@@ -83,13 +83,12 @@ def _is_tf(payload: dict) -> bool:
 
 
 def _option_label(payload: dict, index: int) -> str:
-    """An option as a label: a T/F item's "True" / "False" (its option text otherwise), else its letter."""
-    if _is_tf(payload):
-        options = payload.get("options") or []
-        if 0 <= index < len(options):
-            from annotator.tasks.mcq.task import tf_value
-
-            return str(tf_value(options, index))
+    """An option as a label: a T/F item's "True" / "False" (its option text when it reads otherwise, as
+    annotator.tasks.mcq.task.tf_value, which reports may not import), else its letter."""
+    options = payload.get("options") or []
+    if _is_tf(payload) and 0 <= index < len(options):
+        text = str(options[index]).strip()
+        return {"true": "True", "false": "False"}.get(text.lower(), text)
     return chr(ord("A") + index)
 
 
