@@ -46,25 +46,23 @@ def _figure_dict(f) -> dict[str, Any]:
 
 
 def judge_verdicts(data) -> list[dict[str, Any]]:
-    """The judge-validation verdicts of a study, as `prefval report` computes them with its default settings
-    (reports.judge_vs_human.judge_validation_section, its "alt_test" table: the alternative annotator test of
-    Calderon, Reichart and Dror, ACL 2025): one {"judge", "dimension", "verdict", "winning_rate",
-    "advantage_probability", "instances"} per judge and dimension, ranked as the report ranks them; [] when the
-    study has no LLM judge labelling the people's units."""
-    from reports.judge_vs_human import judge_validation_section
+    """The judge-validation verdicts of a study, as `prefval report` gives them with its default settings
+    (reports.judge_vs_human.judge_validation: may this judge replace the people, reports.stats.replacement, from the
+    alternative annotator test of Calderon, Reichart and Dror, ACL 2025): one {"judge", "dimension", "verdict" (yes,
+    no or cannot tell yet), "why" (the reason in a sentence), "winning_rate", "advantage_probability",
+    "instances"} per judge and dimension, judges by name; [] when the study has no LLM judge labelling the people's
+    units."""
+    from reports.judge_vs_human import judge_validation
 
-    section = judge_validation_section(data)
+    section = judge_validation(data)
     if section is None:
         return []
     out = []
-    for t in section.tables:
-        if t.key != "alt_test":
-            continue
-        for row in t.rows:
-            r = dict(zip(t.columns, row))
-            out.append({"judge": r.get("judge"), "dimension": r.get("dimension"), "verdict": r.get("verdict"),
-                        "winning_rate": r.get("winning rate"),
-                        "advantage_probability": r.get("advantage probability"), "instances": r.get("instances")})
+    for judge in sorted(section.verdicts):
+        for dim, v in section.verdicts[judge].items():
+            out.append({"judge": judge, "dimension": dim, "verdict": v.answer, "why": v.why,
+                        "winning_rate": v.alt.winning_rate, "advantage_probability": v.alt.advantage_probability,
+                        "instances": v.alt.n_instances})
     return out
 
 

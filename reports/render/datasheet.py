@@ -76,8 +76,11 @@ def judge_validation_lines(st: dict[str, Any]) -> list[str]:
              v["instances"]] for v in st.get("judge_validation") or []]
     if not rows:
         return []
-    return (["Judge validation (alternative annotator test, Calderon, Reichart and Dror, ACL 2025; may the LLM "
-             "judge replace the annotators?):", ""] + md_table(JUDGE_COLUMNS, rows) + [""])
+    why = [f"- {_v(v['judge'])} ({_v(v['dimension'])}): {_v(v['verdict'])}: {_v(v['why'])}"
+           for v in st.get("judge_validation") or [] if v.get("why")]
+    return (["Judge validation (may the LLM judge replace the people on this study? reports.stats.replacement, "
+             "from the alternative annotator test of Calderon, Reichart and Dror, ACL 2025):", ""]
+            + md_table(JUDGE_COLUMNS, rows) + [""] + (why + [""] if why else []))
 
 
 def render_datasheet_md(sheet: dict[str, Any]) -> str:
