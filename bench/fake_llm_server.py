@@ -14,7 +14,7 @@ must also satisfy rules a schema cannot state.
 
 Faults (:meth:`FakeLLMServer.add_fault`): latency, 429 with Retry-After, 500, a hanging request, invalid JSON, a
 truncated reply (finish_reason "length"), a reply that ignores the schema, a reply without ``usage``, a body cut
-mid-way. A request log counts requests per body hash and the most requests ever in flight at once.
+mid-way, a reply that echoes the request's Authorization header (echo_auth). A request log counts requests per body hash and the most requests ever in flight at once.
 
 In tests: the ``fake_llm`` fixture (tests/llm_fixtures.py) starts one on 127.0.0.1 on a free port in a background
 thread.
@@ -38,7 +38,8 @@ from aiohttp import web
 #: ``maker(body, rng) -> dict | str``: the reply for a request whose schema has this name (a dict is sent as JSON).
 ReplyMaker = Callable[[dict, random.Random], Any]
 
-FAULT_KINDS = ("latency", "status", "hang", "invalid_json", "truncated", "ignore_schema", "no_usage", "cut")
+FAULT_KINDS = ("latency", "status", "hang", "invalid_json", "truncated", "ignore_schema", "no_usage", "cut",
+               "echo_auth")
 
 _WORDS = ("river", "garden", "morning", "violin", "harbor", "lantern", "meadow", "pepper", "canvas", "orbit",
           "thunder", "velvet", "maple", "compass", "quartz", "saffron", "tundra", "willow", "ember", "cobalt")
@@ -65,8 +66,10 @@ def canonical_body_hash(body: dict) -> str:
 class SchemaInstanceMaker:
     """Makes one instance valid for a JSON schema (draft 2020-12 subset that pydantic and OpenAI strict mode use).
 
-    Every property of an object is filled (strict structured output requires them all). Unsupported keywords
-    (``pattern``, ``not``) are ignored, so a schema that relies on them may get an invalid instance.
+    Every property of an object is filled (strict structured output requires them all). A ``pattern`` is decoded
+    as guided decoding does: the string is drawn from the pattern itself (Python's regex parser, every construct
+    of the subset prefval's schemas use: literals, classes, groups, alternation, repeats); a repeat of "any
+    character" becomes words, with a number among them so that texts of one reply differ. ``not`` is ignored.
     """
 
     def __init__(self, root: dict, rng: random.Random):
@@ -146,7 +149,83 @@ class SchemaInstanceMaker:
             out = unique
         return out
 
+    def _text(self, lo: int, hi: float) -> str:
+        """Words (and a number) of lo..hi characters."""
+        words = [self._word() for _ in range(self.rng.randint(3, 7))]
+        words.insert(self.rng.randint(0, len(words)), str(self.rng.randint(100, 9999)))
+        text = " ".join(words)
+        while len(text) < lo:
+            text += " " + self._word()
+        if len(text) > hi:
+            text = text[: int(hi)].rstrip() or text[: int(hi)]
+            text += "x" * (lo - len(text))
+        return text
+
+    def _from_pattern(self, pattern: str) -> str:
+        import re._parser as sre  # Python 3.11+
+
+        return self._gen_seq(list(sre.parse(pattern)))
+
+    def _any_char(self, seq: list) -> bool:
+        """Whether a repeated part stands for one character of any kind ("." or a line end, [\\s\\S] ...)."""
+        import re._constants as c
+
+        if len(seq) != 1:
+            return False
+        op, av = seq[0]
+        if op is c.SUBPATTERN:
+            return self._any_char(list(av[-1]))
+        if op is c.BRANCH:
+            return any(len(alt) == 1 and alt[0][0] is c.ANY for alt in av[1])
+        if op is c.ANY:
+            return True
+        if op is c.IN:
+            cats = {x[1] for x in av if x[0] is c.CATEGORY}
+            return {c.CATEGORY_SPACE, c.CATEGORY_NOT_SPACE} <= cats
+        return False
+
+    def _gen_seq(self, seq: list) -> str:
+        return "".join(self._gen(op, av) for op, av in seq)
+
+    def _gen(self, op, av) -> str:
+        import re._constants as c
+
+        if op is c.LITERAL:
+            return chr(av)
+        if op is c.AT:
+            return ""
+        if op is c.ANY:
+            return self.rng.choice("abcdefghij")
+        if op is c.NOT_LITERAL:
+            return "x" if chr(av) != "x" else "y"
+        if op is c.IN:
+            chars: list[str] = []
+            for kind, val in av:
+                if kind is c.LITERAL:
+                    chars.append(chr(val))
+                elif kind is c.RANGE:
+                    chars.extend(chr(x) for x in range(val[0], val[1] + 1))
+                elif kind is c.CATEGORY:
+                    chars.extend({c.CATEGORY_DIGIT: "0123456789", c.CATEGORY_SPACE: " ",
+                                  c.CATEGORY_WORD: "abcxyz019_"}.get(val, "abc"))
+            return self.rng.choice(chars or ["a"])
+        if op is c.BRANCH:
+            return self._gen_seq(list(self.rng.choice(av[1])))
+        if op is c.SUBPATTERN:
+            return self._gen_seq(list(av[-1]))
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", None)):
+            lo, hi, sub = av
+            sub = list(sub)
+            hi = float("inf") if hi is c.MAXREPEAT else hi
+            if self._any_char(sub):
+                return self._text(lo, hi)
+            n = self.rng.randint(lo, int(min(hi, lo + 3)))
+            return "".join(self._gen_seq(sub) for _ in range(n))
+        raise ValueError(f"pattern construct {op} is not supported by the fake decoder")
+
     def _make_string(self, schema: dict, depth: int) -> str:
+        if "pattern" in schema:
+            return self._from_pattern(schema["pattern"])
         fmt = schema.get("format")
         if fmt in ("date", "date-time"):
             day = _dt.date(1990, 1, 1) + _dt.timedelta(days=self.rng.randint(0, 12000))
@@ -406,7 +485,7 @@ class FakeLLMServer:
                     else "invalid_request_error"
                 return web.json_response({"error": {"message": f"fake {fault.status}", "type": kind}},
                                          status=fault.status, headers=headers)
-            payload = self._reply(body, h, fault)
+            payload = self._reply(body, h, fault, request.headers.get("Authorization", ""))
             if fault and fault.kind == "cut":
                 data = json.dumps(payload).encode("utf-8")
                 resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
@@ -420,7 +499,7 @@ class FakeLLMServer:
             with self._lock:
                 self.log.in_flight -= 1
 
-    def _reply(self, body: dict, h: str, fault: Fault | None) -> dict:
+    def _reply(self, body: dict, h: str, fault: Fault | None, authorization: str = "") -> dict:
         rng = random.Random(f"{self.seed}:{h}")
         fmt = body.get("response_format") or {}
         content: str
@@ -436,6 +515,19 @@ class FakeLLMServer:
             content = json.dumps({"answer": " ".join(rng.choice(_WORDS) for _ in range(4))})
         else:
             content = f"fake reply {h[:8]}: " + " ".join(rng.choice(_WORDS) for _ in range(8))
+        if fault and fault.kind == "echo_auth":  # a server (or proxy) that echoes the request's credentials
+            try:
+                value = json.loads(content)
+            except ValueError:
+                value = None
+            if isinstance(value, dict):
+                for k, v in value.items():
+                    if isinstance(v, str):
+                        value[k] = f"{v} (you sent Authorization: {authorization})"
+                        break
+                content = json.dumps(value, ensure_ascii=False)
+            else:
+                content = f"{content} (you sent Authorization: {authorization})"
         if fault and fault.kind == "invalid_json":
             content = "{" + content.strip("{}")[:40] + ", oops"
         elif fault and fault.kind == "truncated":
