@@ -290,7 +290,7 @@ class Pipeline:
                 return {"user_id": uid, "preferences": [
                     {"pref_id": f"p{i + 1:02d}", "Preference": p.preference, "Type": PREFERENCE_TYPES[p.type],
                      "Topic": p.topic, "Date": p.event_date, "Event": p.event, "Reason": p.reason}
-                    for i, p in enumerate(out.preferences)]}
+                    for i, p in enumerate(out)]}
             jobs.append(_Job(uid, r.seq, [f"profiles/{uid}", f"events/{uid}"], make))
         return jobs
 
@@ -301,6 +301,7 @@ class Pipeline:
     # ---- 5 generalized ---------------------------------------------------------------------------------------
     def _jobs_generalized(self) -> list[_Job]:
         n = self.config.stage("generalized").n or 3
+        pool = topic_pool(self.config.path(self.config.topics))
         jobs = []
         for r in self.done("preferences"):
             uid = r.row_key
@@ -310,11 +311,11 @@ class Pipeline:
             async def make(llm, uid=uid, prefs=r.output["preferences"]) -> dict:
                 out = await st.generalized(GeneralizeIn(user_id=uid, n=n, preferences=[
                     {"pref_id": p["pref_id"], "preference": p["Preference"], "type": p["Type"], "topic": p["Topic"]}
-                    for p in prefs]), llm)
+                    for p in prefs]), llm, pool)
                 return {"user_id": uid, "generalized": [
                     {"pref_id": f"g{i + 1:02d}", "Preference": g.preference, "Type": PREFERENCE_TYPES[g.type],
                      "Topic": g.topic, "Inference_Reason": g.inference_reason, "Generalized_From": g.source_pref_ids}
-                    for i, g in enumerate(out.generalized)]}
+                    for i, g in enumerate(out)]}
             jobs.append(_Job(uid, r.seq, [f"preferences/{uid}"], make))
         return jobs
 
@@ -328,7 +329,7 @@ class Pipeline:
 
             async def make_random(llm, i=i, subject=subject) -> dict:
                 out = await st.random_session(RandomSessionIn(index=i, subject=subject), llm)
-                return {"kind": "random", "subject": subject, "sessions": [[t.model_dump() for t in out.turns]]}
+                return {"kind": "random", "subject": subject, "sessions": [out.turns()]}
             jobs.append(_Job(f"random:{i:03d}", i, [], make_random))
         base = len(jobs)
         for k, r in enumerate(self.done("events")):
@@ -340,7 +341,7 @@ class Pipeline:
                     out = await st.event_session(EventSessionIn(user_id=uid, profile=self._profile_view(uid),
                                                                 event=e), llm)
                     return {"kind": "event", "user_id": uid, "event_id": e["event_id"], "dates": [e["date"]],
-                            "sessions": [[t.model_dump() for t in out.turns]]}
+                            "sessions": [out.turns()]}
                 jobs.append(_Job(f"event:{uid}:{e['event_id']}", base + k * 1000 + int(e["event_id"][1:]),
                                  [f"events/{uid}"], make_event))
         base = len(jobs) + 10 ** 6
@@ -354,7 +355,7 @@ class Pipeline:
                         out = await st.preference_sessions(PreferenceSessionIn(
                             user_id=uid, profile=self._profile_view(uid), preference=p, expression_type=t,
                             expression_name=EXPRESSION_TYPES[t], n_sessions=n_sess), llm)
-                        sessions = [[x.model_dump() for x in sess] for sess in out.sessions]
+                        sessions = out.session_turns()
                         return {"kind": "preference", "user_id": uid, "pref_id": p["pref_id"], "expression_type": t,
                                 "Preference": p["Preference"], "dates": st.session_dates(p["Date"], len(sessions)),
                                 "sessions": sessions}
@@ -398,14 +399,14 @@ class Pipeline:
                 ev = await st.evolution(EvolveIn(
                     user_id=q["user_id"], pref_id=q["pref_id"], preference=q["Preference"], type=q["Type"],
                     topic=q["Topic"], since=pref["Date"], query=q["Query"], options=q["MCQ_options"],
-                    correct=q["Correct_Answer"]), llm)
+                    correct=q["Correct_Answer"]), llm, self.config.reference_date)
                 options, correct, distractor = st.evolved_options(q["MCQ_options"], q["Correct_Answer"],
                                                                   ev.new_option, self.config.seed, key)
                 return {"user_id": q["user_id"], "pref_id": q["pref_id"], "query": q["Query"], "options": options,
                         "correct_index": correct, "distractor_index": distractor, "topic": q["Topic"],
                         "preference": ev.evolved_preference, "pre_evolution_preference": q["Preference"],
                         "reason": ev.reason, "date": ev.event_date, "event": ev.event,
-                        "dates": [ev.event_date], "sessions": [[t.model_dump() for t in ev.session]]}
+                        "dates": [ev.event_date], "sessions": [ev.turns()]}
             jobs.append(_Job(r.row_key, r.seq, [f"queries/{r.row_key}", f"preferences/{q['user_id']}"], make))
         return jobs
 
