@@ -637,16 +637,23 @@ def migrate(db: sqlite_utils.Database) -> int:
 
     Raises RuntimeError when the file was written by a newer prefval (its version is above SCHEMA_VERSION).
     """
+    # Two processes may open a new (or older) file at once (two `prefval generate` started together): each step runs
+    # in a write transaction taken with BEGIN IMMEDIATE, which waits for the other's (busy timeout) instead of
+    # failing with "database is locked" when a read lock turns into a write, and the version is read again inside
+    # it, so a step the other process applied meanwhile is not applied twice.
     if "schema_migrations" not in db.table_names():
-        with db.atomic():
-            db["schema_migrations"].create({"version": int, "name": str, "applied_at": str}, pk="version")
+        with write_transaction(db):
+            if "schema_migrations" not in db.table_names():
+                db["schema_migrations"].create({"version": int, "name": str, "applied_at": str}, pk="version")
     current = _schema_version(db)
     if current > SCHEMA_VERSION:
         raise RuntimeError(f"database schema version {current} is newer than this prefval ({SCHEMA_VERSION})")
     for version, name, step in MIGRATIONS:
         if version <= current:
             continue
-        with db.atomic():
+        with write_transaction(db):
+            if _schema_version(db) >= version:
+                continue
             step(db)
             db["schema_migrations"].insert({"version": version, "name": name, "applied_at": now_iso()})
     return _schema_version(db)
