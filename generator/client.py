@@ -87,7 +87,8 @@ class ModelLimits:
 
     max_in_flight: requests open at once. rpm: requests per minute (None = no limit). tpm: tokens per minute,
     counted before sending as prompt characters / 4 + max_tokens (None = no limit). Both are leaky buckets
-    (aiolimiter): a burst of up to rpm requests, then rpm per minute.
+    (aiolimiter): rpm a burst of at most a second's worth (rpm / 60, at least 1), then rpm per minute; tpm a burst
+    of up to tpm tokens, then tpm per minute.
     """
 
     max_in_flight: int = 8
@@ -531,7 +532,13 @@ class _Limits:
 
         self.spec = limits
         self.in_flight = asyncio.Semaphore(max(1, limits.max_in_flight))
-        self.rpm = AsyncLimiter(limits.rpm, limits.period) if limits.rpm else None
+        self.rpm = None
+        if limits.rpm:
+            # a bucket of at most one second's worth of requests (min 1), so that rpm=500 sends about 8 a second
+            # rather than 500 at once: providers count rate limits over windows shorter than a minute
+            window = min(1.0, limits.period)
+            burst = max(1.0, limits.rpm * window / limits.period)
+            self.rpm = AsyncLimiter(burst, burst * limits.period / limits.rpm)
         self.tpm = AsyncLimiter(limits.tpm, limits.period) if limits.tpm else None
 
     async def wait(self, est_tokens: int) -> None:
@@ -1030,8 +1037,7 @@ class LLMClient:
                 except Exception as exc:  # classified below
                     failure = exc
             kind = fault_kind(failure)
-            reason = f"timeout: no reply within {self.retry.timeout:g} s" if kind == "timeout" and not str(failure) \
-                else error_reason(failure)
+            reason = f"timeout: no reply within {self.retry.timeout:g} s" if kind == "timeout" else error_reason(failure)
             state["last_reason"] = reason
             if kind == "unreachable":
                 state["unreachable"] += 1

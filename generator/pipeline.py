@@ -30,7 +30,7 @@ from typing import Any, Awaitable, Callable
 
 from generator import stages as st
 from generator.config import STAGES, PipelineConfig
-from generator.llm_types import BudgetExhausted, LLMCallFailed
+from generator.llm_types import BudgetExhausted, LLMCallFailed, ServerFault
 from generator.schemas import (
     EXPRESSION_TYPES, PREFERENCE_TYPES, EventSessionIn, EventsIn, EvolveIn, GeneralizeIn, PreferenceSessionIn,
     PreferencesIn, ProfileIn, QueryIn, RandomSessionIn, parse_date,
@@ -50,9 +50,18 @@ class BudgetStop(PrefvalError):
     """The run stopped because the budget is spent; everything finished before is saved."""
 
 
+class ServerStop(PrefvalError):
+    """The run stopped early because its server failed (nothing answers, or most requests fail alike); everything
+    finished before is saved. The message is the client's one line (generator.llm_types.ServerFault)."""
+
+
 @dataclass
 class StageReport:
-    """What a stage did in this run. skipped: rows already done by an earlier run (not made again)."""
+    """What a stage did in this run. skipped: rows already done by an earlier run (not made again).
+    prompt_tokens / completion_tokens / cost_usd: sums over the rows whose values are known; usage_unknown /
+    unpriced: rows made by calls whose tokens / cost are unknown (left out of the sums); estimated /
+    cost_estimated_usd: rows whose cost was priced from tokens counted offline (a server without usage), and that
+    part of cost_usd."""
 
     stage: str
     total: int = 0
@@ -63,6 +72,10 @@ class StageReport:
     completion_tokens: int = 0
     cost_usd: float = 0.0
     calls: int = 0
+    usage_unknown: int = 0
+    unpriced: int = 0
+    estimated: int = 0
+    cost_estimated_usd: float = 0.0
     reasons: list[str] = field(default_factory=list)
 
 
@@ -102,14 +115,16 @@ class Pipeline:
         for r in store.gen_rows(config.name, status="done"):
             self.rows.setdefault(r.stage, {})[r.row_key] = r
         self._stop = False
+        self._fault: ServerFault | None = None
         self._failed_keys: set[str] = set()  # row keys that failed in this run, of every stage
 
     # ---- running ---------------------------------------------------------------------------------------------
     async def run(self, only: str | None = None) -> list[StageReport]:
         """Run every configured stage in order (or only ``only``), writing datasets after each.
 
-        Raises BudgetStop when the budget ran out (finished rows are saved, the stage's dataset is written);
-        PrefvalError for a stage that is not configured or a missing input file."""
+        Raises BudgetStop when the budget ran out, ServerStop when the client stopped because the server failed
+        (finished rows are saved, the stage's dataset is written, either way); PrefvalError for a stage that is not
+        configured or a missing input file."""
         if only and only not in self.config.stages:
             raise PrefvalError(f"stage '{only}' is not in the config (configured: {', '.join(self.config.stages)})")
         reports = []
@@ -122,6 +137,8 @@ class Pipeline:
             await self._run_jobs(name, jobs, rep)
             if not self.dry_run:
                 self.write_dataset(name)
+            if self._fault is not None:
+                raise ServerStop(f"{self._fault} (stage {name}: {rep.done} rows done in this run)")
             if self._stop:
                 raise BudgetStop(f"budget reached during stage {name}: {rep.done} rows done in this stage, the rest "
                                  "not started; run again with a higher --budget to go on")
@@ -151,6 +168,11 @@ class Pipeline:
                 except BudgetExhausted:
                     self._stop = True
                     return
+                except ServerFault as exc:  # the client stopped: this row is not made, nor any other
+                    self._stop = True
+                    if self._fault is None:
+                        self._fault = exc
+                    return
                 except (LLMCallFailed, st.StageCheckFailed) as exc:
                     status, reason = "failed", str(getattr(exc, "reason", None) or exc).splitlines()[0][:500]
                     llm.calls += getattr(exc, "attempts", 0)
@@ -173,6 +195,11 @@ class Pipeline:
                 rep.prompt_tokens += llm.prompt_tokens or 0
                 rep.completion_tokens += llm.completion_tokens or 0
                 rep.cost_usd += llm.cost_usd or 0.0
+                rep.usage_unknown += llm.prompt_tokens is None or llm.completion_tokens is None
+                rep.unpriced += llm.cost_usd is None
+                if llm.cost_estimated and llm.cost_usd is not None:
+                    rep.estimated += 1
+                    rep.cost_estimated_usd += llm.cost_usd
                 rep.calls += llm.calls
                 if self.on_progress:
                     self.on_progress(stage, rep)

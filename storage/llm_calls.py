@@ -20,7 +20,7 @@ from storage.models import Model, new_id
 from storage.secrets import is_secret_field, scrub_config, scrub_text, secret_values
 
 RUN_KINDS = ("generate", "evaluate")
-RUN_STATUSES = ("running", "done", "failed", "budget", "interrupted")
+RUN_STATUSES = ("running", "done", "failed", "budget", "interrupted", "stopped")
 
 
 class LLMCall(Model):
@@ -251,10 +251,11 @@ class LLMCallsMixin:
         return run_id
 
     def finish_run(self, run_id: str, status: str, totals: dict[str, Any] | None = None) -> None:
-        """Mark a run ended with status (done, failed, budget, interrupted) and its totals; commit.
+        """Mark a run ended with status (done, failed, budget, interrupted, stopped: its server failed) and its
+        totals; commit.
         Raises PrefvalError for an unknown run or status."""
         if status not in RUN_STATUSES or status == "running":
-            raise PrefvalError(f"run status '{status}' is not one of done, failed, budget, interrupted")
+            raise PrefvalError(f"run status '{status}' is not one of done, failed, budget, interrupted, stopped")
         with write_transaction(self.db):
             cur = self.db.execute("UPDATE runs SET ended_at = ?, status = ?, totals = ? WHERE id = ?",
                                   [now_iso(), status, json.dumps(scrub_config(totals or {}), default=str), run_id])
