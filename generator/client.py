@@ -185,13 +185,22 @@ def json_schema_for(output_model: Any, strict: bool = True) -> dict[str, Any]:
     """The JSON schema of a pydantic model; with ``strict``, made fit for OpenAI strict structured output and
     guided decoding (generator.json_schema.strict_schema): every object gets ``additionalProperties: false`` and
     all its properties ``required``, ``default`` is removed, string length bounds become patterns. (Fields with
-    defaults thus become required in the schema; the pydantic model still accepts them absent.)"""
-    schema = output_model.model_json_schema()
+    defaults thus become required in the schema; the pydantic model still accepts them absent.) The same model
+    gives the same dict, which must not be changed."""
     if not strict:
-        return schema
-    from generator.json_schema import strict_schema
+        return output_model.model_json_schema()
+    memo = _SCHEMA_OF.get(output_model)
+    if memo is None:  # one dict per model: the validator, the strict flag and the cache key's text are memoised on it
+        from generator.json_schema import strict_schema
 
-    return strict_schema(schema)
+        if len(_SCHEMA_OF) > 1024:
+            _SCHEMA_OF.clear()
+        memo = _SCHEMA_OF[output_model] = strict_schema(output_model.model_json_schema())
+    return memo
+
+
+#: the strict schema of each pydantic model (json_schema_for); a schema must not be changed once made
+_SCHEMA_OF: dict[Any, dict[str, Any]] = {}
 
 
 def schema_is_strict(schema: dict[str, Any]) -> bool:
@@ -617,6 +626,7 @@ class LLMClient:
         self._fault: ServerFault | None = None  # set once the client stopped (every call raises it)
         self._recent: collections.deque = collections.deque(maxlen=max(1, retry.breaker_window))
         self._secrets: list[str] | None = None
+        self._pending_parsed: dict[str, Any] = {}
         from storage.llm_calls import ClaimOwner
 
         self._owner = ClaimOwner(token=f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}", host=_HOST,
@@ -685,11 +695,63 @@ class LLMClient:
         when the client stopped (nothing answers at the server, or most recent requests failed alike), ValueError
         when the request's params carry a reserved or credential-named parameter.
         """
+        return await self._complete(request, output_model, check)
+
+    async def complete_repair(self, request: LLMRequest, output_model: Any, check: Callable[[Any], None] | None,
+                              bad_text: str, reason: str) -> LLMReply:
+        """Like complete, for a request whose reply came otherwise (a provider batch) and was invalid: its first
+        request is the repair (the bad reply and the reason sent back), counting as one of the call's repairs."""
+        return await self._complete(request, output_model, check, start=(bad_text, reason))
+
+    def check_request(self, request: LLMRequest) -> None:
+        """Raises ValueError when the request's params carry a reserved or credential-named parameter."""
         for name in request.params:
             if is_secret_field(name):
                 raise ValueError(f"request parameter '{name}' holds a credential: keys come from the environment only")
             if name in RESERVED_PARAMS:
                 raise ValueError(f"request parameter '{name}' is set by the client and cannot be given")
+
+    def request_body(self, request: LLMRequest) -> dict[str, Any]:
+        """The chat-completion parameters of a request as a provider receives them (params, messages,
+        response_format), without the model, the api_base and the client's own transport settings."""
+        body: dict[str, Any] = dict(request.params)
+        body["messages"] = list(request.messages)
+        fmt = response_format_for(request)
+        if fmt is not None:
+            body["response_format"] = fmt
+        return body
+
+    def take_reply(self, request: LLMRequest, response: Any, output_model: Any,
+                   check: Callable[[Any], None] | None, price_factor: float = 1.0,
+                   seconds: float = 0.0) -> tuple[LLMReply | None, str, str]:
+        """Take a chat completion that arrived otherwise (a provider batch line) as a reply to ``request``: read,
+        scrubbed, paid for at ``price_factor`` of the price, checked like an online reply. Returns (reply, "", "")
+        for a valid one, which is not cached yet (``write_reply`` does it); else (None, text, reason)."""
+        try:
+            text, finish, pt, ct = read_response(response)
+        except _InvalidReply as exc:
+            return None, "", str(exc)
+        text = scrub_text(text, self._secret_list())
+        cost, estimated = self._account(request, list(request.messages), text, pt, ct, price_factor)
+        try:
+            value, parsed = validate_reply(text, finish, request, output_model, check)
+        except _InvalidReply as exc:
+            return None, text, str(exc)
+        reply = LLMReply(value=value, text=text, prompt_tokens=pt, completion_tokens=ct, cost_usd=cost,
+                         seconds=seconds, attempts=1, cached=False, finish_reason=finish,
+                         cache_key=request.cache_key(), model=request.model, cost_estimated=estimated)
+        self._pending_parsed[reply.cache_key] = parsed
+        return reply, "", ""
+
+    async def write_reply(self, request: LLMRequest, reply: LLMReply) -> None:
+        """Cache a reply taken by take_reply (committed before this returns)."""
+        await self._write_cache(request, reply, self._pending_parsed.pop(reply.cache_key, None))
+        self.stats.done += 1
+        self._notify()
+
+    async def _complete(self, request: LLMRequest, output_model: Any, check: Callable[[Any], None] | None,
+                        start: tuple[str, str] | None = None) -> LLMReply:
+        self.check_request(request)
         if self._fault is not None:
             self.stats.stopped += 1
             raise self._fault_copy()
@@ -702,7 +764,7 @@ class LLMClient:
             self.stats.cached += 1
             self._notify()
             return cached
-        task = asyncio.ensure_future(self._call(request, output_model, key, check))
+        task = asyncio.ensure_future(self._call(request, output_model, key, check, start))
         self._inflight[key] = task
         task.add_done_callback(lambda t, k=key: self._call_finished(k, t))
         reply = await self._shared_result(task)
@@ -825,8 +887,9 @@ class LLMClient:
 
     # ---- one call: repairs around transport retries, under a deadline -------------------------------------------
     async def _call(self, request: LLMRequest, output_model: Any, key: str,
-                    check: Callable[[Any], None] | None = None) -> LLMReply:
-        state = {"attempts": 0, "key": key, "force": False, "claimed": False, "written": False, "unreachable": 0}
+                    check: Callable[[Any], None] | None = None, start: tuple[str, str] | None = None) -> LLMReply:
+        state = {"attempts": 0, "key": key, "force": False, "claimed": False, "written": False, "unreachable": 0,
+                 "start": start}
         try:
             while True:
                 try:
@@ -915,6 +978,11 @@ class LLMClient:
         deadline_at = time.monotonic() + self.retry.deadline
         messages = list(request.messages)
         repairs = 0
+        if state.get("start") is not None:  # the reply came otherwise (a batch) and was invalid: repair it
+            bad_text, reason = state.pop("start")
+            messages = repair_messages(request, bad_text, reason)
+            repairs = 1
+            self.stats.repairs += 1
         while True:
             response, seconds = await self._send(request, messages, state, deadline_at)
             try:
@@ -1090,9 +1158,10 @@ class LLMClient:
             return max(1, chars // 4)
 
     def _account(self, request: LLMRequest, messages: list[dict], text: str, prompt_tokens: int | None,
-                 completion_tokens: int | None) -> tuple[float | None, bool]:
+                 completion_tokens: int | None, price_factor: float = 1.0) -> tuple[float | None, bool]:
         """Count tokens and cost of one reply (valid or not: every reply is paid for); returns (cost, estimated).
-        A reply without usage is priced from tokens counted offline (estimated). Never raises."""
+        A reply without usage is priced from tokens counted offline (estimated); price_factor: the share of the
+        price paid (a provider batch: 0.5). Never raises."""
         model = request.model
         estimated = prompt_tokens is None or completion_tokens is None
         if estimated:
@@ -1103,10 +1172,12 @@ class LLMClient:
             self.stats.prompt_tokens += pt
             self.stats.completion_tokens += ct
         cost = self.cost_of(model, pt, ct)
+        if cost is not None:
+            cost *= price_factor
         if cost is None:
             self.stats.unpriced += 1
             if self.budget_unknown_price is not None:
-                self._charged += self.budget_unknown_price.cost(pt, ct)
+                self._charged += self.budget_unknown_price.cost(pt, ct) * price_factor
             elif self.budget_usd is not None:
                 self._uncounted.add(model)
         else:

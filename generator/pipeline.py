@@ -98,19 +98,21 @@ class Pipeline:
     or a fake in tests). token_counter: counts context tokens (default: litellm's ``token_counter``, offline).
     dry_run: nothing is written; rows live in memory only (the client is expected to send nothing either).
     on_progress: called as ``on_progress(stage, report)`` after every row; on_stage as ``on_stage(stage, n)``
-    before a stage starts its n rows still to make.
+    before a stage starts its n rows still to make. row_limit: rows in flight at once (default the config's
+    concurrency; with provider batches every row of a stage, so that they go out in one batch).
     """
 
     def __init__(self, store, config: PipelineConfig, client: Any, *, run_id: str | None = None,
                  token_counter: TokenCounter | None = None, dry_run: bool = False,
                  on_progress: Callable[[str, StageReport], None] | None = None,
-                 on_stage: Callable[[str, int], None] | None = None):
+                 on_stage: Callable[[str, int], None] | None = None, row_limit: int | None = None):
         self.store, self.config, self.client = store, config, client
         self.run_id = run_id or new_id()
         self.dry_run = dry_run
         self.on_progress = on_progress
         self.on_stage = on_stage
         self._count = token_counter
+        self.row_limit = row_limit  # rows in flight at once (default config.concurrency; batches: all of a stage)
         self.rows: dict[str, dict[str, GenRow]] = {s: {} for s in STAGES}
         for r in store.gen_rows(config.name, status="done"):
             self.rows.setdefault(r.stage, {})[r.row_key] = r
@@ -153,7 +155,7 @@ class Pipeline:
             self.on_stage(stage, len(todo))
         model = self.config.model_for(stage) if stage in ("profiles", "events", "preferences", "generalized",
                                                           "conversations", "queries", "evolution") else None
-        sem = asyncio.Semaphore(self.config.concurrency)
+        sem = asyncio.Semaphore(self.row_limit or self.config.concurrency)
         settings = self.config.stage(stage)
 
         async def one(job: _Job) -> None:

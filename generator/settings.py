@@ -46,6 +46,14 @@ def add_client_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget-unknown-as", metavar="IN,OUT", dest="budget_unknown_as",
                    help="with --budget: count the replies of models without a known price at IN,OUT USD per 1M "
                         "tokens (their cost is still recorded as unknown); without it such a budget is refused")
+    p.add_argument("--batch", action="store_true",
+                   help="send the requests not in the cache as provider batches (about half the price, no rate "
+                        "limits; results within the provider's window, up to 24 h); a run killed and started again "
+                        "re-attaches to its batches")
+    p.add_argument("--batch-poll", type=float, metavar="S", dest="batch_poll", default=None,
+                   help="with --batch: seconds between looks at a batch in progress (default 60)")
+    p.add_argument("--batch-price", type=float, metavar="F", dest="batch_price", default=None,
+                   help="with --batch: the share of the online price a batch request costs (default 0.5)")
     p.add_argument("--progress-every", type=float, metavar="S", dest="progress_every", default=None,
                    help="when the output is not a terminal, print a progress line every S seconds (default 30; "
                         "0: none)")
@@ -55,13 +63,16 @@ def check_client_flags(args: argparse.Namespace) -> None:
     """One line for a flag out of range (before anything is opened or written)."""
     for name, low, strict in (("timeout", 0, True), ("deadline", 0, True), ("attempts", 1, False),
                               ("repairs", 0, False), ("breaker", 0, False), ("rpm", 0, True), ("tpm", 0, True),
-                              ("progress_every", 0, False)):
+                              ("progress_every", 0, False), ("batch_poll", 0, True), ("batch_price", 0, False)):
         v = getattr(args, name, None)
         if v is None:
             continue
         if (v <= low) if strict else (v < low):
             flag = "--" + name.replace("_", "-")
             raise PrefvalError(f"{flag} must be {'above' if strict else 'at least'} {low:g}")
+    if (getattr(args, "batch_poll", None) is not None or getattr(args, "batch_price", None) is not None) \
+            and not getattr(args, "batch", False):
+        raise PrefvalError("--batch-poll and --batch-price go with --batch")
     parse_price(getattr(args, "price", None), "--price")
     parse_price(getattr(args, "budget_unknown_as", None), "--budget-unknown-as")
 
@@ -156,3 +167,18 @@ def budget_refusal(budget: float | None, models: Iterable[str], prices: dict, un
             "map has none, and none was given); give its price with --price IN,OUT (USD per 1M tokens; for "
             "generate also prices: in the config), or count its replies at an assumed price with "
             "--budget-unknown-as IN,OUT; nothing was sent or written")
+
+
+def batch_options(args: argparse.Namespace):
+    """generator.batch.BatchOptions from --batch-poll and --batch-price (None without --batch)."""
+    if not getattr(args, "batch", False):
+        return None
+    from generator.batch import BatchOptions
+
+    changes = {}
+    if getattr(args, "batch_poll", None) is not None:
+        changes["poll_every"] = float(args.batch_poll)
+    if getattr(args, "batch_price", None) is not None:
+        changes["price_factor"] = float(args.batch_price)
+    return replace(BatchOptions(), **changes)
+

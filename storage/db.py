@@ -597,6 +597,21 @@ def _m19_open_unit_counts(db: sqlite_utils.Database) -> None:
                f"(COALESCE(NEW.open_slots, 0) > 0) BEGIN {remove} {add} END")
 
 
+def _m20_llm_batches(db: sqlite_utils.Database) -> None:
+    # Provider batches (`prefval generate --batch`, `prefval evaluate ... --batch`): each batch is recorded before it
+    # is submitted and its provider id as soon as it is known, with one row per request line (its cache key), so a
+    # run killed after submitting and started again re-attaches to the batch instead of paying for it twice.
+    db.execute("CREATE TABLE llm_batches (id TEXT PRIMARY KEY, scope TEXT NOT NULL, run_id TEXT, provider TEXT NOT "
+               "NULL, api_base TEXT, model TEXT NOT NULL, provider_batch_id TEXT, input_file_id TEXT, output_file_id "
+               "TEXT, error_file_id TEXT, status TEXT NOT NULL, n_lines INTEGER NOT NULL, n_completed INTEGER NOT NULL "
+               "DEFAULT 0, n_failed INTEGER NOT NULL DEFAULT 0, price_factor REAL NOT NULL DEFAULT 1.0, error TEXT, "
+               "created_at TEXT NOT NULL, updated_at TEXT NOT NULL, finished_at TEXT)")
+    db.execute("CREATE INDEX idx_llm_batches_status ON llm_batches(status)")
+    db.execute("CREATE TABLE llm_batch_lines (batch_id TEXT NOT NULL REFERENCES llm_batches(id), custom_id TEXT NOT "
+               "NULL, key TEXT NOT NULL, status TEXT NOT NULL, PRIMARY KEY (batch_id, custom_id)) WITHOUT ROWID")
+    db.execute("CREATE INDEX idx_llm_batch_lines_key ON llm_batch_lines(key, batch_id)")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "initial schema", _m1_initial),
     (2, "current_answers view", _m2_current_answers),
@@ -621,6 +636,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
      _m18_queue_state_indexes),
     (19, "study_open_units (units with a free slot per study, for the header's count of units to claim)",
      _m19_open_unit_counts),
+    (20, "llm_batches and llm_batch_lines (provider batches, re-attached after a kill)", _m20_llm_batches),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -119,7 +119,8 @@ async def _send(store, run_id: str, jobs, args, models: list[str], description: 
     from generator.client import LLMClient
     from generator.evaluate.runs import run_jobs
     from generator.progress import RunProgress
-    from generator.settings import ClientKnobs, parse_price
+    from annotator.commands.generate import batch_event_printer
+    from generator.settings import ClientKnobs, batch_options, parse_price
 
     knobs = ClientKnobs.from_sources(args)
     limits = {m: knobs.limits(args.concurrency) for m in models}
@@ -129,7 +130,14 @@ async def _send(store, run_id: str, jobs, args, models: list[str], description: 
                          budget_unknown_price=parse_price(args.budget_unknown_as, "--budget-unknown-as")) as client:
         with RunProgress(total=len(jobs), description=description, interval=args.progress_every) as progress:
             progress.attach(client)
-            result = await run_jobs(client, jobs)
+            options = batch_options(args)
+            if options is None:
+                result = await run_jobs(client, jobs)
+            else:  # the calls not in the cache go out as provider batches
+                from generator.batch import BatchClient
+
+                async with BatchClient(client, store, scope, options, on_event=batch_event_printer()) as batch:
+                    result = await run_jobs(batch, jobs)
         result.charged_usd = client.charged_usd
         print(progress.summary())
     return result
@@ -164,8 +172,9 @@ def _run_stage(store, args, jobs, config: dict, description: str, models: list[s
     if result.stopped:
         echo(f"prefval: {result.stopped}", file=sys.stderr)
     elif result.budget_stopped:
-        echo(f"budget of {args.budget} USD spent: the run stopped; finished calls are kept, re-run with a larger "
-              "--budget to go on", file=sys.stderr)
+        why = f" ({result.budget_reason})" if result.budget_reason and "spent" not in result.budget_reason else ""
+        echo(f"budget of {args.budget} USD spent{why}: the run stopped; finished calls are kept, re-run with a "
+             "larger --budget to go on", file=sys.stderr)
     return run_id, result
 
 
@@ -201,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _config(args, **extra) -> dict[str, Any]:
     return {"kind": args.kind, "model": args.model, "name": args.name or args.model, "api_base": args.api_base,
-            "params": _params(args), "budget_usd": args.budget, **extra}
+            "params": _params(args), "budget_usd": args.budget, "batch": bool(getattr(args, "batch", False)), **extra}
 
 
 def _dataset_kinds(store, dataset: str) -> set[str]:

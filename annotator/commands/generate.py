@@ -159,6 +159,11 @@ def _stage_line(r, dataset: str) -> str:
             f"{tokens}, {cost} -> dataset {dataset}")
 
 
+def batch_event_printer():
+    """on_event for generator.batch.BatchClient: one line on stderr per batch event (submitted, status, ended)."""
+    return lambda text: echo(f"prefval: {text}", file=sys.stderr)
+
+
 def _run(store, config, stage: str | None, args=None) -> int:
     import asyncio
 
@@ -166,7 +171,7 @@ def _run(store, config, stage: str | None, args=None) -> int:
     from generator.config import LLM_STAGES
     from generator.pipeline import BudgetStop, Pipeline, ServerStop
     from generator.progress import RunProgress
-    from generator.settings import EXIT_SERVER, ClientKnobs
+    from generator.settings import EXIT_SERVER, ClientKnobs, batch_options
 
     knobs = ClientKnobs.from_sources(config)  # the flags were applied over the config's keys
     run_id = store.start_run("generate", {**config.model_dump(mode="json"), "client": knobs.as_config()},
@@ -181,12 +186,22 @@ def _run(store, config, stage: str | None, args=None) -> int:
                              budget_scope=f"generate:{config.name}",
                              budget_unknown_price=_unknown_price(config)) as client:
             progress.attach(client)
-            pipe = Pipeline(store, config, client, run_id=run_id,
+            caller, options = client, batch_options(args) if args is not None else None
+            if options is not None:  # requests go out as provider batches; rows of a stage all wait together
+                from generator.batch import BatchClient
+
+                caller = BatchClient(client, store, f"generate:{config.name}", options, on_event=batch_event_printer())
+            pipe = Pipeline(store, config, caller, run_id=run_id, row_limit=10 ** 9 if options else None,
                             on_stage=lambda s, n: progress.add_total(n) if s in LLM_STAGES else None)
             try:
                 return await pipe.run(stage), client.stats.as_dict()
             finally:
                 totals.update(client.stats.as_dict())
+                if options is not None:
+                    await caller.aclose()
+                    totals["batch"] = {"batches": caller.batch_stats.batches, "lines": caller.batch_stats.lines,
+                                       "reattached": caller.batch_stats.reattached,
+                                       "online": caller.batch_stats.online}
 
     from annotator.cli import EXIT_BUDGET
 

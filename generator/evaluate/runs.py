@@ -59,6 +59,7 @@ class RunResult:
     replies: dict[Hashable, LLMReply] = field(default_factory=dict)
     failed: dict[Hashable, str] = field(default_factory=dict)
     budget_stopped: bool = False
+    budget_reason: str | None = None
     stopped: str | None = None
     charged_usd: float = 0.0
 
@@ -93,8 +94,9 @@ async def run_jobs(client: Any, jobs: list[Job]) -> RunResult:
             return
         try:
             out.replies[job.key] = await client.complete(job.request, job.output_model)
-        except BudgetExhausted:
+        except BudgetExhausted as exc:
             out.budget_stopped = True
+            out.budget_reason = out.budget_reason or str(exc)
         except ServerFault as exc:
             out.stopped = out.stopped or str(exc)
         except LLMCallFailed as exc:
