@@ -335,26 +335,46 @@ def guided_decoding_problems(schema: dict[str, Any]) -> list[str]:
 # ---------------------------------------------------------------------------------------------------------------------
 # Checking replies against the schema sent
 # ---------------------------------------------------------------------------------------------------------------------
-_VALIDATORS: dict[int, tuple[dict, Any]] = {}
+_VALIDATORS: dict[int, tuple[dict, Any, Any]] = {}
 
 
-def validator_for(schema: dict[str, Any]) -> Any:
-    """A jsonschema Draft 2020-12 validator of ``schema`` (formats checked), remembered per schema object (a schema
-    must not be changed once requests use it)."""
+def _validators(schema: dict[str, Any]) -> tuple[Any, Any]:
+    """(fast check, jsonschema validator) of a schema, remembered per schema object (a schema must not be changed
+    once requests use it). The fast check is fastjsonschema's compiled function (about 12x quicker than jsonschema
+    on a reply, which matters at 200 calls per second), None when it cannot compile the schema."""
     memo = _VALIDATORS.get(id(schema))
     if memo is None or memo[0] is not schema:
         from jsonschema import Draft202012Validator, FormatChecker
 
+        fast = None
+        try:
+            import fastjsonschema
+
+            fast = fastjsonschema.compile(schema)
+        except Exception:  # not installed, or a schema it cannot compile: jsonschema alone
+            fast = None
         if len(_VALIDATORS) > 4096:
             _VALIDATORS.clear()
-        memo = _VALIDATORS[id(schema)] = (schema, Draft202012Validator(schema, format_checker=FormatChecker()))
-    return memo[1]
+        memo = _VALIDATORS[id(schema)] = (schema, fast, Draft202012Validator(schema, format_checker=FormatChecker()))
+    return memo[1], memo[2]
+
+
+def validator_for(schema: dict[str, Any]) -> Any:
+    """A jsonschema Draft 2020-12 validator of ``schema`` (formats checked), remembered per schema object."""
+    return _validators(schema)[1]
 
 
 def schema_error(value: Any, schema: dict[str, Any]) -> str | None:
     """None when ``value`` is valid for ``schema``; else one line naming where and why (the first error found in
-    document order)."""
-    validator = validator_for(schema)
+    document order). Valid replies are recognised by the fast check; jsonschema, the reference, decides and words
+    everything else."""
+    fast, validator = _validators(schema)
+    if fast is not None:
+        try:
+            fast(value)
+            return None
+        except Exception:  # JsonSchemaValueException: ask the reference for the words (and the verdict)
+            pass
     if validator.is_valid(value):
         return None
     err = min(validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])

@@ -201,3 +201,53 @@ def test_the_sample_pipeline_against_a_server_that_decodes_to_the_schema_fails_n
     # 0 repair attempts: one request per row, each sent once
     assert exact_server.log.count() == len(calls) == len(llm_rows) == sum(r.calls for r in llm_rows)
     assert all(c.attempts == 1 for c in calls)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_the_fast_check_and_jsonschema_agree_on_valid_and_broken_replies(name):
+    """fastjsonschema recognises valid replies; on every broken one jsonschema (the reference) has the last word:
+    so they must agree that a schema instance is valid and that each broken copy of it is not."""
+    import copy
+
+    from jsonschema import Draft202012Validator
+
+    from bench.fake_llm_server import instance_for_schema
+    from generator.json_schema import _validators
+
+    schema = contracts()[name].schema
+    fast, ref = _validators(schema)
+    assert fast is not None
+    good = instance_for_schema(schema, name)
+    fast(good)
+    assert Draft202012Validator(schema).is_valid(good)
+
+    def broken(value):  # one change at a time: a key dropped or added, a value of another type, a bool for an int
+        if isinstance(value, dict):
+            for k in value:
+                yield {kk: vv for kk, vv in value.items() if kk != k}
+                yield {**value, k: True}
+                for b in broken(value[k]):
+                    yield {**value, k: b}
+            yield {**value, "extra": 1}
+        elif isinstance(value, list):
+            yield value + value[:1] * 20
+            for i, v in enumerate(value):
+                for b in broken(v):
+                    yield value[:i] + [b] + value[i + 1:]
+        elif isinstance(value, str):
+            yield 7
+            yield ""
+        elif isinstance(value, bool) or isinstance(value, int):
+            yield "7"
+            yield 10 ** 6
+
+    n = 0
+    for bad in broken(copy.deepcopy(good)):
+        n += 1
+        fast_ok = True
+        try:
+            fast(bad)
+        except Exception:
+            fast_ok = False
+        assert fast_ok == ref.is_valid(bad), bad
+    assert n > 5
