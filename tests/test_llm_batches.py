@@ -217,6 +217,7 @@ def test_killed_between_upload_and_record_a_resumed_run_finds_or_submits_the_bat
     assert fake_llm.log.count() == 0 and len(fake_llm.log.batch_lines) == 5
 
 
+@pytest.mark.slow
 def test_generate_killed_after_submitting_resumes_its_batch_and_makes_the_items_of_an_online_run(fake_key, tmp_path):
     srv = FakeLLMServer(host="127.0.0.1", port=0).start()
     register_all(srv)
@@ -265,6 +266,7 @@ def test_generate_killed_after_submitting_resumes_its_batch_and_makes_the_items_
 SCALE_CALLS = 10_000 if os.environ.get("PREFVAL_SCALE_TESTS") == "1" else 1_000
 
 
+@pytest.mark.slow
 def test_a_10000_call_stage_by_batch_and_online_gives_the_same_answers(tmp_path, fake_key, capsys):
     from annotator.study_setup import create_study
     from annotator.tasks.base import StudySpec
