@@ -58,7 +58,8 @@ def run(db: str, url: str, per_model: int) -> tuple[int, float, float, str]:
                      "--out-dataset", "survivors", "--api-base", url, "--concurrency", str(per_model),
                      "--price", "0.15,0.6", "--progress-every", "0", "--db", db])
     text = (out.getvalue() + err.getvalue()).strip().splitlines()
-    return code, time.perf_counter() - t0, time.process_time() - c0, text[-1] if text else ""
+    first = [x for x in text if "calls failed (first:" in x]
+    return code, time.perf_counter() - t0, time.process_time() - c0, " / ".join(first + text[-1:])
 
 
 def main() -> None:

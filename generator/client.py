@@ -893,7 +893,10 @@ class LLMClient:
         try:
             while True:
                 try:
-                    async with asyncio.timeout(self.retry.deadline):  # no extra task, unlike wait_for
+                    # the deadline runs from the call's first request, not from when it was queued: a run that
+                    # gathers 25,000 calls behind 64 slots must not time out the ones still waiting their turn
+                    async with asyncio.timeout(None) as clock:  # rescheduled by _send at the first request
+                        state["clock"] = clock
                         return await self._call_inner(request, output_model, key, state, check)
                 except _AnsweredElsewhere as exc:
                     state["claimed"] = False
@@ -975,7 +978,7 @@ class LLMClient:
 
     async def _call_inner(self, request: LLMRequest, output_model: Any, key: str, state: dict,
                           check: Callable[[Any], None] | None = None) -> LLMReply:
-        deadline_at = time.monotonic() + self.retry.deadline
+        deadline_at = None  # set by _send at the call's first request (state["deadline_at"])
         messages = list(request.messages)
         repairs = 0
         if state.get("start") is not None:  # the reply came otherwise (a batch) and was invalid: repair it
@@ -1095,6 +1098,11 @@ class LLMClient:
                 state["attempts"] += 1
                 self.stats.requests += 1
                 started = time.monotonic()
+                if "deadline_at" not in state:  # the call's first request: its deadline starts now
+                    state["deadline_at"] = started + self.retry.deadline
+                    clock = state.get("clock")
+                    if clock is not None:
+                        clock.reschedule(asyncio.get_running_loop().time() + self.retry.deadline)
                 try:
                     async with asyncio.timeout(self._guard_timeout):
                         response = await completion(**kwargs)
@@ -1130,7 +1138,7 @@ class LLMClient:
                 wait = self._rng.uniform(0, min(self.retry.backoff_max,
                                                 self.retry.backoff_base * 2 ** state.get("retries", 0)))
             state["retries"] = state.get("retries", 0) + 1
-            if time.monotonic() + wait > deadline_at:
+            if time.monotonic() + wait > state.get("deadline_at", deadline_at or float("inf")):
                 raise LLMCallFailed(f"{reason} (waiting {wait:.1f} s more would pass the call's "
                                     f"deadline of {self.retry.deadline:g} s)",
                                     state["attempts"]) from None

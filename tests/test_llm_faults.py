@@ -200,3 +200,22 @@ async def test_a_reply_that_echoes_a_key_is_scrubbed_before_anything_keeps_it(st
     assert "zz-echoed" not in reply.text and "sk-abcdef" not in reply.text and reply.value.label.count("***") == 2
     row = store.get_llm_call(request().cache_key())
     assert "zz-echoed" not in row.reply_text + str(row.parsed)
+
+
+async def test_a_call_waiting_for_its_turn_is_not_timed_out_by_its_deadline():
+    """The deadline runs from a call's first request: 20 calls of 0.1 s behind one slot take 2 s, far beyond the
+    deadline of 0.5 s, and all succeed (25,000 calls behind 65 slots failed 10,996 at the 300 s deadline)."""
+    fn = FakeCompletion(delay=0.1)
+    policy = RetryPolicy(timeout=5, deadline=0.5)
+    c = LLMClient(completion_fn=fn, retry=policy, default_limits=ModelLimits(max_in_flight=1), sleep=Sleeps())
+    replies = await asyncio.gather(*[c.complete(request(i), Verdict) for i in range(20)])
+    assert len(replies) == 20 and c.stats.failed == 0
+
+
+async def test_the_deadline_still_bounds_a_call_once_it_started():
+    fn = FakeCompletion("hang")
+    policy = RetryPolicy(max_attempts=100, timeout=0.05, deadline=0.3, backoff_base=0.001, breaker_window=0)
+    t0 = time.monotonic()
+    with pytest.raises(LLMCallFailed, match="deadline of 0.3 s"):
+        await LLMClient(completion_fn=fn, retry=policy).complete(request(), Verdict)
+    assert time.monotonic() - t0 < 1.0
