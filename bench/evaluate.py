@@ -1,14 +1,17 @@
 """Benchmark `prefval evaluate answer`'s path (plan, the one LLM client with its cache and limits, results written
-as annotations) against a bare litellm loop, on the fake OpenAI-compatible server in this process.
+as annotations) against a bare litellm loop, on the fake OpenAI-compatible server in a child process.
 
-Run: ``python bench/evaluate.py [--items 1000] [--latency 0.1] [--in-flight 32]``. Builds a study of N blind MCQ
-items in a temporary database; starts the fake server (every reply waits --latency seconds); then
+Run: ``python bench/evaluate.py [--items 1000] [--latency 0.1] [--in-flight 32] [--rounds 7]``. Builds a study of N
+blind MCQ items in a temporary database; starts the fake server (every reply waits --latency seconds); then in
+--rounds interleaved rounds (the order swapped every round; a fresh database each round, built before the clock
+starts):
 1. baseline: the same N requests sent with ``litellm.acompletion`` directly, --in-flight at a time (asyncio
-   semaphore), nothing cached or written;
+   semaphore), nothing checked, cached or written;
 2. prefval: ``generator.evaluate.runs.mcq_jobs`` -> ``run_jobs`` through ``LLMClient`` (max_in_flight = --in-flight,
    SQLite call cache) -> ``write_mcq_answers``.
-The two alternate --repeat times (a fresh database each time); prints the best calls per second of both and the
-ratio prefval / baseline (target >= 0.9), then times a resumed run (every call from the cache, nothing sent).
+Prints prefval / baseline in calls per second, paired by round, as the median over the rounds with its spread
+(target >= 0.9 at the median), CPU per call of both likewise, then times a resumed run (every call from the cache,
+nothing sent).
 """
 from __future__ import annotations
 
@@ -19,7 +22,9 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_BENCH = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _BENCH]
+sys.path.insert(0, os.path.dirname(_BENCH))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 os.environ.setdefault("OPENAI_API_KEY", "sk-fake-benchmark-key")
@@ -76,49 +81,64 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=1000)
     ap.add_argument("--latency", type=float, default=0.1, help="seconds per reply at the fake server")
     ap.add_argument("--in-flight", type=int, default=32)
-    ap.add_argument("--repeat", type=int, default=3, help="alternate both loops this often; report the best of each")
+    ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds (default 7)")
     args = ap.parse_args()
 
-    from bench.fake_llm_server import FakeLLMServer
+    import statistics
+
+    from bench._common import spread, start_server
+    from generator.client import import_litellm
     from generator.evaluate.runs import mcq_jobs, write_mcq_answers
     from storage.store import Store
 
-    server = FakeLLMServer(latency=args.latency).start()
-    base_times, our_times, write_times = [], [], []
+    import_litellm()
+    proc, url = start_server(args.latency)
+    rounds = []  # (baseline s, baseline cpu s, prefval s, prefval cpu s)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            for rep in range(args.repeat):
+            warm = os.path.join(tmp, "warm.db")
+            build(warm, args.in_flight)
+            with Store.open(warm, mode="rw") as store:
+                jobs = mcq_jobs(store, "bench", MODEL, blind=True, rotate=False, api_base=url)
+                asyncio.run(baseline(jobs, url, args.in_flight))
+                asyncio.run(prefval_run(store, jobs, args.in_flight))
+            for rep in range(args.rounds):
                 path = os.path.join(tmp, f"bench{rep}.db")  # a fresh database: nothing cached
                 build(path, args.items)
+                got = {}
                 with Store.open(path, mode="rw") as store:
-                    jobs = mcq_jobs(store, "bench", MODEL, blind=True, rotate=False, api_base=server.url)
-                    base_times.append(asyncio.run(baseline(jobs, server.url, args.in_flight)))
-                    t0 = time.perf_counter()
-                    result = asyncio.run(prefval_run(store, jobs, args.in_flight))
-                    t1 = time.perf_counter()
-                    added = write_mcq_answers(store, "bench", "bench-model", MODEL, result, rotate=False)
-                    our_times.append(time.perf_counter() - t0)
-                    write_times.append(time.perf_counter() - t1)
-            sent = server.log.count()
+                    jobs = mcq_jobs(store, "bench", MODEL, blind=True, rotate=False, api_base=url)
+                    for which in (("base", "prefval") if rep % 2 == 0 else ("prefval", "base")):
+                        t0, c0 = time.perf_counter(), time.process_time()
+                        if which == "base":
+                            asyncio.run(baseline(jobs, url, args.in_flight))
+                        else:
+                            result = asyncio.run(prefval_run(store, jobs, args.in_flight))
+                            added = write_mcq_answers(store, "bench", "bench-model", MODEL, result, rotate=False)
+                        got[which] = (time.perf_counter() - t0, time.process_time() - c0)
+                rounds.append((*got["base"], *got["prefval"]))
             with Store.open(path, mode="rw") as store:
                 t0 = time.perf_counter()
                 again = asyncio.run(prefval_run(store, jobs, args.in_flight))
                 write_mcq_answers(store, "bench", "bench-model", MODEL, again, rotate=False)
                 resumed = time.perf_counter() - t0
         n = len(jobs)
-        base, ours = min(base_times), min(our_times)
-        print(f"{n} MCQ items, fake server latency {args.latency * 1000:.0f} ms, {args.in_flight} in flight "
-              f"(max seen at the server: {server.log.max_in_flight}); best of {args.repeat} alternating runs")
-        print(f"bare litellm loop: {n / base:8.1f} calls/s (best {base:.2f} s; all: "
-              f"{', '.join(f'{t:.2f}' for t in base_times)})")
-        print(f"prefval evaluate:  {n / ours:8.1f} calls/s (best {ours:.2f} s; all: "
-              f"{', '.join(f'{t:.2f}' for t in our_times)}; {len(result.replies)} replies, {len(result.failed)} "
-              f"failed, {sum(added.values())} answers written in {min(write_times):.2f} s)")
-        print(f"ratio prefval / bare litellm: {base / ours:.3f} (target >= 0.9)")
-        print(f"resumed run: {resumed:.2f} s, {server.log.count() - sent} requests sent, "
-              f"{sum(1 for r in again.replies.values() if r.cached)} from the cache")
+        per_call = lambda xs: [x / n * 1000 for x in xs]  # noqa: E731
+        print(f"{n} MCQ items, fake server latency {args.latency * 1000:.0f} ms (a child process), {args.in_flight} in "
+              f"flight; {args.rounds} interleaved rounds")
+        print(f"bare litellm loop: {n / statistics.median(r[0] for r in rounds):8.1f} calls/s at the median (rounds: "
+              f"{', '.join(f'{r[0]:.2f}' for r in rounds)} s)")
+        print(f"prefval evaluate:  {n / statistics.median(r[2] for r in rounds):8.1f} calls/s at the median (rounds: "
+              f"{', '.join(f'{r[2]:.2f}' for r in rounds)} s; {len(result.replies)} replies, {len(result.failed)} "
+              f"failed, {sum(added.values())} answers written)")
+        print(f"prefval / bare, calls per second, paired by round: {spread([r[0] / r[2] for r in rounds])}   "
+              "(target >= 0.9 at the median)")
+        print(f"CPU per call (this process): bare {spread(per_call([r[1] for r in rounds]), '{:.2f}')} ms; prefval "
+              f"{spread(per_call([r[3] for r in rounds]), '{:.2f}')} ms")
+        print(f"resumed run: {resumed:.2f} s, {sum(1 for r in again.replies.values() if r.cached)} calls from the cache")
     finally:
-        server.stop()
+        proc.kill()
+        proc.wait()
 
 
 if __name__ == "__main__":

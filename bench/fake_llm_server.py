@@ -14,7 +14,12 @@ must also satisfy rules a schema cannot state.
 
 Faults (:meth:`FakeLLMServer.add_fault`): latency, 429 with Retry-After, 500, a hanging request, invalid JSON, a
 truncated reply (finish_reason "length"), a reply that ignores the schema, a reply without ``usage``, a body cut
-mid-way. A request log counts requests per body hash and the most requests ever in flight at once.
+mid-way, a reply that echoes the request's Authorization header (echo_auth). A request log counts requests per body hash and the most requests ever in flight at once.
+
+The batch API as OpenAI defines it (``POST /v1/files``, ``GET /v1/files/{id}/content``, ``POST /v1/batches``,
+``GET /v1/batches[/{id}]``, cancel): a batch completes after ``batch.delay`` seconds, its lines answered as the
+chat endpoint would; it can fail lines, expire with lines left, or fail whole (:class:`BatchSettings`). Batch lines
+are logged in ``log.batch_lines``, not in ``log.requests``; ``batch_calls`` counts the batch endpoints' requests.
 
 In tests: the ``fake_llm`` fixture (tests/llm_fixtures.py) starts one on 127.0.0.1 on a free port in a background
 thread.
@@ -38,7 +43,8 @@ from aiohttp import web
 #: ``maker(body, rng) -> dict | str``: the reply for a request whose schema has this name (a dict is sent as JSON).
 ReplyMaker = Callable[[dict, random.Random], Any]
 
-FAULT_KINDS = ("latency", "status", "hang", "invalid_json", "truncated", "ignore_schema", "no_usage", "cut")
+FAULT_KINDS = ("latency", "status", "hang", "invalid_json", "truncated", "ignore_schema", "no_usage", "cut",
+               "echo_auth")
 
 _WORDS = ("river", "garden", "morning", "violin", "harbor", "lantern", "meadow", "pepper", "canvas", "orbit",
           "thunder", "velvet", "maple", "compass", "quartz", "saffron", "tundra", "willow", "ember", "cobalt")
@@ -65,8 +71,10 @@ def canonical_body_hash(body: dict) -> str:
 class SchemaInstanceMaker:
     """Makes one instance valid for a JSON schema (draft 2020-12 subset that pydantic and OpenAI strict mode use).
 
-    Every property of an object is filled (strict structured output requires them all). Unsupported keywords
-    (``pattern``, ``not``) are ignored, so a schema that relies on them may get an invalid instance.
+    Every property of an object is filled (strict structured output requires them all). A ``pattern`` is decoded
+    as guided decoding does: the string is drawn from the pattern itself (Python's regex parser, every construct
+    of the subset prefval's schemas use: literals, classes, groups, alternation, repeats); a repeat of "any
+    character" becomes words, with a number among them so that texts of one reply differ. ``not`` is ignored.
     """
 
     def __init__(self, root: dict, rng: random.Random):
@@ -146,7 +154,83 @@ class SchemaInstanceMaker:
             out = unique
         return out
 
+    def _text(self, lo: int, hi: float) -> str:
+        """Words (and a number) of lo..hi characters."""
+        words = [self._word() for _ in range(self.rng.randint(3, 7))]
+        words.insert(self.rng.randint(0, len(words)), str(self.rng.randint(100, 9999)))
+        text = " ".join(words)
+        while len(text) < lo:
+            text += " " + self._word()
+        if len(text) > hi:
+            text = text[: int(hi)].rstrip() or text[: int(hi)]
+            text += "x" * (lo - len(text))
+        return text
+
+    def _from_pattern(self, pattern: str) -> str:
+        import re._parser as sre  # Python 3.11+
+
+        return self._gen_seq(list(sre.parse(pattern)))
+
+    def _any_char(self, seq: list) -> bool:
+        """Whether a repeated part stands for one character of any kind ("." or a line end, [\\s\\S] ...)."""
+        import re._constants as c
+
+        if len(seq) != 1:
+            return False
+        op, av = seq[0]
+        if op is c.SUBPATTERN:
+            return self._any_char(list(av[-1]))
+        if op is c.BRANCH:
+            return any(len(alt) == 1 and alt[0][0] is c.ANY for alt in av[1])
+        if op is c.ANY:
+            return True
+        if op is c.IN:
+            cats = {x[1] for x in av if x[0] is c.CATEGORY}
+            return {c.CATEGORY_SPACE, c.CATEGORY_NOT_SPACE} <= cats
+        return False
+
+    def _gen_seq(self, seq: list) -> str:
+        return "".join(self._gen(op, av) for op, av in seq)
+
+    def _gen(self, op, av) -> str:
+        import re._constants as c
+
+        if op is c.LITERAL:
+            return chr(av)
+        if op is c.AT:
+            return ""
+        if op is c.ANY:
+            return self.rng.choice("abcdefghij")
+        if op is c.NOT_LITERAL:
+            return "x" if chr(av) != "x" else "y"
+        if op is c.IN:
+            chars: list[str] = []
+            for kind, val in av:
+                if kind is c.LITERAL:
+                    chars.append(chr(val))
+                elif kind is c.RANGE:
+                    chars.extend(chr(x) for x in range(val[0], val[1] + 1))
+                elif kind is c.CATEGORY:
+                    chars.extend({c.CATEGORY_DIGIT: "0123456789", c.CATEGORY_SPACE: " ",
+                                  c.CATEGORY_WORD: "abcxyz019_"}.get(val, "abc"))
+            return self.rng.choice(chars or ["a"])
+        if op is c.BRANCH:
+            return self._gen_seq(list(self.rng.choice(av[1])))
+        if op is c.SUBPATTERN:
+            return self._gen_seq(list(av[-1]))
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", None)):
+            lo, hi, sub = av
+            sub = list(sub)
+            hi = float("inf") if hi is c.MAXREPEAT else hi
+            if self._any_char(sub):
+                return self._text(lo, hi)
+            n = self.rng.randint(lo, int(min(hi, lo + 3)))
+            return "".join(self._gen_seq(sub) for _ in range(n))
+        raise ValueError(f"pattern construct {op} is not supported by the fake decoder")
+
     def _make_string(self, schema: dict, depth: int) -> str:
+        if "pattern" in schema:
+            return self._from_pattern(schema["pattern"])
         fmt = schema.get("format")
         if fmt in ("date", "date-time"):
             day = _dt.date(1990, 1, 1) + _dt.timedelta(days=self.rng.randint(0, 12000))
@@ -237,6 +321,7 @@ class RequestLog:
     requests: list[LoggedRequest] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
+    batch_lines: list[LoggedRequest] = field(default_factory=list)  #: lines answered through the batch API
 
     def count(self) -> int:
         return len(self.requests)
@@ -244,6 +329,38 @@ class RequestLog:
     def per_hash(self) -> Counter:
         """Requests per canonical body hash (see :func:`canonical_body_hash`)."""
         return Counter(r.hash for r in self.requests)
+
+
+@dataclass
+class BatchSettings:
+    """How the fake's batch API behaves (``FakeLLMServer.batch``).
+
+    delay: seconds from creation until a batch is completed (in_progress before). fail_line: ``f(custom_id,
+    body) -> bool``: lines answered with an error (status 500 in the error file). expire_after: when set, a batch
+    expires (status "expired") at ``delay`` having answered only this many lines; the others are in the error file
+    with code batch_expired. fail_batch: the whole batch fails validation (status "failed", no output).
+    """
+
+    delay: float = 0.0
+    fail_line: Callable[[str, dict], bool] | None = None
+    expire_after: int | None = None
+    fail_batch: bool = False
+
+
+@dataclass
+class FakeBatch:
+    id: str
+    input_file_id: str
+    endpoint: str
+    created_at: float
+    lines: list[dict]
+    metadata: dict | None = None
+    status: str = "validating"
+    output_file_id: str | None = None
+    error_file_id: str | None = None
+    completed: int = 0
+    failed: int = 0
+    retrieved: int = 0
 
 
 class FakeLLMServer:
@@ -264,6 +381,10 @@ class FakeLLMServer:
         self.makers: dict[str, ReplyMaker] = {}
         self.faults: list[Fault] = []
         self.log = RequestLog()
+        self.batch = BatchSettings()
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, FakeBatch] = {}
+        self.batch_calls: Counter = Counter()  #: requests to the batch endpoints, by kind (create_file, ...)
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -291,6 +412,10 @@ class FakeLLMServer:
             self.faults.clear()
             self.makers.clear()
             self.log = RequestLog()
+            self.batch = BatchSettings()
+            self.files.clear()
+            self.batches.clear()
+            self.batch_calls.clear()
 
     @property
     def url(self) -> str:
@@ -302,6 +427,15 @@ class FakeLLMServer:
         app.router.add_post("/v1/chat/completions", self._handle)
         app.router.add_post("/chat/completions", self._handle)
         app.router.add_get("/v1/models", self._models)
+        # the batch API as OpenAI defines it: upload a JSONL file (purpose batch), create a batch over it, poll it,
+        # download its output and error files
+        app.router.add_post("/v1/files", self._create_file)
+        app.router.add_get("/v1/files/{file_id}/content", self._file_content)
+        app.router.add_get("/v1/files/{file_id}", self._file_meta)
+        app.router.add_post("/v1/batches", self._create_batch)
+        app.router.add_get("/v1/batches", self._list_batches)
+        app.router.add_get("/v1/batches/{batch_id}", self._retrieve_batch)
+        app.router.add_post("/v1/batches/{batch_id}/cancel", self._cancel_batch)
         return app
 
     async def _start_site(self) -> None:
@@ -358,6 +492,135 @@ class FakeLLMServer:
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "fake", "object": "model"}]})
 
+    # ---- the batch API ---------------------------------------------------------------------------------------------
+    def _new_id(self, prefix: str) -> str:
+        return f"{prefix}-{hashlib.sha256(f'{prefix}{len(self.files)}{len(self.batches)}{time.time_ns()}'.encode()).hexdigest()[:20]}"
+
+    def _file_object(self, file_id: str, purpose: str, filename: str = "input.jsonl") -> dict:
+        return {"id": file_id, "object": "file", "bytes": len(self.files.get(file_id, b"")),
+                "created_at": int(time.time()), "filename": filename, "purpose": purpose, "status": "processed"}
+
+    async def _create_file(self, request: web.Request) -> web.Response:
+        form = await request.post()
+        upload = form.get("file")
+        data = upload.file.read() if hasattr(upload, "file") else str(upload or "").encode("utf-8")
+        with self._lock:
+            self.batch_calls["create_file"] += 1
+            file_id = self._new_id("file")
+            self.files[file_id] = data
+        return web.json_response(self._file_object(file_id, str(form.get("purpose", "batch")),
+                                                   getattr(upload, "filename", "input.jsonl")))
+
+    async def _file_meta(self, request: web.Request) -> web.Response:
+        file_id = request.match_info["file_id"]
+        if file_id not in self.files:
+            return web.json_response({"error": {"message": "no such file", "type": "invalid_request_error"}},
+                                     status=404)
+        return web.json_response(self._file_object(file_id, "batch"))
+
+    async def _file_content(self, request: web.Request) -> web.Response:
+        file_id = request.match_info["file_id"]
+        with self._lock:
+            self.batch_calls["file_content"] += 1
+            data = self.files.get(file_id)
+        if data is None:
+            return web.json_response({"error": {"message": "no such file", "type": "invalid_request_error"}},
+                                     status=404)
+        return web.Response(body=data, content_type="application/octet-stream")
+
+    def _batch_object(self, b: FakeBatch) -> dict:
+        return {"id": b.id, "object": "batch", "endpoint": b.endpoint, "errors": None,
+                "input_file_id": b.input_file_id, "completion_window": "24h", "status": b.status,
+                "output_file_id": b.output_file_id, "error_file_id": b.error_file_id,
+                "created_at": int(b.created_at), "in_progress_at": None, "expires_at": int(b.created_at) + 86400,
+                "finalizing_at": None, "completed_at": None, "failed_at": None, "expired_at": None,
+                "cancelling_at": None, "cancelled_at": None,
+                "request_counts": {"total": len(b.lines), "completed": b.completed, "failed": b.failed},
+                "metadata": b.metadata}
+
+    async def _create_batch(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        with self._lock:
+            self.batch_calls["create_batch"] += 1
+            data = self.files.get(body.get("input_file_id", ""))
+        if data is None:
+            return web.json_response({"error": {"message": "no such input file", "type": "invalid_request_error"}},
+                                     status=400)
+        lines = [json.loads(x) for x in data.decode("utf-8").splitlines() if x.strip()]
+        b = FakeBatch(id=self._new_id("batch"), input_file_id=body["input_file_id"],
+                      endpoint=body.get("endpoint", "/v1/chat/completions"), created_at=time.time(), lines=lines,
+                      metadata=body.get("metadata"))
+        with self._lock:
+            self.batches[b.id] = b
+        return web.json_response(self._batch_object(b))
+
+    async def _list_batches(self, request: web.Request) -> web.Response:
+        with self._lock:
+            self.batch_calls["list_batches"] += 1
+            data = [self._batch_object(b) for b in self.batches.values()]
+        return web.json_response({"object": "list", "data": data, "has_more": False,
+                                  "first_id": data[0]["id"] if data else None,
+                                  "last_id": data[-1]["id"] if data else None})
+
+    async def _cancel_batch(self, request: web.Request) -> web.Response:
+        b = self.batches.get(request.match_info["batch_id"])
+        if b is None:
+            return web.json_response({"error": {"message": "no such batch"}}, status=404)
+        b.status = "cancelled"
+        return web.json_response(self._batch_object(b))
+
+    async def _retrieve_batch(self, request: web.Request) -> web.Response:
+        b = self.batches.get(request.match_info["batch_id"])
+        if b is None:
+            return web.json_response({"error": {"message": "no such batch", "type": "invalid_request_error"}},
+                                     status=404)
+        with self._lock:
+            self.batch_calls["retrieve_batch"] += 1
+            b.retrieved += 1
+        if b.status in ("validating", "in_progress"):
+            if self.batch.fail_batch:
+                b.status = "failed"
+            elif time.time() - b.created_at < self.batch.delay:
+                b.status = "in_progress"
+            else:
+                self._finish_batch(b)
+        return web.json_response(self._batch_object(b))
+
+    def _finish_batch(self, b: FakeBatch) -> None:
+        """Answer the batch's lines as the chat endpoint would (reply makers, schema instances, usage), write its
+        output and error files."""
+        out, err = [], []
+        limit = self.batch.expire_after
+        for n, line in enumerate(b.lines):
+            cid, body = line.get("custom_id"), line.get("body") or {}
+            if limit is not None and n >= limit:
+                err.append({"id": f"batch_req_{n}", "custom_id": cid, "response": None,
+                            "error": {"code": "batch_expired", "message": "This request could not be executed "
+                                                                          "before the completion window expired."}})
+                continue
+            if self.batch.fail_line is not None and self.batch.fail_line(cid, body):
+                err.append({"id": f"batch_req_{n}", "custom_id": cid,
+                            "response": {"status_code": 500, "request_id": f"req_{n}",
+                                         "body": {"error": {"message": "fake 500", "type": "server_error"}}},
+                            "error": None})
+                continue
+            h = canonical_body_hash(body)
+            entry = LoggedRequest(body=body, hash=h, at=time.monotonic(), fault="batch", status=200)
+            with self._lock:
+                self.log.batch_lines.append(entry)
+            out.append({"id": f"batch_req_{n}", "custom_id": cid,
+                        "response": {"status_code": 200, "request_id": f"req_{n}", "body": self._reply(body, h, None)},
+                        "error": None})
+        b.completed, b.failed = len(out), len(err)
+        with self._lock:
+            if out:
+                b.output_file_id = self._new_id("file")
+                self.files[b.output_file_id] = "".join(json.dumps(x) + "\n" for x in out).encode("utf-8")
+            if err:
+                b.error_file_id = self._new_id("file")
+                self.files[b.error_file_id] = "".join(json.dumps(x) + "\n" for x in err).encode("utf-8")
+        b.status = "expired" if limit is not None and limit < len(b.lines) else "completed"
+
     def _pick_fault(self, body: dict) -> Fault | None:
         with self._lock:
             for fault in self.faults:
@@ -406,7 +669,7 @@ class FakeLLMServer:
                     else "invalid_request_error"
                 return web.json_response({"error": {"message": f"fake {fault.status}", "type": kind}},
                                          status=fault.status, headers=headers)
-            payload = self._reply(body, h, fault)
+            payload = self._reply(body, h, fault, request.headers.get("Authorization", ""))
             if fault and fault.kind == "cut":
                 data = json.dumps(payload).encode("utf-8")
                 resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
@@ -420,7 +683,7 @@ class FakeLLMServer:
             with self._lock:
                 self.log.in_flight -= 1
 
-    def _reply(self, body: dict, h: str, fault: Fault | None) -> dict:
+    def _reply(self, body: dict, h: str, fault: Fault | None, authorization: str = "") -> dict:
         rng = random.Random(f"{self.seed}:{h}")
         fmt = body.get("response_format") or {}
         content: str
@@ -436,6 +699,19 @@ class FakeLLMServer:
             content = json.dumps({"answer": " ".join(rng.choice(_WORDS) for _ in range(4))})
         else:
             content = f"fake reply {h[:8]}: " + " ".join(rng.choice(_WORDS) for _ in range(8))
+        if fault and fault.kind == "echo_auth":  # a server (or proxy) that echoes the request's credentials
+            try:
+                value = json.loads(content)
+            except ValueError:
+                value = None
+            if isinstance(value, dict):
+                for k, v in value.items():
+                    if isinstance(v, str):
+                        value[k] = f"{v} (you sent Authorization: {authorization})"
+                        break
+                content = json.dumps(value, ensure_ascii=False)
+            else:
+                content = f"{content} (you sent Authorization: {authorization})"
         if fault and fault.kind == "invalid_json":
             content = "{" + content.strip("{}")[:40] + ", oops"
         elif fault and fault.kind == "truncated":

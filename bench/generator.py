@@ -1,16 +1,18 @@
-"""Benchmark of prefval's LLM client against a bare litellm loop (issue 7). Prints figures; asserts nothing.
+"""Benchmark of prefval's LLM client against a bare litellm loop (issues 7, 26). Prints figures; asserts nothing.
 
-    python bench/generator.py [--calls 500] [--in-flight 32] [--latency 0.2] [--rounds 2]
+    python bench/generator.py [--calls 500] [--in-flight 32] [--latency 0.2] [--rounds 7]
 
 A fake OpenAI-compatible server (bench/fake_llm_server.py) runs in a child process with a fixed latency per reply.
-In this process, alternately:
+In this process, in interleaved rounds (the order swapped every round, so that a load on the machine that comes and
+goes falls on both alike):
 - bare: ``litellm.acompletion`` under an asyncio.Semaphore(in-flight), no cache, no validation;
-- prefval: ``LLMClient.complete`` with the same in-flight limit, every reply validated into a pydantic model (the
-  JSON schema sent as response_format) and written to the call cache in a temporary SQLite file.
-Both send the same number of distinct requests (prefval never hits its cache). Figures: calls per second of each (best
-of the rounds), prefval as a ratio of bare (target >= 0.9) and of the ideal in-flight / latency; and prefval's own
-overhead per call in milliseconds, measured with an instant completion function (no HTTP at all), split into cache
-lookup, validation and cache write.
+- prefval: ``LLMClient.complete`` with the same in-flight limit, every reply checked against the JSON schema sent
+  as response_format and validated into a pydantic model, and written to the call cache in a temporary SQLite file.
+Both send the same number of distinct requests (prefval never hits its cache). Figures: per round, prefval's calls
+per second as a ratio of bare's in the same round; printed as the median over the rounds with its spread (min,
+max, quartiles), target >= 0.9 at the median; the same for client CPU per call (all threads of this process); and
+prefval's own overhead per call in milliseconds, measured with an instant completion function (no HTTP at all),
+split into cache lookup, validation and cache write.
 """
 from __future__ import annotations
 
@@ -18,15 +20,17 @@ import argparse
 import asyncio
 import json
 import os
-import socket
-import subprocess
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != str(REPO / "bench")]
 sys.path.insert(0, str(REPO))
+
+from bench._common import spread, start_server  # noqa: E402
 
 from pydantic import BaseModel, Field  # noqa: E402
 
@@ -50,27 +54,6 @@ class Preference(BaseModel):
 
 
 SCHEMA = json_schema_for(Preference)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, str(REPO / "bench" / "fake_llm_server.py"), "--port", str(port),
-                             "--latency", str(latency)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return proc, f"http://127.0.0.1:{port}/v1"
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("the fake server did not start")
 
 
 def make_request(tag: str, i: int, api_base: str | None) -> LLMRequest:
@@ -155,18 +138,15 @@ async def main_async(args) -> None:
         # warm-up: connection pools, litellm's first-call set-up
         await bare_round(litellm, api_base, "warm-bare", args.in_flight, args.in_flight)
         await prefval_round(client, api_base, "warm-prefval", args.in_flight)
-        bare, ours, bare_cpu, our_cpu = [], [], [], []
-        for k in range(args.rounds):  # alternate, and swap the order every round
-            order = ("bare", "prefval") if k % 2 == 0 else ("prefval", "bare")
-            for which in order:
+        rounds = []  # (bare s, bare cpu s, prefval s, prefval cpu s)
+        for k in range(args.rounds):  # interleaved, the order swapped every round
+            got = {}
+            for which in (("bare", "prefval") if k % 2 == 0 else ("prefval", "bare")):
                 if which == "bare":
-                    t, c = await bare_round(litellm, api_base, f"bare{k}", args.calls, args.in_flight)
-                    bare.append(t)
-                    bare_cpu.append(c)
+                    got[which] = await bare_round(litellm, api_base, f"bare{k}", args.calls, args.in_flight)
                 else:
-                    t, c = await prefval_round(client, api_base, f"prefval{k}", args.calls)
-                    ours.append(t)
-                    our_cpu.append(c)
+                    got[which] = await prefval_round(client, api_base, f"prefval{k}", args.calls)
+            rounds.append((*got["bare"], *got["prefval"]))
         await client.aclose()
         store.close()
         cost = await overhead(args.calls, args.in_flight, os.path.join(tmp, "overhead.db"))
@@ -174,16 +154,22 @@ async def main_async(args) -> None:
         proc.kill()
         proc.wait()
     ideal = args.in_flight / args.latency
-    bare_rate, our_rate = args.calls / min(bare), args.calls / min(ours)
-    print(f"fake server latency {args.latency * 1000:.0f} ms, {args.calls} calls, {args.in_flight} in flight, "
-          f"best of {args.rounds} rounds")
-    print(f"bare litellm loop : {bare_rate:7.1f} calls/s  (rounds: {', '.join(f'{t:.2f} s' for t in bare)})")
-    print(f"prefval client    : {our_rate:7.1f} calls/s  (rounds: {', '.join(f'{t:.2f} s' for t in ours)})")
+    ratios = [b / p for b, _, p, _ in rounds]
+    cpu_ratios = [pc / bc for _, bc, _, pc in rounds]
+    per_call = lambda xs: [x / args.calls * 1000 for x in xs]  # noqa: E731
+    print(f"fake server latency {args.latency * 1000:.0f} ms (a child process), {args.calls} calls, {args.in_flight} "
+          f"in flight, {args.rounds} interleaved rounds")
+    print(f"bare litellm loop : {args.calls / statistics.median(r[0] for r in rounds):7.1f} calls/s at the median "
+          f"(rounds: {', '.join(f'{r[0]:.2f} s' for r in rounds)})")
+    print(f"prefval client    : {args.calls / statistics.median(r[2] for r in rounds):7.1f} calls/s at the median "
+          f"(rounds: {', '.join(f'{r[2]:.2f} s' for r in rounds)})")
     print(f"ideal             : {ideal:7.1f} calls/s  (in flight / latency)")
-    print(f"prefval / bare    : {our_rate / bare_rate:.3f}   (target >= 0.9)")
-    print(f"prefval / ideal   : {our_rate / ideal:.3f}   bare / ideal: {bare_rate / ideal:.3f}")
-    print(f"client CPU per call (this process, all threads; best round): bare {min(bare_cpu) / args.calls * 1000:.2f} ms, "
-          f"prefval {min(our_cpu) / args.calls * 1000:.2f} ms")
+    print(f"prefval / bare, calls per second, paired by round: {spread(ratios)}   (target >= 0.9 at the median)")
+    print(f"client CPU per call (this process, all threads): bare {spread(per_call([r[1] for r in rounds]), '{:.2f}')}"
+          f" ms; prefval {spread(per_call([r[3] for r in rounds]), '{:.2f}')} ms; prefval / bare "
+          f"{spread(cpu_ratios)}")
+    print(f"prefval / ideal at the median: {statistics.median(args.calls / r[2] for r in rounds) / ideal:.3f}   "
+          f"bare / ideal: {statistics.median(args.calls / r[0] for r in rounds) / ideal:.3f}")
     print(f"prefval overhead per call, with an instant completion function: {cost['loop_cpu']:.2f} ms of event-loop "
           f"CPU ({cost['total']:.2f} ms wall at {args.in_flight} in flight, commits included); parts: cache lookup "
           f"{cost['lookup']:.2f} ms, validation {cost['validation']:.2f} ms; one cache write with its own commit "
@@ -196,7 +182,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--in-flight", type=int, default=32)
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per reply at the fake server")
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (default 7)")
     asyncio.run(main_async(parser.parse_args()))
 
 

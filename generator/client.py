@@ -11,14 +11,20 @@ What it does, and why (the numbered behaviours of litellm 1.110.2 in ../shared/L
   ``LITELLM_OFFLINE_MODE=true`` set before the import (11, 10). A ``completion_fn`` with its signature can be
   injected instead (unit tests never import litellm).
 - Structured output: the request's schema goes out as ``response_format`` json_schema, sent whatever litellm's
-  ``supports_response_schema`` says (6). Every reply is validated (pydantic ``output_model``, else the JSON schema);
-  ``finish_reason == "length"`` is a truncated, invalid reply (7). An invalid reply gets up to ``max_repairs`` repair
-  requests (the error sent back; each counts as an attempt, 14), then :class:`LLMCallFailed`. Invalid replies are
-  never cached.
+  ``supports_response_schema`` says (6), and every reply is checked against that very schema (jsonschema; the
+  schema sent is the schema checked), then read into the pydantic ``output_model`` and passed to the caller's
+  ``check`` (checks no schema can state; it raises ReplyRejected). ``finish_reason == "length"`` is a truncated,
+  invalid reply (7). An invalid or rejected reply gets up to ``max_repairs`` repair requests (the error sent back,
+  14), then :class:`LLMCallFailed`. Only replies that pass everything are cached.
 - Retries: one loop here, exponential backoff with full jitter, Retry-After honoured up to a cap and charged to the
-  call's deadline (2), for 429, 408, timeouts, connection errors and 5xx (13); never for other 4xx. litellm's and the
-  SDK's retries are off (``max_retries=0``, ``num_retries=0``: 1). Every request has ``timeout=`` and every call a
-  deadline (3).
+  call's deadline (2), for 429, 408, timeouts, broken connections and 5xx (13); never for other 4xx. A call sends at
+  most ``max_attempts`` requests in all, transport retries and repairs together. litellm's and the SDK's retries
+  are off (``max_retries=0``, ``num_retries=0``: 1). Every request has ``timeout=`` and every call a deadline (3).
+- Faults that stop the run (:class:`ServerFault`): a refused connection or an unknown host gets one quick retry,
+  then ServerUnreachable names the api_base and what to check (litellm reports it as a 500 "Connection error":
+  fault_kind reads the exception's chain); once the last ``breaker_window`` requests had no success and mostly
+  failed alike (timeouts, 5xx, broken connections), CircuitOpen. Either cancels the calls in flight and refuses
+  every later call, so a dead server costs one timeout, not hours.
 - Limits that queue, never reject (5): per model, a semaphore of requests in flight and token buckets (aiolimiter)
   for requests and tokens per minute.
 - Cache and resume (12): each valid reply is written to the SQLite file (``llm_calls``, through storage) before
@@ -26,16 +32,20 @@ What it does, and why (the numbered behaviours of litellm 1.110.2 in ../shared/L
   process (a shared task) and across processes on one file (a claim row taken just before each request; see
   ``claims``). The key holds the normalised api_base (LLMRequest.cache_key).
 - Cost (8, 9): config prices (USD per 1M tokens) first, else litellm's price map; unknown = None, never an error.
-  Usage missing or 0/0 counts as unknown. The budget stops new requests once spent >= budget (BudgetExhausted);
-  requests in flight finish and are cached. With a ``budget_scope``, "spent" includes what concurrent clients of the
-  scope in other processes spent.
+  A reply without usage (or 0/0) has unknown tokens and is priced from tokens counted offline, marked as an
+  estimate (``cost_estimated``). The budget stops new requests once spent >= budget (BudgetExhausted); requests in
+  flight finish and are cached. A reply the budget cannot count (no price at all) stops it too, unless
+  ``budget_unknown_price`` says how to count it. With a ``budget_scope``, "spent" includes what concurrent clients
+  of the scope in other processes spent.
 - ``aclose()`` (or ``async with``) awaits ``litellm.close_litellm_async_clients()`` (4).
-- Keys only from the environment (litellm reads them); no request parameter may carry one, and every error message
-  is scrubbed of secret values (storage.secrets).
+- Keys only from the environment (litellm reads them); no request parameter may carry one, every error message is
+  scrubbed of secret values, and so is every reply before it is validated, cached or returned (a server that echoes
+  the Authorization header) (storage.secrets).
 """
 from __future__ import annotations
 
 import asyncio
+import collections
 import email.utils
 import json
 import os
@@ -47,9 +57,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
 from generator.llm_types import (
-    BudgetExhausted, CompletionFn, LLMCallFailed, LLMReply, LLMRequest, normalize_api_base,
+    BudgetExhausted, CircuitOpen, CompletionFn, LLMCallFailed, LLMReply, LLMRequest, ReplyRejected, ServerFault,
+    ServerUnreachable, normalize_api_base,
 )
-from storage.secrets import is_secret_field, scrub_text
+from storage.secrets import is_secret_field, scrub_text, secret_values
 
 #: Parameters the client sets itself; a request's params may not carry them.
 RESERVED_PARAMS = frozenset({"model", "messages", "api_base", "base_url", "response_format", "timeout",
@@ -76,7 +87,8 @@ class ModelLimits:
 
     max_in_flight: requests open at once. rpm: requests per minute (None = no limit). tpm: tokens per minute,
     counted before sending as prompt characters / 4 + max_tokens (None = no limit). Both are leaky buckets
-    (aiolimiter): a burst of up to rpm requests, then rpm per minute.
+    (aiolimiter): rpm a burst of at most a second's worth (rpm / 60, at least 1), then rpm per minute; tpm a burst
+    of up to tpm tokens, then tpm per minute.
     """
 
     max_in_flight: int = 8
@@ -98,24 +110,33 @@ class Price:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How hard the client tries.
+    """How hard the client tries, and how long a call may take.
 
-    max_attempts: requests per call for transport failures (429, timeouts, connection errors, 5xx), first included.
-    max_repairs: extra requests for invalid replies (each sends the error back).
+    max_attempts: requests per call at most, all told: the first, transport retries (429, timeouts, broken
+        connections, 5xx) and repair requests together (so a call never sends more, whatever fails).
+    max_repairs: of those, requests that send an invalid reply's error back (repair attempts).
     timeout: seconds per request (litellm ``timeout=`` and a guard around it).
-    deadline: seconds per call, all attempts, waits and repairs together (asyncio.timeout).
+    deadline: seconds per call, all its requests, waits and repairs together (asyncio.timeout).
     backoff_base / backoff_max: seconds; the n-th retry waits uniform(0, min(backoff_max, backoff_base * 2**n))
         ("full jitter", M. Brooker, "Exponential Backoff And Jitter", AWS Architecture Blog, 2015).
     retry_after_cap: seconds; a server's Retry-After is honoured up to this.
+    unreachable_wait: seconds before the one quick retry of a refused connection or an unknown host (then the run
+        stops: ServerUnreachable).
+    breaker_window / breaker_share: the client stops every call (CircuitOpen) once the last ``breaker_window``
+        requests had no success and at least ``breaker_share`` of them failed alike (timeouts, 5xx, broken
+        connections; a 429 counts as an answer). 0 turns it off.
     """
 
     max_attempts: int = 6
     max_repairs: int = 2
     timeout: float = 120.0
-    deadline: float = 900.0
+    deadline: float = 300.0
     backoff_base: float = 1.0
     backoff_max: float = 30.0
     retry_after_cap: float = 60.0
+    unreachable_wait: float = 0.5
+    breaker_window: int = 16
+    breaker_share: float = 0.8
 
 
 @dataclass
@@ -124,9 +145,11 @@ class ClientStats:
 
     done: calls answered by a fresh request; cached: calls answered from the cache (or by an identical call in
     flight); failed: LLMCallFailed raised; requests: HTTP requests sent (retries and repairs included);
-    prompt_tokens / completion_tokens: from the servers' usage; cost_usd: priced calls only;
-    unpriced: replies whose cost is unknown (model without a price, or no usage); budget_refused: calls refused by
-    the budget.
+    prompt_tokens / completion_tokens: from the servers' usage (replies without usage are not in them:
+    usage_unknown counts those); cost_usd: priced replies, estimates included; cost_estimated_usd: the part of
+    cost_usd priced from tokens counted offline (servers that sent no usage); unpriced: replies whose cost is
+    unknown (no price for the model); budget_refused: calls refused by the budget; stopped: calls refused because
+    the client stopped (ServerFault).
     """
 
     done: int = 0
@@ -138,36 +161,46 @@ class ClientStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    cost_estimated_usd: float = 0.0
+    usage_unknown: int = 0
     unpriced: int = 0
     budget_refused: int = 0
+    stopped: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        """The totals for a run's record: tokens None when no reply had usage, cost None when no reply had a price
+        (unknown, never 0)."""
+        out = dict(self.__dict__)
+        if self.usage_unknown and not (self.prompt_tokens or self.completion_tokens):
+            out["prompt_tokens"] = out["completion_tokens"] = None
+        if self.unpriced and not self.cost_usd:
+            out["cost_usd"] = None
+        return out
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Schemas
 # ---------------------------------------------------------------------------------------------------------------------
 def json_schema_for(output_model: Any, strict: bool = True) -> dict[str, Any]:
-    """The JSON schema of a pydantic model, made fit for OpenAI strict structured output when ``strict``: every
-    object gets ``additionalProperties: false`` and all its properties ``required``; ``default`` is removed.
-    (Fields with defaults thus become required in the schema; the pydantic model still accepts them absent.)"""
-    schema = output_model.model_json_schema()
+    """The JSON schema of a pydantic model; with ``strict``, made fit for OpenAI strict structured output and
+    guided decoding (generator.json_schema.strict_schema): every object gets ``additionalProperties: false`` and
+    all its properties ``required``, ``default`` is removed, string length bounds become patterns. (Fields with
+    defaults thus become required in the schema; the pydantic model still accepts them absent.) The same model
+    gives the same dict, which must not be changed."""
     if not strict:
-        return schema
+        return output_model.model_json_schema()
+    memo = _SCHEMA_OF.get(output_model)
+    if memo is None:  # one dict per model: the validator, the strict flag and the cache key's text are memoised on it
+        from generator.json_schema import strict_schema
 
-    def fix(node: Any) -> Any:
-        if isinstance(node, dict):
-            node = {k: fix(v) for k, v in node.items() if k != "default"}
-            if node.get("type") == "object" and "properties" in node:
-                node["additionalProperties"] = False
-                node["required"] = list(node["properties"])
-            return node
-        if isinstance(node, list):
-            return [fix(v) for v in node]
-        return node
+        if len(_SCHEMA_OF) > 1024:
+            _SCHEMA_OF.clear()
+        memo = _SCHEMA_OF[output_model] = strict_schema(output_model.model_json_schema())
+    return memo
 
-    return fix(schema)
+
+#: the strict schema of each pydantic model (json_schema_for); a schema must not be changed once made
+_SCHEMA_OF: dict[Any, dict[str, Any]] = {}
 
 
 def schema_is_strict(schema: dict[str, Any]) -> bool:
@@ -251,6 +284,81 @@ def is_retryable(exc: BaseException) -> bool:
                          "TransportError", "OSError"})
 
 
+_UNREACHABLE_MARKERS = ("connection refused", "connect call failed", "name or service not known",
+                        "nodename nor servname", "temporary failure in name resolution", "getaddrinfo failed",
+                        "no address associated with hostname", "no route to host", "network is unreachable")
+
+
+def _chain(exc: BaseException):
+    seen = set()
+    while exc is not None and id(exc) not in seen and len(seen) < 12:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def fault_kind(exc: BaseException) -> str:
+    """What kind of failure an exception is: "unreachable" (connection refused, unknown host: nothing answers at
+    that address), "timeout", "connection" (reset, cut mid-way), "rate_limit" (429), "server" (5xx), "client"
+    (other HTTP statuses), "config" (no API key), or "other". litellm reports a refused connection as a 500
+    "Connection error": the exception's chain tells them apart."""
+    import errno
+
+    for e in _chain(exc):
+        if isinstance(e, (ConnectionRefusedError, socket.gaierror)):
+            return "unreachable"
+        if isinstance(e, OSError) and e.errno in (errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH):
+            return "unreachable"
+        if type(e).__name__ == "ClientConnectorDNSError":
+            return "unreachable"
+    text = " ".join(str(e) for e in _chain(exc)).lower()
+    if any(m in text for m in _UNREACHABLE_MARKERS):
+        return "unreachable"
+    if any(marker in str(exc) for marker in _CONFIG_ERRORS):
+        return "config"
+    names = {c.__name__ for e in _chain(exc) for c in type(e).__mro__}
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or names & {"Timeout", "APITimeoutError", "ReadTimeout",
+                                                                         "TimeoutException", "ServerTimeoutError"}:
+        return "timeout"
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        if status == 429:
+            return "rate_limit"
+        if status == 408:
+            return "timeout"
+        if names & {"APIConnectionError", "ServerDisconnectedError", "ClientPayloadError", "RemoteProtocolError"} \
+                or "connection error" in text:
+            return "connection"
+        return "server" if status >= 500 else "client"
+    if isinstance(exc, ConnectionError) or names & {"APIConnectionError", "ClientConnectionError", "ConnectError",
+                                                    "ServerDisconnectedError", "RemoteProtocolError",
+                                                    "TransportError", "ClientPayloadError"}:
+        return "connection"
+    return "other"
+
+
+_KIND_WORDS = {"timeout": "timed out", "connection": "lost the connection", "server": "got a server error (5xx)"}
+
+
+def where_of(api_base: str | None, model: str) -> str:
+    """The server a request goes to, for messages: its api_base, or the provider's endpoint of the model."""
+    return normalize_api_base(api_base) or f"the provider's endpoint of {model}"
+
+
+def unreachable_message(api_base: str | None, model: str, exc: BaseException) -> str:
+    """One line for a server that nothing answers at, naming it and what to check."""
+    dns = any(isinstance(e, socket.gaierror) or type(e).__name__ == "ClientConnectorDNSError" for e in _chain(exc)) \
+        or any(m in str(exc).lower() for m in _UNREACHABLE_MARKERS[2:7])
+    where = where_of(api_base, model)
+    if dns:
+        return scrub_text(f"cannot reach {where}: its host name is unknown (is the address right? check "
+                          "--api-base or api_base: in the config)")
+    if api_base:
+        return scrub_text(f"cannot reach {where}: connection refused (is the server running? is the port right? "
+                          "check --api-base or api_base: in the config)")
+    return scrub_text(f"cannot reach {where}: connection refused (is the network up?)")
+
+
 def retry_after_seconds(exc: BaseException) -> float | None:
     """Seconds the server asked to wait (``retry-after-ms`` or ``Retry-After`` as seconds or an HTTP date) from the
     exception's response headers, or None."""
@@ -319,41 +427,49 @@ def _strip_fences(text: str) -> str:
     return t.strip()
 
 
-def validate_reply(text: str, finish_reason: str | None, request: LLMRequest, output_model: Any) -> tuple[Any, Any]:
+def validate_reply(text: str, finish_reason: str | None, request: LLMRequest, output_model: Any,
+                   check: Callable[[Any], None] | None = None) -> tuple[Any, Any]:
     """(value, parsed JSON) of a reply, or raises _InvalidReply with a one-line reason.
 
-    value: an ``output_model`` instance when one is given; else the parsed JSON for a request with a schema
-    (checked with jsonschema); else None (free text: the text is the answer)."""
+    A reply to a request with a schema is checked against that very schema (generator.json_schema.schema_error:
+    the schema sent is the schema checked), then read into ``output_model`` when one is given (value: its
+    instance; else the parsed JSON; free text without a schema: None, the text is the answer). ``check(value)``
+    then may raise ReplyRejected (a check no schema can state)."""
     if finish_reason == "length":
         raise _InvalidReply("truncated: the reply hit max_tokens (finish_reason length)")
     if output_model is None and request.schema is None:
         if not text.strip():
             raise _InvalidReply("empty reply")
-        return None, None
-    body = _strip_fences(text)
-    try:
-        parsed = json.loads(body)
-    except ValueError as exc:
-        raise _InvalidReply(f"not JSON ({exc})") from None
-    if output_model is not None:
+        value, parsed = None, None
+    else:
+        body = _strip_fences(text)
         try:
-            value = output_model.model_validate(parsed)
-        except Exception as exc:  # pydantic.ValidationError
-            errors = getattr(exc, "errors", None)
-            if callable(errors):
-                parts = [f"{'.'.join(str(p) for p in e.get('loc', ())) or '(root)'}: {e.get('msg')}"
-                         for e in errors()[:3]]
-                raise _InvalidReply("does not match the schema: " + "; ".join(parts)) from None
-            raise _InvalidReply(f"does not match the schema: {_one_line(str(exc), 200)}") from None
-        return value, parsed
-    import jsonschema
+            parsed = json.loads(body)
+        except ValueError as exc:
+            raise _InvalidReply(f"not JSON ({exc})") from None
+        if request.schema is not None:
+            from generator.json_schema import schema_error
 
-    try:
-        jsonschema.validate(parsed, request.schema)
-    except jsonschema.ValidationError as exc:
-        where = ".".join(str(p) for p in exc.absolute_path) or "(root)"
-        raise _InvalidReply(f"does not match the schema: {where}: {_one_line(exc.message, 200)}") from None
-    return parsed, parsed
+            problem = schema_error(parsed, request.schema)
+            if problem is not None:
+                raise _InvalidReply(f"does not match the schema: {problem}")
+        value = parsed
+        if output_model is not None:
+            try:
+                value = output_model.model_validate(parsed)
+            except Exception as exc:  # pydantic.ValidationError
+                errors = getattr(exc, "errors", None)
+                if callable(errors):
+                    parts = [f"{'.'.join(str(p) for p in e.get('loc', ())) or '(root)'}: {e.get('msg')}"
+                             for e in errors()[:3]]
+                    raise _InvalidReply("does not match the schema: " + "; ".join(parts)) from None
+                raise _InvalidReply(f"does not match the schema: {_one_line(str(exc), 200)}") from None
+    if check is not None:
+        try:
+            check(value if value is not None else text)
+        except ReplyRejected as exc:
+            raise _InvalidReply(_one_line(str(exc) or type(exc).__name__, 300)) from None
+    return value, parsed
 
 
 def repair_messages(request: LLMRequest, bad_text: str, reason: str) -> list[dict[str, str]]:
@@ -425,7 +541,13 @@ class _Limits:
 
         self.spec = limits
         self.in_flight = asyncio.Semaphore(max(1, limits.max_in_flight))
-        self.rpm = AsyncLimiter(limits.rpm, limits.period) if limits.rpm else None
+        self.rpm = None
+        if limits.rpm:
+            # a bucket of at most one second's worth of requests (min 1), so that rpm=500 sends about 8 a second
+            # rather than 500 at once: providers count rate limits over windows shorter than a minute
+            window = min(1.0, limits.period)
+            burst = max(1.0, limits.rpm * window / limits.period)
+            self.rpm = AsyncLimiter(burst, burst * limits.period / limits.rpm)
         self.tpm = AsyncLimiter(limits.tpm, limits.period) if limits.tpm else None
 
     async def wait(self, est_tokens: int) -> None:
@@ -457,6 +579,12 @@ class LLMClient:
         then counts what every client of the scope spent while their runs overlapped (storage
         ``llm_budget_shares``, updated with every cache transaction), so concurrent runs together spend at most the
         budget plus what is in flight. Needs a database file and background_writes.
+    budget_unknown_price: the Price at which a budget counts replies whose model has no known price (their cost
+        is still recorded as unknown). Without it, a budget stops the run at the first such reply: a budget that
+        cannot count is no budget (commands refuse to start in that case; see price_known).
+    token_counter: ``counter(model, messages=..., text=...) -> int``, counts tokens offline for replies whose
+        server sent no usage (their cost is then an estimate); default litellm's token_counter when litellm is the
+        completion function, else characters / 4.
     """
 
     def __init__(self, store: Any = None, *, run_id: str | None = None, completion_fn: CompletionFn | None = None,
@@ -464,7 +592,8 @@ class LLMClient:
                  retry: RetryPolicy = RetryPolicy(), budget_usd: float | None = None,
                  prices: dict[str, Price] | None = None, use_litellm_prices: bool | None = None,
                  sleep: Callable[[float], Any] = asyncio.sleep, seed: int | None = None,
-                 background_writes: bool = True, claims: bool = True, budget_scope: str | None = None):
+                 background_writes: bool = True, claims: bool = True, budget_scope: str | None = None,
+                 budget_unknown_price: Price | None = None, token_counter: Callable[..., int] | None = None):
         self.store = store
         self.run_id = run_id
         self._completion_fn = completion_fn
@@ -490,6 +619,14 @@ class LLMClient:
         self._others_spent = 0.0  # USD spent by the other clients of budget_scope (set by the writer thread)
         self._share_joined = False
         self._closing = False
+        self.budget_unknown_price = budget_unknown_price
+        self._token_counter = token_counter
+        self._charged = 0.0  # USD the budget counts: cost_usd plus unpriced replies at budget_unknown_price
+        self._uncounted: set[str] = set()  # models with replies the budget could not count (no price at all)
+        self._fault: ServerFault | None = None  # set once the client stopped (every call raises it)
+        self._recent: collections.deque = collections.deque(maxlen=max(1, retry.breaker_window))
+        self._secrets: list[str] | None = None
+        self._pending_parsed: dict[str, Any] = {}
         from storage.llm_calls import ClaimOwner
 
         self._owner = ClaimOwner(token=f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}", host=_HOST,
@@ -532,7 +669,12 @@ class LLMClient:
     def budget_left(self) -> float | None:
         """USD left of the budget (None without a budget); with a budget_scope, after what the other clients of
         the scope spent."""
-        return None if self.budget_usd is None else self.budget_usd - self.stats.cost_usd - self._others_spent
+        return None if self.budget_usd is None else self.budget_usd - self._charged - self._others_spent
+
+    @property
+    def charged_usd(self) -> float:
+        """What this client's budget counted so far (cost_usd, plus unpriced replies at budget_unknown_price)."""
+        return self._charged
 
     def _notify(self) -> None:
         for listener in self.listeners:
@@ -542,28 +684,87 @@ class LLMClient:
                 pass
 
     # ---- the public call -----------------------------------------------------------------------------------------
-    async def complete(self, request: LLMRequest, output_model: Any = None) -> LLMReply:
-        """Send (or replay from the cache) one request; validate the reply into ``output_model``.
+    async def complete(self, request: LLMRequest, output_model: Any = None,
+                       check: Callable[[Any], None] | None = None) -> LLMReply:
+        """Send (or replay from the cache) one request; check the reply against the request's schema, read it into
+        ``output_model`` and pass it to ``check`` (which may raise ReplyRejected: then the reply is invalid, gets a
+        repair attempt and is never cached).
 
         Returns an LLMReply. Raises LLMCallFailed (a one-line reason, no key in it) when no valid reply came within
-        the retry policy, BudgetExhausted when the budget is spent before the request could be sent, ValueError when
-        the request's params carry a reserved or credential-named parameter.
+        the retry policy, BudgetExhausted when the budget is spent before the request could be sent, ServerFault
+        when the client stopped (nothing answers at the server, or most recent requests failed alike), ValueError
+        when the request's params carry a reserved or credential-named parameter.
         """
+        return await self._complete(request, output_model, check)
+
+    async def complete_repair(self, request: LLMRequest, output_model: Any, check: Callable[[Any], None] | None,
+                              bad_text: str, reason: str) -> LLMReply:
+        """Like complete, for a request whose reply came otherwise (a provider batch) and was invalid: its first
+        request is the repair (the bad reply and the reason sent back), counting as one of the call's repairs."""
+        return await self._complete(request, output_model, check, start=(bad_text, reason))
+
+    def check_request(self, request: LLMRequest) -> None:
+        """Raises ValueError when the request's params carry a reserved or credential-named parameter."""
         for name in request.params:
             if is_secret_field(name):
                 raise ValueError(f"request parameter '{name}' holds a credential: keys come from the environment only")
             if name in RESERVED_PARAMS:
                 raise ValueError(f"request parameter '{name}' is set by the client and cannot be given")
+
+    def request_body(self, request: LLMRequest) -> dict[str, Any]:
+        """The chat-completion parameters of a request as a provider receives them (params, messages,
+        response_format), without the model, the api_base and the client's own transport settings."""
+        body: dict[str, Any] = dict(request.params)
+        body["messages"] = list(request.messages)
+        fmt = response_format_for(request)
+        if fmt is not None:
+            body["response_format"] = fmt
+        return body
+
+    def take_reply(self, request: LLMRequest, response: Any, output_model: Any,
+                   check: Callable[[Any], None] | None, price_factor: float = 1.0,
+                   seconds: float = 0.0) -> tuple[LLMReply | None, str, str]:
+        """Take a chat completion that arrived otherwise (a provider batch line) as a reply to ``request``: read,
+        scrubbed, paid for at ``price_factor`` of the price, checked like an online reply. Returns (reply, "", "")
+        for a valid one, which is not cached yet (``write_reply`` does it); else (None, text, reason)."""
+        try:
+            text, finish, pt, ct = read_response(response)
+        except _InvalidReply as exc:
+            return None, "", str(exc)
+        text = scrub_text(text, self._secret_list())
+        cost, estimated = self._account(request, list(request.messages), text, pt, ct, price_factor)
+        try:
+            value, parsed = validate_reply(text, finish, request, output_model, check)
+        except _InvalidReply as exc:
+            return None, text, str(exc)
+        reply = LLMReply(value=value, text=text, prompt_tokens=pt, completion_tokens=ct, cost_usd=cost,
+                         seconds=seconds, attempts=1, cached=False, finish_reason=finish,
+                         cache_key=request.cache_key(), model=request.model, cost_estimated=estimated)
+        self._pending_parsed[reply.cache_key] = parsed
+        return reply, "", ""
+
+    async def write_reply(self, request: LLMRequest, reply: LLMReply) -> None:
+        """Cache a reply taken by take_reply (committed before this returns)."""
+        await self._write_cache(request, reply, self._pending_parsed.pop(reply.cache_key, None))
+        self.stats.done += 1
+        self._notify()
+
+    async def _complete(self, request: LLMRequest, output_model: Any, check: Callable[[Any], None] | None,
+                        start: tuple[str, str] | None = None) -> LLMReply:
+        self.check_request(request)
+        if self._fault is not None:
+            self.stats.stopped += 1
+            raise self._fault_copy()
         key = request.cache_key()
         shared = self._inflight.get(key)
         if shared is not None:
-            return await self._follow(shared, output_model)
-        cached = self._from_cache(key, request, output_model)
+            return await self._follow(shared, output_model, check)
+        cached = self._from_cache(key, request, output_model, check)
         if cached is not None:
             self.stats.cached += 1
             self._notify()
             return cached
-        task = asyncio.ensure_future(self._call(request, output_model, key))
+        task = asyncio.ensure_future(self._call(request, output_model, key, check, start))
         self._inflight[key] = task
         task.add_done_callback(lambda t, k=key: self._call_finished(k, t))
         reply = await self._shared_result(task)
@@ -586,13 +787,23 @@ class LLMClient:
             self.stats.budget_refused += 1
             self._notify()
             raise
+        except ServerFault:
+            self.stats.stopped += 1
+            self._notify()
+            raise
+        except asyncio.CancelledError:
+            if self._fault is not None and task.cancelled():  # stopped by the client, not by our caller
+                self.stats.stopped += 1
+                self._notify()
+                raise self._fault_copy() from None
+            raise
 
     def _call_finished(self, key: str, task: asyncio.Task) -> None:
         self._inflight.pop(key, None)
         if not task.cancelled():
             task.exception()  # retrieved here, so a call whose callers were all cancelled logs no warning
 
-    async def _follow(self, task: asyncio.Task, output_model: Any) -> LLMReply:
+    async def _follow(self, task: asyncio.Task, output_model: Any, check: Callable[[Any], None] | None) -> LLMReply:
         """Wait for an identical call in flight and share its reply (no request of its own)."""
         reply = await self._shared_result(task)
         if output_model is not None and not isinstance(reply.value, output_model):
@@ -602,11 +813,18 @@ class LLMClient:
                 raise LLMCallFailed(f"the shared reply does not fit {output_model.__name__}: "
                                     f"{_one_line(str(exc), 200)}", 0) from None
             reply = replace(reply, value=value)
+        if check is not None:
+            try:
+                check(reply.value if reply.value is not None else reply.text)
+            except ReplyRejected as exc:
+                raise LLMCallFailed(f"the shared reply fails this call's check: {_one_line(str(exc), 200)}",
+                                    0) from None
         self.stats.cached += 1
         self._notify()
         return replace(reply, cached=True, attempts=0, cost_usd=0.0, seconds=0.0)
 
-    def _from_cache(self, key: str, request: LLMRequest, output_model: Any) -> LLMReply | None:
+    def _from_cache(self, key: str, request: LLMRequest, output_model: Any,
+                    check: Callable[[Any], None] | None = None) -> LLMReply | None:
         if self.store is None:
             return None
         row = self.store.get_llm_call(key)
@@ -618,9 +836,9 @@ class LLMClient:
         if row is None:
             return None
         try:
-            value, _ = validate_reply(row.reply_text, row.finish_reason, request, output_model)
+            value, _ = validate_reply(row.reply_text, row.finish_reason, request, output_model, check)
         except _InvalidReply:
-            return None  # the output model changed since: ask again
+            return None  # the output model or the checks changed since: ask again
         return LLMReply(value=value, text=row.reply_text, prompt_tokens=row.prompt_tokens,
                         completion_tokens=row.completion_tokens, cost_usd=0.0, seconds=0.0, attempts=0,
                         cached=True, finish_reason=row.finish_reason, cache_key=row.key, model=request.model)
@@ -631,23 +849,64 @@ class LLMClient:
             self._legacy_rows = bool(self.store.llm_calls_keyed_without_api_base())
         return self._legacy_rows
 
+    # ---- stopping: a server nothing answers at, or one that fails every request ------------------------------------
+    def _fault_copy(self) -> ServerFault:
+        fault = self._fault
+        return type(fault)(str(fault))  # type: ignore[arg-type]
+
+    def _trip(self, fault: ServerFault) -> ServerFault:
+        """Stop the client: every call in flight is cancelled (its callers get the fault), every later call raises
+        it at once. Returns the fault to raise where it was found."""
+        if self._fault is None:
+            self._fault = fault
+            current = asyncio.current_task()
+            for task in list(self._inflight.values()):
+                if task is not current and not task.done():
+                    task.cancel()
+        return self._fault_copy()
+
+    def _record(self, kind: str, request: LLMRequest, reason: str) -> ServerFault | None:
+        """Note one request's outcome ("ok", or a failure kind) for the circuit breaker; the fault to raise when the
+        last breaker_window requests had no success and mostly failed alike."""
+        window = self.retry.breaker_window
+        if window <= 0:
+            return None
+        self._recent.append(kind)
+        if kind == "ok" or len(self._recent) < window or "ok" in self._recent:
+            return None
+        top, n = collections.Counter(self._recent).most_common(1)[0]
+        if n < self.retry.breaker_share * window:
+            return None
+        where = where_of(request.api_base, request.model)
+        hint = {"timeout": f"is it overloaded or hung? (a request may take --timeout {self.retry.timeout:g} s)",
+                "server": "see the server's log",
+                "connection": "is it restarting, or behind a proxy that drops connections?"}.get(top, "")
+        return self._trip(CircuitOpen(scrub_text(
+            f"stopped early: the last {window} requests to {where} all failed, {n} of them {_KIND_WORDS.get(top, top)}"
+            f" (last: {reason}); {hint}. Finished rows are saved: run the same command again to go on")))
+
     # ---- one call: repairs around transport retries, under a deadline -------------------------------------------
-    async def _call(self, request: LLMRequest, output_model: Any, key: str) -> LLMReply:
-        state = {"attempts": 0, "key": key, "force": False, "claimed": False, "written": False}
+    async def _call(self, request: LLMRequest, output_model: Any, key: str,
+                    check: Callable[[Any], None] | None = None, start: tuple[str, str] | None = None) -> LLMReply:
+        state = {"attempts": 0, "key": key, "force": False, "claimed": False, "written": False, "unreachable": 0,
+                 "start": start}
         try:
             while True:
                 try:
-                    async with asyncio.timeout(self.retry.deadline):  # no extra task, unlike wait_for
-                        return await self._call_inner(request, output_model, key, state)
+                    # the deadline runs from the call's first request, not from when it was queued: a run that
+                    # gathers 25,000 calls behind 64 slots must not time out the ones still waiting their turn
+                    async with asyncio.timeout(None) as clock:  # rescheduled by _send at the first request
+                        state["clock"] = clock
+                        return await self._call_inner(request, output_model, key, state, check)
                 except _AnsweredElsewhere as exc:
                     state["claimed"] = False
-                    reply = await self._await_other(key, request, output_model, exc.status, state)
+                    reply = await self._await_other(key, request, output_model, exc.status, state, check)
                     if reply is not None:
                         return reply
                     # the other client gave the claim back without a reply (its call failed): ask ourselves
         except asyncio.TimeoutError:
             raise LLMCallFailed(f"no valid reply within the call's deadline of {self.retry.deadline:g} s "
-                                f"({state['attempts']} requests)", state["attempts"]) from None
+                                f"({state['attempts']} requests; --deadline)", state["attempts"]) from None
         finally:
             if state["claimed"] and not state["written"]:
                 self._release_claim(key)
@@ -668,7 +927,7 @@ class LLMClient:
     def _share(self, store: Any) -> None:
         """Runs in the writer thread at the end of every transaction: record this client's spend in its budget
         scope and learn the others'."""
-        self._others_spent = store.share_budget(self.budget_scope, self._owner, self.stats.cost_usd, self._lease,
+        self._others_spent = store.share_budget(self.budget_scope, self._owner, self._charged, self._lease,
                                                 holder_alive, join=not self._share_joined, ended=self._closing)
         self._share_joined = True
 
@@ -691,13 +950,13 @@ class LLMClient:
             pass
 
     async def _await_other(self, key: str, request: LLMRequest, output_model: Any, status: str,
-                           state: dict) -> LLMReply | None:
+                           state: dict, check: Callable[[Any], None] | None = None) -> LLMReply | None:
         """Wait for the reply of the client that holds ``key``'s claim; None when it gave the claim back without
         one, or died (then this client sends the request)."""
         from storage.llm_calls import CACHED
 
         if status == CACHED:
-            reply = self._from_cache(key, request, output_model)
+            reply = self._from_cache(key, request, output_model, check)
             if reply is None:
                 state["force"] = True  # a cached reply this output model rejects: ask again
             return reply
@@ -705,43 +964,58 @@ class LLMClient:
         while True:
             await asyncio.sleep(delay)
             delay = min(delay * 1.5, 0.5)
-            reply = self._from_cache(key, request, output_model)
+            reply = self._from_cache(key, request, output_model, check)
             if reply is not None:
                 return reply
             holder = self.store.llm_claim_holder(key)
             if holder is None or holder.token == self._owner.token or not holder_alive(holder, time.time()):
                 return None
 
-    async def _call_inner(self, request: LLMRequest, output_model: Any, key: str, state: dict) -> LLMReply:
-        deadline_at = time.monotonic() + self.retry.deadline
+    def _secret_list(self) -> list[str]:
+        if self._secrets is None:
+            self._secrets = secret_values()
+        return self._secrets
+
+    async def _call_inner(self, request: LLMRequest, output_model: Any, key: str, state: dict,
+                          check: Callable[[Any], None] | None = None) -> LLMReply:
+        deadline_at = None  # set by _send at the call's first request (state["deadline_at"])
         messages = list(request.messages)
-        last_reason = ""
-        for repair in range(self.retry.max_repairs + 1):
-            if repair:
-                self.stats.repairs += 1
+        repairs = 0
+        if state.get("start") is not None:  # the reply came otherwise (a batch) and was invalid: repair it
+            bad_text, reason = state.pop("start")
+            messages = repair_messages(request, bad_text, reason)
+            repairs = 1
+            self.stats.repairs += 1
+        while True:
             response, seconds = await self._send(request, messages, state, deadline_at)
             try:
                 text, finish, pt, ct = read_response(response)
             except _InvalidReply as exc:
-                text, finish, pt, ct = "", None, None, None
-                last_reason = str(exc)
-                messages = repair_messages(request, text, last_reason)
-                continue
-            cost = self._account(request.model, pt, ct)
-            try:
-                value, parsed = validate_reply(text, finish, request, output_model)
-            except _InvalidReply as exc:
-                last_reason = str(exc)
-                messages = repair_messages(request, text, last_reason)
-                continue
-            reply = LLMReply(value=value, text=text, prompt_tokens=pt, completion_tokens=ct, cost_usd=cost,
-                             seconds=seconds, attempts=state["attempts"], cached=False, finish_reason=finish,
-                             cache_key=key, model=request.model)
-            await self._write_cache(request, reply, parsed)
-            state["written"] = True  # the cache row replaced the claim
-            return reply
-        raise LLMCallFailed(f"invalid reply after {self.retry.max_repairs} repair attempts: {last_reason}",
-                            state["attempts"])
+                text, reason = "", str(exc)
+            else:
+                # a reply may echo what it was sent (an Authorization header, a key): nothing secret goes further
+                text = scrub_text(text, self._secret_list())
+                cost, estimated = self._account(request, messages, text, pt, ct)
+                try:
+                    value, parsed = validate_reply(text, finish, request, output_model, check)
+                except _InvalidReply as exc:
+                    reason = str(exc)
+                else:
+                    reply = LLMReply(value=value, text=text, prompt_tokens=pt, completion_tokens=ct, cost_usd=cost,
+                                     seconds=seconds, attempts=state["attempts"], cached=False,
+                                     finish_reason=finish, cache_key=key, model=request.model,
+                                     cost_estimated=estimated)
+                    await self._write_cache(request, reply, parsed)
+                    state["written"] = True  # the cache row replaced the claim
+                    return reply
+            if repairs >= self.retry.max_repairs:
+                raise LLMCallFailed(f"invalid reply after {repairs} repair attempts: {reason}", state["attempts"])
+            if state["attempts"] >= self.retry.max_attempts:
+                raise LLMCallFailed(f"invalid reply after {repairs} repair attempts ({state['attempts']} requests, "
+                                    f"the most a call may send: --attempts): {reason}", state["attempts"])
+            repairs += 1
+            self.stats.repairs += 1
+            messages = repair_messages(request, text, reason)
 
     async def _write_cache(self, request: LLMRequest, reply: LLMReply, parsed: Any) -> None:
         """Commit the reply to the cache before the caller gets it. With a database file the write runs in a
@@ -776,7 +1050,12 @@ class LLMClient:
     def _check_budget(self) -> None:
         if self.budget_usd is None:
             return
-        spent = self.stats.cost_usd + self._others_spent
+        if self._uncounted:
+            raise BudgetExhausted(
+                f"the budget of {self.budget_usd:g} USD cannot be kept: no price is known for "
+                f"{', '.join(sorted(self._uncounted))}, so its replies cannot be counted; give its price (--price "
+                "IN,OUT or prices: in the config) or --budget-unknown-as IN,OUT; no new request sent")
+        spent = self._charged + self._others_spent
         if spent >= self.budget_usd:
             others = f", {self._others_spent:.4f} of it by concurrent runs" if self._others_spent else ""
             raise BudgetExhausted(f"budget of {self.budget_usd:g} USD spent ({spent:.4f} USD{others}); "
@@ -784,7 +1063,8 @@ class LLMClient:
 
     async def _send(self, request: LLMRequest, messages: list[dict], state: dict,
                     deadline_at: float) -> tuple[Any, float]:
-        """Send one request, retrying transport failures. Returns (response, seconds of the successful request)."""
+        """Send one request, retrying transport failures within the call's attempts (state["attempts"] counts
+        every request of the call). Returns (response, seconds of the successful request)."""
         kwargs: dict[str, Any] = dict(request.params)
         kwargs.update(model=request.model, messages=messages, timeout=self.retry.timeout, max_retries=0,
                       num_retries=0)
@@ -797,13 +1077,19 @@ class LLMClient:
             request.params.get("max_tokens") or request.params.get("max_completion_tokens") or 0)
         limits = self._limits_for(request.model)
         completion = self._completion()
-        transport_failures = 0
         while True:
+            if self._fault is not None:
+                raise self._fault_copy()
+            if state["attempts"] >= self.retry.max_attempts:
+                raise LLMCallFailed(f"{state.get('last_reason', 'no reply')} (gave up after {state['attempts']} "
+                                    "requests, the most a call may send: --attempts)", state["attempts"]) from None
             self._check_budget()
             await limits.wait(est_tokens)
             self._check_budget()
             async with limits.in_flight:
                 self._check_budget()
+                if self._fault is not None:
+                    raise self._fault_copy()
                 if self._claims_on():
                     status = await self._claim(state["key"], state["force"])
                     if status != "claimed":
@@ -812,28 +1098,47 @@ class LLMClient:
                 state["attempts"] += 1
                 self.stats.requests += 1
                 started = time.monotonic()
+                if "deadline_at" not in state:  # the call's first request: its deadline starts now
+                    state["deadline_at"] = started + self.retry.deadline
+                    clock = state.get("clock")
+                    if clock is not None:
+                        clock.reschedule(asyncio.get_running_loop().time() + self.retry.deadline)
                 try:
                     async with asyncio.timeout(self._guard_timeout):
                         response = await completion(**kwargs)
+                    self._record("ok", request, "")
                     return response, time.monotonic() - started
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # classified below
                     failure = exc
-            reason = error_reason(failure)
+            kind = fault_kind(failure)
+            reason = f"timeout: no reply within {self.retry.timeout:g} s" if kind == "timeout" else error_reason(failure)
+            state["last_reason"] = reason
+            if kind == "unreachable":
+                state["unreachable"] += 1
+                if state["unreachable"] > 1:  # one quick retry, then the run stops
+                    raise self._trip(ServerUnreachable(unreachable_message(request.api_base, request.model,
+                                                                           failure))) from None
+                self.stats.retries += 1
+                await self._sleep(self.retry.unreachable_wait)
+                continue
             if not is_retryable(failure):
                 raise LLMCallFailed(reason, state["attempts"]) from None
-            transport_failures += 1
-            if transport_failures >= self.retry.max_attempts:
-                raise LLMCallFailed(f"{reason} (gave up after {transport_failures} requests)",
-                                    state["attempts"]) from None
+            tripped = self._record("ok" if kind == "rate_limit" else kind, request, reason)
+            if tripped is not None:
+                raise tripped from None
+            if state["attempts"] >= self.retry.max_attempts:
+                raise LLMCallFailed(f"{reason} (gave up after {state['attempts']} requests, the most a call may "
+                                    "send: --attempts)", state["attempts"]) from None
             wait = retry_after_seconds(failure)
             if wait is not None:
                 wait = min(wait, self.retry.retry_after_cap)
             else:
                 wait = self._rng.uniform(0, min(self.retry.backoff_max,
-                                                self.retry.backoff_base * 2 ** (transport_failures - 1)))
-            if time.monotonic() + wait > deadline_at:
+                                                self.retry.backoff_base * 2 ** state.get("retries", 0)))
+            state["retries"] = state.get("retries", 0) + 1
+            if time.monotonic() + wait > state.get("deadline_at", deadline_at or float("inf")):
                 raise LLMCallFailed(f"{reason} (waiting {wait:.1f} s more would pass the call's "
                                     f"deadline of {self.retry.deadline:g} s)",
                                     state["attempts"]) from None
@@ -841,17 +1146,58 @@ class LLMClient:
             await self._sleep(wait)
 
     # ---- cost ----------------------------------------------------------------------------------------------------
-    def _account(self, model: str, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
-        """Count tokens and cost of one reply (valid or not: every reply is paid for). Never raises."""
-        cost = self.cost_of(model, prompt_tokens, completion_tokens)
-        if prompt_tokens is not None:
-            self.stats.prompt_tokens += prompt_tokens
-            self.stats.completion_tokens += completion_tokens or 0
+    def count_tokens(self, model: str, messages: list[dict] | None = None, text: str | None = None) -> int:
+        """Tokens of messages or of a text, counted offline (token_counter; never raises: characters / 4 when
+        counting fails)."""
+        counter = self._token_counter
+        if counter is None and self._used_litellm:
+            litellm = import_litellm()
+
+            def counter(model, messages=None, text=None):  # noqa: E306
+                return litellm.token_counter(model=model, messages=messages, text=text)
+            self._token_counter = counter
+        chars = sum(len(str(m.get("content", ""))) for m in messages) if messages is not None else len(text or "")
+        if counter is None:
+            return max(1, chars // 4)
+        try:
+            return int(counter(model, messages=messages, text=text) if messages is not None
+                       else counter(model, text=text))
+        except Exception:
+            return max(1, chars // 4)
+
+    def _account(self, request: LLMRequest, messages: list[dict], text: str, prompt_tokens: int | None,
+                 completion_tokens: int | None, price_factor: float = 1.0) -> tuple[float | None, bool]:
+        """Count tokens and cost of one reply (valid or not: every reply is paid for); returns (cost, estimated).
+        A reply without usage is priced from tokens counted offline (estimated); price_factor: the share of the
+        price paid (a provider batch: 0.5). Never raises."""
+        model = request.model
+        estimated = prompt_tokens is None or completion_tokens is None
+        if estimated:
+            self.stats.usage_unknown += 1
+            pt, ct = self.count_tokens(model, messages=messages), self.count_tokens(model, text=text)
+        else:
+            pt, ct = prompt_tokens, completion_tokens
+            self.stats.prompt_tokens += pt
+            self.stats.completion_tokens += ct
+        cost = self.cost_of(model, pt, ct)
+        if cost is not None:
+            cost *= price_factor
         if cost is None:
             self.stats.unpriced += 1
+            if self.budget_unknown_price is not None:
+                self._charged += self.budget_unknown_price.cost(pt, ct) * price_factor
+            elif self.budget_usd is not None:
+                self._uncounted.add(model)
         else:
             self.stats.cost_usd += cost
-        return cost
+            self._charged += cost
+            if estimated:
+                self.stats.cost_estimated_usd += cost
+        return cost, estimated and cost is not None
+
+    def price_known(self, model: str) -> bool:
+        """Whether a cost can be given for this model's replies (a configured price, or litellm's price map)."""
+        return self.cost_of(model, 1000, 1000) is not None
 
     def cost_of(self, model: str, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
         """USD for these tokens: the configured Price of the model, else litellm's price map (when enabled); None

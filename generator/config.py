@@ -7,6 +7,9 @@
     concurrency: 8                # rows in flight at once
     budget_usd: 2.0               # stop cleanly once this much is spent (optional)
     prices: {openai/some-model: {input: 0.15, output: 0.60}}   # USD per million tokens, for unknown models
+    budget_unknown_as: {input: 1.0, output: 4.0}   # with a budget: count unpriced models' replies at this price
+    timeout: 120                  # seconds a request may take; also deadline, attempts, repairs, breaker, rpm,
+    rpm: 500                      # tpm: see generator/settings.py (each also a flag of `prefval generate`)
     reference_date: 2025/06/30    # "now" for the generated people
     stages:
       personas: {file: personas.txt, n: 3}           # or file: x.jsonl with field: persona
@@ -97,6 +100,14 @@ class PipelineConfig(BaseModel):
     concurrency: int = Field(default=8, ge=1)
     budget_usd: float | None = Field(default=None, gt=0)
     prices: dict[str, Price] = {}
+    budget_unknown_as: Price | None = None
+    timeout: float | None = Field(default=None, gt=0)
+    deadline: float | None = Field(default=None, gt=0)
+    attempts: int | None = Field(default=None, ge=1)
+    repairs: int | None = Field(default=None, ge=0)
+    breaker: int | None = Field(default=None, ge=0)
+    rpm: float | None = Field(default=None, gt=0)
+    tpm: float | None = Field(default=None, gt=0)
     reference_date: str = "2025/06/30"
     template_dir: str | None = None
     topics: str | None = None
@@ -116,6 +127,10 @@ class PipelineConfig(BaseModel):
         """The settings of stage ``name`` (defaults when the stage is not listed)."""
         return self.stages.get(name) or StageSettings()
 
+    def llm_models(self) -> list[str]:
+        """The models of the configured stages that call an LLM."""
+        return sorted({self.model_for(s) for s in LLM_STAGES if s in self.stages})
+
     def model_for(self, stage: str) -> str:
         return self.stage(stage).model or self.model
 
@@ -132,7 +147,7 @@ class PipelineConfig(BaseModel):
 
 def load_config(path: str | Path, overrides: dict | None = None) -> PipelineConfig:
     """Read a pipeline config (.yaml/.yml or .json) and apply ``overrides`` (top-level keys: model, api_base,
-    concurrency, budget_usd; None values ignored).
+    concurrency, budget_usd, the client knobs of generator.settings; None values ignored).
 
     Raises PrefvalError with one line naming the file and the field for a missing file, a file that is not UTF-8
     text, bad YAML/JSON or a field that fails validation. The file may start with a byte-order mark and use CRLF."""

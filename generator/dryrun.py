@@ -25,7 +25,7 @@ class DryRunClient:
     def set_stage(self, stage: str, n_rows: int = 0) -> None:
         self.stage = stage
 
-    async def complete(self, request: LLMRequest, output_model: Any = None) -> LLMReply:
+    async def complete(self, request: LLMRequest, output_model: Any = None, check: Any = None) -> LLMReply:
         self.requests.append((self.stage, request))
         data = make_reply(request.schema_name, list(request.messages))
         value = output_model.model_validate(data) if output_model is not None else None

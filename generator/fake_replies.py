@@ -46,14 +46,12 @@ def _birth(inp: dict) -> int:
     return int(demo.get("Birth", 1980))
 
 
-def _turns(user_lines: list[str], h: int) -> list[dict]:
-    out = []
-    for i, line in enumerate(user_lines):
-        out.append({"role": "user", "content": line})
-        out.append({"role": "assistant", "content": f"Thanks for explaining. Here is a considered answer (note {h % 97 + i}): "
-                    "take it one step at a time, check what matters most to you, and adjust as you learn more. "
-                    "If anything is unclear, ask again and we can go through it together."})
-    return out
+def _exchanges(user_lines: list[str], h: int) -> list[dict]:
+    return [{"user": line,
+             "assistant": f"Thanks for explaining. Here is a considered answer (note {h % 97 + i}): take it one step "
+                          "at a time, check what matters most to you, and adjust as you learn more. If anything is "
+                          "unclear, ask again and we can go through it together."}
+            for i, line in enumerate(user_lines)]
 
 
 def _profile(inp: dict, h: int) -> dict:
@@ -82,13 +80,14 @@ def _preferences(inp: dict, h: int) -> dict:
     birth = _birth(inp)
     events = inp.get("events") or []
     last = _date(events[-1]["date"]) if events else _dt.date(birth + 30, 1, 1)
-    out = []
+    out = {}
     for i, topic in enumerate(inp.get("topics", [])):
         d = _dt.date(max(birth + 18, last.year - 1 - i % 5), 1 + i % 12, 10)
-        out.append({"preference": f"Strongly favours the quieter, simpler option when it comes to {topic.lower()}.",
-                    "reason": "it keeps the week calm", "type": _TYPES[(h + i) % 4], "topic": topic,
-                    "event_date": _fmt(min(d, last)),
-                    "event": f"A tiring experience around {topic.lower()} made the simpler way feel right."})
+        out[f"topic_{i + 1}"] = {
+            "topic": topic,
+            "preference": f"Strongly favours the quieter, simpler option when it comes to {topic.lower()}.",
+            "reason": "it keeps the week calm", "type": _TYPES[(h + i) % 4], "event_date": _fmt(min(d, last)),
+            "event": f"A tiring experience around {topic.lower()} made the simpler way feel right."}
     return {"preferences": out}
 
 
@@ -97,21 +96,22 @@ def _generalized(inp: dict, h: int) -> dict:
     ids = [p["pref_id"] for p in prefs]
     return {"generalized": [{"preference": f"Likely prefers calm, low-fuss choices in general (inference {i + 1}).",
                              "type": "positive", "topic": "Lifestyle: Daily Routine",
-                             "source_pref_ids": ids[:2], "inference_reason": "Both source preferences favour "
-                             "simplicity and calm over intensity."} for i in range(int(inp.get("n", 1)))]}
+                             "sources": {"first": ids[0], "second": ids[1]}, "more_sources": [],
+                             "inference_reason": "Both source preferences favour simplicity and calm over intensity."}
+                            for i in range(int(inp.get("n", 1)))]}
 
 
 def _session(inp: dict, h: int) -> dict:
     about = inp.get("subject") or (inp.get("event") or {}).get("event") or "a question"
-    return {"turns": _turns([f"Could you help me with this: {about}?", "That helps. One more detail please.",
-                             "Great, that answers it."], h)}
+    return {"exchanges": _exchanges([f"Could you help me with this: {about}?", "That helps. One more detail please.",
+                                     "Great, that answers it."], h)}
 
 
 def _preference_sessions(inp: dict, h: int) -> dict:
     pref = (inp.get("preference") or {}).get("Preference", "my preference")
     n = int(inp.get("n_sessions", 1))
-    return {"sessions": [_turns([f"Something I noticed again (part {k + 1}): {pref}",
-                                 "Anyway, what would you suggest for this weekend?"], h + k) for k in range(n)]}
+    return {"sessions": [_exchanges([f"Something I noticed again (part {k + 1}): {pref}",
+                                     "Anyway, what would you suggest for this weekend?"], h + k) for k in range(n)]}
 
 
 def _query(inp: dict, h: int) -> dict:
@@ -126,13 +126,13 @@ def _query(inp: dict, h: int) -> dict:
 
 def _evolution(inp: dict, h: int) -> dict:
     since = _date(inp["since"])
-    return {"event_date": _fmt(since + _dt.timedelta(days=400)),
+    return {"event_date": _fmt(since + _dt.timedelta(days=200)),
             "event": "A new job with long hours changed how the person spends free time.",
             "evolved_preference": f"Now wants the lively, social option for {inp.get('topic', 'this').lower()}.",
             "reason": "after long quiet workdays, company feels restoring",
             "new_option": f"A lively, social choice for {inp.get('topic', 'this').lower()}.",
-            "session": _turns(["Funny how things change: these days I want more people around me.",
-                               "So what should I plan?"], h)}
+            "session": _exchanges(["Funny how things change: these days I want more people around me.",
+                                   "So what should I plan?"], h)}
 
 
 MAKERS: dict[str, Callable[[dict, int], dict]] = {

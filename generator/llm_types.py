@@ -130,6 +130,7 @@ class LLMReply:
     text: the raw reply content as the server sent it.
     prompt_tokens / completion_tokens: from the server's ``usage``; None when the server sent none (unknown, never 0).
     cost_usd: USD for this call from litellm's price map or the config's prices; None when unknown; 0.0 for a cache hit.
+        When the server sent no usage it is priced from tokens counted offline and ``cost_estimated`` is True.
     seconds: wall time of the successful attempt (0.0 for a cache hit).
     attempts: requests sent for this reply (transport retries and repair attempts together; 0 for a cache hit).
     cached: True when the reply came from the SQLite call cache and no request was sent.
@@ -149,6 +150,8 @@ class LLMReply:
     finish_reason: str | None
     cache_key: str
     model: str
+    #: True when the server sent no usage and tokens and cost_usd were counted offline (an estimate)
+    cost_estimated: bool = False
 
 
 class LLMError(Exception):
@@ -172,11 +175,32 @@ class BudgetExhausted(LLMError):
     """The run's budget (USD) is spent: no new request is sent. Finished calls are already in the cache."""
 
 
+class ServerFault(LLMError):
+    """The server cannot be used as it is: the run stops early, with everything finished saved, and this error's
+    one line says what happened and what to check. Raised to every call of the client from then on."""
+
+
+class ServerUnreachable(ServerFault):
+    """Nothing answers at the api_base (connection refused, unknown host), after one quick retry."""
+
+
+class CircuitOpen(ServerFault):
+    """Most recent requests failed alike (timeouts, 5xx, broken connections) with no success among them."""
+
+
+class ReplyRejected(Exception):
+    """Raised by a caller's ``check`` of a reply that is valid for its schema but unusable (a check no schema can
+    state: four options that differ, a new option that is none of the old ones). The client treats it as an invalid
+    reply: it asks again with the reason (a repair attempt) and never caches the reply."""
+
+
 class LLMClientProtocol(Protocol):
     """What stages and evaluation runs need of a client."""
 
-    async def complete(self, request: LLMRequest, output_model: Any = None) -> LLMReply:
-        """Send (or replay from the cache) one request; validate the reply into ``output_model``.
+    async def complete(self, request: LLMRequest, output_model: Any = None,
+                       check: Callable[[Any], None] | None = None) -> LLMReply:
+        """Send (or replay from the cache) one request; validate the reply against the request's schema and into
+        ``output_model``; ``check(value)`` may raise ReplyRejected (then the reply counts as invalid).
 
         Raises LLMCallFailed, BudgetExhausted.
         """

@@ -30,7 +30,7 @@ from typing import Any, Awaitable, Callable
 
 from generator import stages as st
 from generator.config import STAGES, PipelineConfig
-from generator.llm_types import BudgetExhausted, LLMCallFailed
+from generator.llm_types import BudgetExhausted, LLMCallFailed, ServerFault
 from generator.schemas import (
     EXPRESSION_TYPES, PREFERENCE_TYPES, EventSessionIn, EventsIn, EvolveIn, GeneralizeIn, PreferenceSessionIn,
     PreferencesIn, ProfileIn, QueryIn, RandomSessionIn, parse_date,
@@ -50,9 +50,18 @@ class BudgetStop(PrefvalError):
     """The run stopped because the budget is spent; everything finished before is saved."""
 
 
+class ServerStop(PrefvalError):
+    """The run stopped early because its server failed (nothing answers, or most requests fail alike); everything
+    finished before is saved. The message is the client's one line (generator.llm_types.ServerFault)."""
+
+
 @dataclass
 class StageReport:
-    """What a stage did in this run. skipped: rows already done by an earlier run (not made again)."""
+    """What a stage did in this run. skipped: rows already done by an earlier run (not made again).
+    prompt_tokens / completion_tokens / cost_usd: sums over the rows whose values are known; usage_unknown /
+    unpriced: rows made by calls whose tokens / cost are unknown (left out of the sums); estimated /
+    cost_estimated_usd: rows whose cost was priced from tokens counted offline (a server without usage), and that
+    part of cost_usd."""
 
     stage: str
     total: int = 0
@@ -63,6 +72,10 @@ class StageReport:
     completion_tokens: int = 0
     cost_usd: float = 0.0
     calls: int = 0
+    usage_unknown: int = 0
+    unpriced: int = 0
+    estimated: int = 0
+    cost_estimated_usd: float = 0.0
     reasons: list[str] = field(default_factory=list)
 
 
@@ -85,31 +98,35 @@ class Pipeline:
     or a fake in tests). token_counter: counts context tokens (default: litellm's ``token_counter``, offline).
     dry_run: nothing is written; rows live in memory only (the client is expected to send nothing either).
     on_progress: called as ``on_progress(stage, report)`` after every row; on_stage as ``on_stage(stage, n)``
-    before a stage starts its n rows still to make.
+    before a stage starts its n rows still to make. row_limit: rows in flight at once (default the config's
+    concurrency; with provider batches every row of a stage, so that they go out in one batch).
     """
 
     def __init__(self, store, config: PipelineConfig, client: Any, *, run_id: str | None = None,
                  token_counter: TokenCounter | None = None, dry_run: bool = False,
                  on_progress: Callable[[str, StageReport], None] | None = None,
-                 on_stage: Callable[[str, int], None] | None = None):
+                 on_stage: Callable[[str, int], None] | None = None, row_limit: int | None = None):
         self.store, self.config, self.client = store, config, client
         self.run_id = run_id or new_id()
         self.dry_run = dry_run
         self.on_progress = on_progress
         self.on_stage = on_stage
         self._count = token_counter
+        self.row_limit = row_limit  # rows in flight at once (default config.concurrency; batches: all of a stage)
         self.rows: dict[str, dict[str, GenRow]] = {s: {} for s in STAGES}
         for r in store.gen_rows(config.name, status="done"):
             self.rows.setdefault(r.stage, {})[r.row_key] = r
         self._stop = False
+        self._fault: ServerFault | None = None
         self._failed_keys: set[str] = set()  # row keys that failed in this run, of every stage
 
     # ---- running ---------------------------------------------------------------------------------------------
     async def run(self, only: str | None = None) -> list[StageReport]:
         """Run every configured stage in order (or only ``only``), writing datasets after each.
 
-        Raises BudgetStop when the budget ran out (finished rows are saved, the stage's dataset is written);
-        PrefvalError for a stage that is not configured or a missing input file."""
+        Raises BudgetStop when the budget ran out, ServerStop when the client stopped because the server failed
+        (finished rows are saved, the stage's dataset is written, either way); PrefvalError for a stage that is not
+        configured or a missing input file."""
         if only and only not in self.config.stages:
             raise PrefvalError(f"stage '{only}' is not in the config (configured: {', '.join(self.config.stages)})")
         reports = []
@@ -122,6 +139,8 @@ class Pipeline:
             await self._run_jobs(name, jobs, rep)
             if not self.dry_run:
                 self.write_dataset(name)
+            if self._fault is not None:
+                raise ServerStop(f"{self._fault} (stage {name}: {rep.done} rows done in this run)")
             if self._stop:
                 raise BudgetStop(f"budget reached during stage {name}: {rep.done} rows done in this stage, the rest "
                                  "not started; run again with a higher --budget to go on")
@@ -136,7 +155,7 @@ class Pipeline:
             self.on_stage(stage, len(todo))
         model = self.config.model_for(stage) if stage in ("profiles", "events", "preferences", "generalized",
                                                           "conversations", "queries", "evolution") else None
-        sem = asyncio.Semaphore(self.config.concurrency)
+        sem = asyncio.Semaphore(self.row_limit or self.config.concurrency)
         settings = self.config.stage(stage)
 
         async def one(job: _Job) -> None:
@@ -150,6 +169,11 @@ class Pipeline:
                     output = await job.make(llm)
                 except BudgetExhausted:
                     self._stop = True
+                    return
+                except ServerFault as exc:  # the client stopped: this row is not made, nor any other
+                    self._stop = True
+                    if self._fault is None:
+                        self._fault = exc
                     return
                 except (LLMCallFailed, st.StageCheckFailed) as exc:
                     status, reason = "failed", str(getattr(exc, "reason", None) or exc).splitlines()[0][:500]
@@ -173,6 +197,11 @@ class Pipeline:
                 rep.prompt_tokens += llm.prompt_tokens or 0
                 rep.completion_tokens += llm.completion_tokens or 0
                 rep.cost_usd += llm.cost_usd or 0.0
+                rep.usage_unknown += llm.prompt_tokens is None or llm.completion_tokens is None
+                rep.unpriced += llm.cost_usd is None
+                if llm.cost_estimated and llm.cost_usd is not None:
+                    rep.estimated += 1
+                    rep.cost_estimated_usd += llm.cost_usd
                 rep.calls += llm.calls
                 if self.on_progress:
                     self.on_progress(stage, rep)
@@ -290,7 +319,7 @@ class Pipeline:
                 return {"user_id": uid, "preferences": [
                     {"pref_id": f"p{i + 1:02d}", "Preference": p.preference, "Type": PREFERENCE_TYPES[p.type],
                      "Topic": p.topic, "Date": p.event_date, "Event": p.event, "Reason": p.reason}
-                    for i, p in enumerate(out.preferences)]}
+                    for i, p in enumerate(out)]}
             jobs.append(_Job(uid, r.seq, [f"profiles/{uid}", f"events/{uid}"], make))
         return jobs
 
@@ -301,6 +330,7 @@ class Pipeline:
     # ---- 5 generalized ---------------------------------------------------------------------------------------
     def _jobs_generalized(self) -> list[_Job]:
         n = self.config.stage("generalized").n or 3
+        pool = topic_pool(self.config.path(self.config.topics))
         jobs = []
         for r in self.done("preferences"):
             uid = r.row_key
@@ -310,11 +340,11 @@ class Pipeline:
             async def make(llm, uid=uid, prefs=r.output["preferences"]) -> dict:
                 out = await st.generalized(GeneralizeIn(user_id=uid, n=n, preferences=[
                     {"pref_id": p["pref_id"], "preference": p["Preference"], "type": p["Type"], "topic": p["Topic"]}
-                    for p in prefs]), llm)
+                    for p in prefs]), llm, pool)
                 return {"user_id": uid, "generalized": [
                     {"pref_id": f"g{i + 1:02d}", "Preference": g.preference, "Type": PREFERENCE_TYPES[g.type],
                      "Topic": g.topic, "Inference_Reason": g.inference_reason, "Generalized_From": g.source_pref_ids}
-                    for i, g in enumerate(out.generalized)]}
+                    for i, g in enumerate(out)]}
             jobs.append(_Job(uid, r.seq, [f"preferences/{uid}"], make))
         return jobs
 
@@ -328,7 +358,7 @@ class Pipeline:
 
             async def make_random(llm, i=i, subject=subject) -> dict:
                 out = await st.random_session(RandomSessionIn(index=i, subject=subject), llm)
-                return {"kind": "random", "subject": subject, "sessions": [[t.model_dump() for t in out.turns]]}
+                return {"kind": "random", "subject": subject, "sessions": [out.turns()]}
             jobs.append(_Job(f"random:{i:03d}", i, [], make_random))
         base = len(jobs)
         for k, r in enumerate(self.done("events")):
@@ -340,7 +370,7 @@ class Pipeline:
                     out = await st.event_session(EventSessionIn(user_id=uid, profile=self._profile_view(uid),
                                                                 event=e), llm)
                     return {"kind": "event", "user_id": uid, "event_id": e["event_id"], "dates": [e["date"]],
-                            "sessions": [[t.model_dump() for t in out.turns]]}
+                            "sessions": [out.turns()]}
                 jobs.append(_Job(f"event:{uid}:{e['event_id']}", base + k * 1000 + int(e["event_id"][1:]),
                                  [f"events/{uid}"], make_event))
         base = len(jobs) + 10 ** 6
@@ -354,7 +384,7 @@ class Pipeline:
                         out = await st.preference_sessions(PreferenceSessionIn(
                             user_id=uid, profile=self._profile_view(uid), preference=p, expression_type=t,
                             expression_name=EXPRESSION_TYPES[t], n_sessions=n_sess), llm)
-                        sessions = [[x.model_dump() for x in sess] for sess in out.sessions]
+                        sessions = out.session_turns()
                         return {"kind": "preference", "user_id": uid, "pref_id": p["pref_id"], "expression_type": t,
                                 "Preference": p["Preference"], "dates": st.session_dates(p["Date"], len(sessions)),
                                 "sessions": sessions}
@@ -398,14 +428,14 @@ class Pipeline:
                 ev = await st.evolution(EvolveIn(
                     user_id=q["user_id"], pref_id=q["pref_id"], preference=q["Preference"], type=q["Type"],
                     topic=q["Topic"], since=pref["Date"], query=q["Query"], options=q["MCQ_options"],
-                    correct=q["Correct_Answer"]), llm)
+                    correct=q["Correct_Answer"]), llm, self.config.reference_date)
                 options, correct, distractor = st.evolved_options(q["MCQ_options"], q["Correct_Answer"],
                                                                   ev.new_option, self.config.seed, key)
                 return {"user_id": q["user_id"], "pref_id": q["pref_id"], "query": q["Query"], "options": options,
                         "correct_index": correct, "distractor_index": distractor, "topic": q["Topic"],
                         "preference": ev.evolved_preference, "pre_evolution_preference": q["Preference"],
                         "reason": ev.reason, "date": ev.event_date, "event": ev.event,
-                        "dates": [ev.event_date], "sessions": [[t.model_dump() for t in ev.session]]}
+                        "dates": [ev.event_date], "sessions": [ev.turns()]}
             jobs.append(_Job(r.row_key, r.seq, [f"queries/{r.row_key}", f"preferences/{q['user_id']}"], make))
         return jobs
 

@@ -597,6 +597,21 @@ def _m19_open_unit_counts(db: sqlite_utils.Database) -> None:
                f"(COALESCE(NEW.open_slots, 0) > 0) BEGIN {remove} {add} END")
 
 
+def _m20_llm_batches(db: sqlite_utils.Database) -> None:
+    # Provider batches (`prefval generate --batch`, `prefval evaluate ... --batch`): each batch is recorded before it
+    # is submitted and its provider id as soon as it is known, with one row per request line (its cache key), so a
+    # run killed after submitting and started again re-attaches to the batch instead of paying for it twice.
+    db.execute("CREATE TABLE llm_batches (id TEXT PRIMARY KEY, scope TEXT NOT NULL, run_id TEXT, provider TEXT NOT "
+               "NULL, api_base TEXT, model TEXT NOT NULL, provider_batch_id TEXT, input_file_id TEXT, output_file_id "
+               "TEXT, error_file_id TEXT, status TEXT NOT NULL, n_lines INTEGER NOT NULL, n_completed INTEGER NOT NULL "
+               "DEFAULT 0, n_failed INTEGER NOT NULL DEFAULT 0, price_factor REAL NOT NULL DEFAULT 1.0, error TEXT, "
+               "created_at TEXT NOT NULL, updated_at TEXT NOT NULL, finished_at TEXT)")
+    db.execute("CREATE INDEX idx_llm_batches_status ON llm_batches(status)")
+    db.execute("CREATE TABLE llm_batch_lines (batch_id TEXT NOT NULL REFERENCES llm_batches(id), custom_id TEXT NOT "
+               "NULL, key TEXT NOT NULL, status TEXT NOT NULL, PRIMARY KEY (batch_id, custom_id)) WITHOUT ROWID")
+    db.execute("CREATE INDEX idx_llm_batch_lines_key ON llm_batch_lines(key, batch_id)")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "initial schema", _m1_initial),
     (2, "current_answers view", _m2_current_answers),
@@ -621,6 +636,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
      _m18_queue_state_indexes),
     (19, "study_open_units (units with a free slot per study, for the header's count of units to claim)",
      _m19_open_unit_counts),
+    (20, "llm_batches and llm_batch_lines (provider batches, re-attached after a kill)", _m20_llm_batches),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -637,16 +653,23 @@ def migrate(db: sqlite_utils.Database) -> int:
 
     Raises RuntimeError when the file was written by a newer prefval (its version is above SCHEMA_VERSION).
     """
+    # Two processes may open a new (or older) file at once (two `prefval generate` started together): each step runs
+    # in a write transaction taken with BEGIN IMMEDIATE, which waits for the other's (busy timeout) instead of
+    # failing with "database is locked" when a read lock turns into a write, and the version is read again inside
+    # it, so a step the other process applied meanwhile is not applied twice.
     if "schema_migrations" not in db.table_names():
-        with db.atomic():
-            db["schema_migrations"].create({"version": int, "name": str, "applied_at": str}, pk="version")
+        with write_transaction(db):
+            if "schema_migrations" not in db.table_names():
+                db["schema_migrations"].create({"version": int, "name": str, "applied_at": str}, pk="version")
     current = _schema_version(db)
     if current > SCHEMA_VERSION:
         raise RuntimeError(f"database schema version {current} is newer than this prefval ({SCHEMA_VERSION})")
     for version, name, step in MIGRATIONS:
         if version <= current:
             continue
-        with db.atomic():
+        with write_transaction(db):
+            if _schema_version(db) >= version:
+                continue
             step(db)
             db["schema_migrations"].insert({"version": version, "name": name, "applied_at": now_iso()})
     return _schema_version(db)

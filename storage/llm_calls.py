@@ -20,7 +20,7 @@ from storage.models import Model, new_id
 from storage.secrets import is_secret_field, scrub_config, scrub_text, secret_values
 
 RUN_KINDS = ("generate", "evaluate")
-RUN_STATUSES = ("running", "done", "failed", "budget", "interrupted")
+RUN_STATUSES = ("running", "done", "failed", "budget", "interrupted", "stopped")
 
 
 class LLMCall(Model):
@@ -127,7 +127,112 @@ def _call_from_row(row: tuple) -> LLMCall:
     return LLMCall(**d)
 
 
-class LLMCallsMixin:
+#: statuses of a batch as prefval records it: "submitting" (recorded, not yet accepted by the provider: its input
+#: file may be uploaded), then the provider's (validating, in_progress, finalizing, completed, expired, failed,
+#: cancelling, cancelled), then "done" once its results were taken into the cache (or handed on to be retried)
+BATCH_OPEN = ("submitting", "validating", "in_progress", "finalizing", "cancelling")
+BATCH_ENDED = ("completed", "expired", "failed", "cancelled")
+_BATCH_COLUMNS = ("id", "scope", "run_id", "provider", "api_base", "model", "provider_batch_id", "input_file_id",
+                  "output_file_id", "error_file_id", "status", "n_lines", "n_completed", "n_failed", "price_factor",
+                  "error", "created_at", "updated_at", "finished_at")
+
+
+class LLMBatch(Model):
+    """One provider batch: its lines are requests of ``model`` to ``api_base`` (None: the provider's endpoint),
+    each named by custom_id and standing for one cache key. price_factor: the share of the online price it is paid
+    at (0.5: half). status: see BATCH_OPEN / BATCH_ENDED, and "done"."""
+
+    id: str
+    scope: str
+    run_id: str | None = None
+    provider: str
+    api_base: str | None = None
+    model: str
+    provider_batch_id: str | None = None
+    input_file_id: str | None = None
+    output_file_id: str | None = None
+    error_file_id: str | None = None
+    status: str
+    n_lines: int
+    n_completed: int = 0
+    n_failed: int = 0
+    price_factor: float = 1.0
+    error: str | None = None
+    created_at: str = ""
+    updated_at: str = ""
+    finished_at: str | None = None
+
+
+class LLMBatchesMixin:
+    db: Any
+
+    def add_llm_batch(self, batch: LLMBatch, lines: list[tuple[str, str]]) -> None:
+        """Record a batch about to be submitted, with its lines (custom_id, cache key), in one transaction."""
+        stamp = now_iso()
+        values = batch.model_dump()
+        values.update(created_at=batch.created_at or stamp, updated_at=stamp, error=scrub_text(batch.error or "")
+                      or None)
+        with write_transaction(self.db):
+            self.db.execute(f"INSERT INTO llm_batches ({', '.join(_BATCH_COLUMNS)}) VALUES "
+                            f"({', '.join('?' for _ in _BATCH_COLUMNS)})", [values[c] for c in _BATCH_COLUMNS])
+            self.db.conn.executemany("INSERT INTO llm_batch_lines (batch_id, custom_id, key, status) VALUES "
+                                     "(?, ?, ?, 'pending')", [(batch.id, cid, key) for cid, key in lines])
+
+    def update_llm_batch(self, batch_id: str, **fields: Any) -> None:
+        """Set some fields of a batch (status, provider_batch_id, file ids, counts, error, finished_at)."""
+        unknown = set(fields) - set(_BATCH_COLUMNS) - {"id"}
+        if unknown or "id" in fields:
+            raise PrefvalError(f"llm batch: cannot set {', '.join(sorted(unknown or {'id'}))}")
+        if "error" in fields and fields["error"]:
+            fields["error"] = scrub_text(str(fields["error"]))
+        fields["updated_at"] = now_iso()
+        with write_transaction(self.db):
+            self.db.execute(f"UPDATE llm_batches SET {', '.join(f'{k} = ?' for k in fields)} WHERE id = ?",
+                            [*fields.values(), batch_id])
+
+    def set_llm_batch_lines(self, batch_id: str, statuses: dict[str, str]) -> None:
+        """Set the status of lines of a batch (custom_id -> done, failed, expired, retried)."""
+        with write_transaction(self.db):
+            self.db.conn.executemany("UPDATE llm_batch_lines SET status = ? WHERE batch_id = ? AND custom_id = ?",
+                                     [(st, batch_id, cid) for cid, st in statuses.items()])
+
+    def llm_batch(self, batch_id: str) -> LLMBatch:
+        row = self.db.execute(f"SELECT {', '.join(_BATCH_COLUMNS)} FROM llm_batches WHERE id = ?",
+                              [batch_id]).fetchone()
+        if row is None:
+            raise PrefvalError(f"no llm batch with id '{batch_id}'")
+        return LLMBatch(**dict(zip(_BATCH_COLUMNS, row)))
+
+    def llm_batches(self, scope: str | None = None, open_only: bool = False) -> list[LLMBatch]:
+        """Batches in the order they were created, optionally of one scope, optionally those not done yet."""
+        sql = f"SELECT {', '.join(_BATCH_COLUMNS)} FROM llm_batches"
+        where, params = [], []
+        if scope is not None:
+            where.append("scope = ?")
+            params.append(scope)
+        if open_only:
+            where.append("status != 'done'")
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return [LLMBatch(**dict(zip(_BATCH_COLUMNS, r)))
+                for r in self.db.execute(sql + " ORDER BY created_at, id", params).fetchall()]
+
+    def llm_batch_lines(self, batch_id: str) -> list[tuple[str, str, str]]:
+        """(custom_id, key, status) of a batch's lines, in custom_id order."""
+        return [tuple(r) for r in self.db.execute(
+            "SELECT custom_id, key, status FROM llm_batch_lines WHERE batch_id = ? ORDER BY custom_id",
+            [batch_id]).fetchall()]
+
+    def pending_llm_batch_keys(self, scope: str) -> dict[str, tuple[str, str]]:
+        """{cache key: (batch id, custom_id)} of the lines still pending in batches of ``scope`` that are not done:
+        requests already submitted (or about to be), whose results a resumed run takes instead of asking again."""
+        return {r[0]: (r[1], r[2]) for r in self.db.execute(
+            "SELECT l.key, l.batch_id, l.custom_id FROM llm_batch_lines l JOIN llm_batches b ON b.id = l.batch_id "
+            "WHERE b.scope = ? AND b.status != 'done' AND l.status = 'pending' ORDER BY b.created_at",
+            [scope]).fetchall()}
+
+
+class LLMCallsMixin(LLMBatchesMixin):
     db: Any
 
     # ---- the call cache ------------------------------------------------------------------------------------------
@@ -251,10 +356,11 @@ class LLMCallsMixin:
         return run_id
 
     def finish_run(self, run_id: str, status: str, totals: dict[str, Any] | None = None) -> None:
-        """Mark a run ended with status (done, failed, budget, interrupted) and its totals; commit.
+        """Mark a run ended with status (done, failed, budget, interrupted, stopped: its server failed) and its
+        totals; commit.
         Raises PrefvalError for an unknown run or status."""
         if status not in RUN_STATUSES or status == "running":
-            raise PrefvalError(f"run status '{status}' is not one of done, failed, budget, interrupted")
+            raise PrefvalError(f"run status '{status}' is not one of done, failed, budget, interrupted, stopped")
         with write_transaction(self.db):
             cur = self.db.execute("UPDATE runs SET ended_at = ?, status = ?, totals = ? WHERE id = ?",
                                   [now_iso(), status, json.dumps(scrub_config(totals or {}), default=str), run_id])

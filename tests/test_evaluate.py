@@ -332,3 +332,31 @@ def test_a_run_with_failed_calls_exits_4_and_a_rerun_retries_only_them(mcq_study
     assert ev(mcq_study, *args) == 0 and fake_llm.log.count() == 12
     assert len(answers_of(mcq_study, "st", "openai/good")) == 6
     assert "calls failed" not in capsys.readouterr().err
+
+
+def test_a_whole_mcq_dataset_is_answered_without_a_study_and_reports_find_it(mcq_study, fake_llm, fake_key, capsys):
+    fake_llm.register("mcq_answer", mcq_maker)
+    args = ["answer", "--dataset", "ds", "--model", "openai/good", "--blind", "--api-base", fake_llm.url]
+    assert ev(mcq_study, *args, "--dry-run") == 0
+    assert "6 calls to send" in capsys.readouterr().out
+    with Store.open(mcq_study, mode="ro") as s:
+        assert "ds-llm" not in {x.name for x in s.studies()}  # a dry run writes nothing
+    assert ev(mcq_study, *args) == 0
+    out = capsys.readouterr().out
+    assert "study ds-llm made over every item of dataset ds" in out and "6 answers of openai/good added" in out
+    assert len(answers_of(mcq_study, "ds-llm", "openai/good")) == 6 and fake_llm.log.count() == 6
+    assert ev(mcq_study, *args) == 0 and fake_llm.log.count() == 6  # again: the study is reused, nothing sent
+    assert main(["report", "ds-llm", "--format", "json", "--db", mcq_study]) == 0
+    report = capsys.readouterr().out
+    assert "openai/good" in report
+
+
+def test_answer_messages_fit_the_dataset_given(mcq_study, rubric_db, capsys):
+    assert ev(mcq_study, "answer", "--dataset", "ds", "--out-dataset", "x", "--model", "openai/m1") == 1
+    err = capsys.readouterr().err
+    assert "dataset 'ds' holds MCQ items, not open queries (rubric_item): to answer them drop --out-dataset" in err
+    assert "open queries need --dataset and --out-dataset" not in err
+    assert ev(rubric_db, "answer", "--dataset", "answers", "--model", "openai/m1") == 1
+    assert "holds open queries (rubric_item): give --out-dataset NAME" in capsys.readouterr().err
+    assert ev(mcq_study, "answer", "--dataset", "nope", "--model", "openai/m1") == 1
+    assert "nope" in capsys.readouterr().err

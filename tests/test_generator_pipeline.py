@@ -73,7 +73,7 @@ def test_items_carry_provenance_and_rows_their_usage(full):
     q = {i.external_id: i for i in s.items("sample-queries")}["u002:p03:e4:mcq"]
     prov = q.payload["metadata"]["provenance"]
     assert prov == {"pipeline": "sample", "stage": "queries", "row": "u002:p03", "model": "openai/fake-model",
-                    "template": "query@1", "seed": 7,
+                    "template": "query@2", "seed": 7,
                     "parents": ["preferences/u002", "conversations/pref:u002:p03:e4"]}
     assert q.payload["metadata"]["snippet_sessions"] == [4, 4, 4]  # three feedback sessions of two exchanges each (fake replies)
     row = next(r for r in s.gen_rows("sample", "queries") if r.row_key == "u002:p03")
@@ -153,7 +153,9 @@ def test_a_failed_row_never_stops_the_run():
     prof = {r.stage: r for r in reports}["profiles"]
     assert prof.done == 2 and prof.failed == 1
     failed = s.gen_rows("sample", status="failed")
-    assert len(failed) == 1 and failed[0].stage == "profiles" and "under 18" in failed[0].reason
+    # the schema sent states the bound (at most 2007 for an adult in 2025), so the reply fails the schema
+    assert len(failed) == 1 and failed[0].stage == "profiles"
+    assert "birth_year: 2009 is greater than the maximum of 2007" in failed[0].reason
     assert {r.stage: r.done for r in reports}["queries"] == 6   # the two other users go all the way
     assert s.get_dataset("sample-profiles").n_items == 4
 

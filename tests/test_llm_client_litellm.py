@@ -148,12 +148,19 @@ def test_an_invalid_reply_fails_after_n_repairs_with_the_reason(fake_llm, fake_k
     assert fake_llm.log.count() == 3 and store.llm_call_keys() == set()
 
 
-def test_missing_usage_is_recorded_as_unknown(fake_llm, fake_key, store):
+def test_missing_usage_is_recorded_as_unknown_and_priced_from_counted_tokens(fake_llm, fake_key, store):
+    from generator.client import import_litellm
+
     fake_llm.add_fault("no_usage")
     client = LLMClient(store, retry=FAST, prices={"openai/fake-model": Price(1.0, 2.0)})
     reply = run(_complete_all(client, [req(0, fake_llm.url)]))[0]
-    assert reply.prompt_tokens is None and reply.cost_usd is None
-    assert store.get_llm_call(reply.cache_key).usage_known is False
+    assert reply.prompt_tokens is None and reply.cost_estimated
+    litellm = import_litellm()  # the same offline count (tiktoken, bundled)
+    pt = litellm.token_counter(model="openai/fake-model", messages=list(req(0, fake_llm.url).messages))
+    ct = litellm.token_counter(model="openai/fake-model", text=reply.text)
+    assert reply.cost_usd == pytest.approx((pt * 1.0 + ct * 2.0) / 1e6)
+    row = store.get_llm_call(reply.cache_key)
+    assert row.usage_known is False and row.prompt_tokens is None and row.cost_usd == pytest.approx(reply.cost_usd)
 
 
 def test_a_cache_hit_sends_no_request(fake_llm, fake_key, db_file):
@@ -276,3 +283,74 @@ def test_a_missing_key_fails_at_once_without_retries(fake_llm, monkeypatch):
     # a local server reached through hosted_vllm/ needs no key
     reply = run(_complete_all(LLMClient(retry=FAST), [req(0, fake_llm.url, model="hosted_vllm/fake-model")]))[0]
     assert isinstance(reply.value, Profile) and fake_llm.log.count() == 1
+
+
+# ---- issue 26: faults that say what to do, and the clock is the user's -------------------------------------------
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed again when the block ends: nothing listens there
+
+
+def test_nothing_listening_fails_fast_with_one_line_naming_the_api_base(fake_key):
+    from generator.llm_types import ServerUnreachable
+
+    base = f"http://127.0.0.1:{_closed_port()}/v1"
+    t0 = time.monotonic()
+    results = run(_complete_all(LLMClient(retry=RetryPolicy()), [req(i, base) for i in range(20)],
+                                return_exceptions=True))
+    assert time.monotonic() - t0 < 5  # one quick retry, not the long schedule (it took 91 s)
+    assert all(isinstance(r, ServerUnreachable) for r in results)
+    assert str(results[0]) == (f"cannot reach {base}: connection refused (is the server running? is the port right? "
+                               "check --api-base or api_base: in the config)")
+
+
+def test_an_unknown_host_fails_fast(fake_key, monkeypatch):
+    import socket
+
+    from generator.llm_types import ServerUnreachable
+
+    real = socket.getaddrinfo
+
+    def no_such_host(host, *a, **kw):  # no DNS query leaves the machine
+        if host == "llm-box.invalid":
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return real(host, *a, **kw)
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_such_host)
+    [err] = run(_complete_all(LLMClient(retry=RetryPolicy()), [req(0, "http://llm-box.invalid:8000/v1")],
+                              return_exceptions=True))
+    assert isinstance(err, ServerUnreachable) and "its host name is unknown" in str(err)
+
+
+def test_a_hung_server_stops_the_run_after_one_timeout_not_hours(fake_llm, fake_key):
+    from generator.llm_types import CircuitOpen
+
+    fake_llm.add_fault("hang", times=10_000, seconds=60)
+    policy = RetryPolicy(timeout=0.5, breaker_window=8)
+    t0 = time.monotonic()
+    results = run(_complete_all(LLMClient(retry=policy, default_limits=ModelLimits(max_in_flight=8)),
+                                [req(i, fake_llm.url) for i in range(100)], return_exceptions=True))
+    elapsed = time.monotonic() - t0
+    assert all(isinstance(r, CircuitOpen) for r in results) and elapsed < 5
+    assert fake_llm.log.count() <= 16
+    assert str(results[0]).startswith(f"stopped early: the last 8 requests to {fake_llm.url} all failed, 8 of them "
+                                      "timed out")
+
+
+def test_a_reply_echoing_the_authorization_header_keeps_no_key(fake_llm, fake_key, db_file):
+    class Note(BaseModel):
+        text: str
+
+    fake_llm.add_fault("echo_auth", times=2)
+    with Store.open(db_file, mode="create") as store:
+        replies = run(_complete_all(LLMClient(store, retry=FAST), [
+            req(0, fake_llm.url, schema=json_schema_for(Note), schema_name="note"),
+            req(1, fake_llm.url, schema=None, schema_name="reply")], model=None))
+        for reply in replies:  # JSON and free text alike
+            assert "you sent Authorization: Bearer ***" in reply.text and fake_key not in reply.text
+        assert fake_llm.log.count() == 2
+    raw = Path(db_file).read_bytes() + b"".join(p.read_bytes() for p in Path(db_file).parent.glob("*.db-wal"))
+    assert fake_key.encode() not in raw

@@ -248,14 +248,19 @@ async def test_free_text_without_schema():
 
 
 @pytest.mark.parametrize("usage", [None, (0, 0)])
-async def test_missing_usage_is_unknown_not_zero(usage, store):
+async def test_missing_usage_is_unknown_not_zero_and_priced_from_counted_tokens(usage, store):
     fn = FakeCompletion(response(GOOD, usage=usage))
     c = client(fn, store, prices={"test/model": Price(1.0, 1.0)})
     reply = await c.complete(request(), Verdict)
-    assert reply.prompt_tokens is None and reply.completion_tokens is None and reply.cost_usd is None
+    assert reply.prompt_tokens is None and reply.completion_tokens is None
+    # counted offline (characters / 4 without litellm): "judge item 0" 12 -> 3, the reply's 30 characters -> 7
+    assert reply.cost_estimated and reply.cost_usd == pytest.approx((3 + 7) * 1.0 / 1e6)
     row = store.get_llm_call(request().cache_key())
-    assert row.usage_known is False and row.prompt_tokens is None and row.cost_usd is None
-    assert c.stats.unpriced == 1
+    assert row.usage_known is False and row.prompt_tokens is None and row.cost_usd == pytest.approx(10e-6)
+    assert c.stats.usage_unknown == 1 and c.stats.unpriced == 0
+    assert c.stats.cost_estimated_usd == pytest.approx(10e-6) == c.stats.cost_usd
+    totals = c.stats.as_dict()
+    assert totals["prompt_tokens"] is None and totals["completion_tokens"] is None
 
 
 async def test_unknown_price_is_none_and_never_raises():

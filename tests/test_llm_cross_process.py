@@ -180,8 +180,7 @@ def test_two_generate_processes_on_one_pipeline_send_each_request_once(gen_serve
     env = {**os.environ, "OPENAI_API_KEY": FAKE_KEY}
     cmd = [sys.executable, "-m", "annotator.cli", "generate", str(config), "--api-base", gen_server.url,
            "--concurrency", "4", "--db", together]
-    with Store.open(together, mode="create"):
-        pass
+    # the database does not exist yet: both create it (one died with "database is locked" in 7 of 15 tries)
     procs = [subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
     for p in procs:
@@ -203,3 +202,29 @@ def test_two_generate_processes_on_one_pipeline_send_each_request_once(gen_serve
     with Store.open(together, mode="ro") as s, Store.open(alone, mode="ro") as t:
         assert {k: sorted(map(repr, v)) for k, v in snapshot(s).items()} == \
             {k: sorted(map(repr, v)) for k, v in snapshot(t).items()}
+
+
+OPEN = r"""
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+from storage.store import Store
+while not os.path.exists(sys.argv[3]):
+    time.sleep(0.001)
+Store.open(sys.argv[2], mode="create").close()
+"""
+
+
+def test_two_processes_creating_one_new_database_at_once_both_succeed(tmp_path):
+    script = tmp_path / "open.py"
+    script.write_text(OPEN)
+    for n in range(10):
+        db, go = tmp_path / f"new{n}.db", tmp_path / f"go{n}"
+        procs = [subprocess.Popen([sys.executable, str(script), str(REPO), str(db), str(go)], cwd=REPO,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        time.sleep(0.3)  # both waiting
+        go.write_text("go")
+        for p in procs:
+            assert p.wait(timeout=60) == 0, p.stderr.read()[-2000:]
+        with Store.open(str(db), mode="ro") as s:  # one schema, each migration once
+            rows = s.db.execute("SELECT version, COUNT(*) FROM schema_migrations GROUP BY version").fetchall()
+            assert rows and all(c == 1 for _, c in rows)

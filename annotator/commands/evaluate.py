@@ -4,9 +4,12 @@ recorded in the runs table (kind "evaluate") with its settings and totals. See g
 
 Common options: --model (litellm model string), --name (the annotator the results are stored under; default the
 model), --api-base (a local OpenAI-compatible server), --temperature, --max-tokens, --concurrency (requests in
-flight per model), --budget USD (stops cleanly once spent: what finished is kept, exit code 3), --dry-run (calls,
-prompt tokens and a cost bound; nothing is sent or written). A run in which some calls failed ends with exit code 4
-and a line saying how many; running it again retries them (everything finished comes from the cache).
+flight per model), --budget USD (stops cleanly once spent: what finished is kept, exit code 3), the client's knobs
+(--timeout, --deadline, --attempts, --repairs, --breaker, --rpm, --tpm, --price, --budget-unknown-as: see
+generator/settings.py), --dry-run (calls, prompt tokens and a cost bound; nothing is sent or written). A run in which
+some calls failed ends with exit code 4 and a line saying how many; running it again retries them (everything
+finished comes from the cache). A run whose server failed (nothing listening, or most requests failing alike) stops
+early with one line and exit code 5.
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ KINDS = ("answer", "judge-rubric", "judge-pairwise", "judge-reflection", "consen
 
 def register(sub: argparse._SubParsersAction) -> None:
     from annotator.cli import add_db_option
+    from generator.settings import add_client_flags
 
     p = sub.add_parser("evaluate", help="run LLMs on the items: answers, LLM judges, a blind consensus filter",
                        description="Models answer items and LLM judges score them; results are stored as answers "
@@ -37,19 +41,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         q.add_argument("--max-tokens", type=int, default=512, help="completion tokens per call (default 512)")
         q.add_argument("--concurrency", type=int, default=8, help="requests in flight per model (default 8)")
         q.add_argument("--budget", type=float, metavar="USD", help="stop sending new calls once this is spent")
-        q.add_argument("--price", metavar="IN,OUT", help="USD per 1M input and output tokens of the run's models "
-                                                          "(default: litellm's price map; unknown prices count as "
-                                                          "unknown, never as 0)")
+        add_client_flags(q)
         q.add_argument("--dry-run", action="store_true", help="count calls, tokens and a cost bound; send nothing")
         add_db_option(q)
         q.set_defaults(func=run)
 
-    q = kinds.add_parser("answer", help="a model answers the MCQ/T-F items of a study, or open queries")
-    q.add_argument("--study", help="an mcq, easy_test or blind_test study")
+    q = kinds.add_parser("answer", help="a model answers the MCQ/T-F items of a study or a whole dataset, or open "
+                                        "queries")
+    q.add_argument("--study", help="an mcq, easy_test or blind_test study (with --dataset of MCQ items: the study "
+                                   "to store the answers in, made over the dataset when missing; default "
+                                   "DATASET-llm)")
     q.add_argument("--blind", action="store_true", help="question and options only, no conversation")
     q.add_argument("--rotate-options", action="store_true",
                    help="ask once per rotation of the options (position bias measured and averaged out)")
-    q.add_argument("--dataset", help="open queries: a dataset of rubric_item items whose queries the model answers")
+    q.add_argument("--dataset", help="a dataset of MCQ/T-F items to answer whole (no study needed), or of open "
+                                     "queries (rubric_item items, with --out-dataset)")
     q.add_argument("--out-dataset", help="open queries: the dataset the answers are written to")
     common(q)
     q = kinds.add_parser("judge-rubric", help="an LLM judge scores a rubric study's open answers 1-5 per dimension")
@@ -82,17 +88,19 @@ def _params(args) -> dict[str, Any]:
 
 def _prices(args, models: list[str]) -> dict | None:
     """{model: Price} from --price IN,OUT for every model of the run, None without --price. Raises PrefvalError."""
-    if not args.price:
-        return None
-    from generator.client import Price
+    from generator.settings import parse_price
 
-    try:
-        p_in, p_out = (float(x) for x in args.price.split(","))
-    except ValueError:
-        raise PrefvalError(f"--price {args.price!r}: expected IN,OUT in USD per 1M tokens, e.g. 0.15,0.6") from None
-    if p_in < 0 or p_out < 0:
-        raise PrefvalError("--price: prices cannot be negative")
-    return {m: Price(p_in, p_out) for m in models}
+    price = parse_price(args.price, "--price")
+    return None if price is None else {m: price for m in models}
+
+
+def _run_models(args) -> list[str]:
+    """Every model the command will call."""
+    if args.kind == "consensus":
+        return [m.strip() for m in args.models.split(",") if m.strip()]
+    if args.kind == "judge-reflection":
+        return [args.responder, args.model]
+    return [args.model]
 
 
 def _dry_run(store, jobs, args) -> str:
@@ -108,17 +116,29 @@ def _dry_run(store, jobs, args) -> str:
 
 
 async def _send(store, run_id: str, jobs, args, models: list[str], description: str, budget: float | None):
-    from generator.client import LLMClient, ModelLimits
+    from generator.client import LLMClient
     from generator.evaluate.runs import run_jobs
     from generator.progress import RunProgress
+    from annotator.commands.generate import batch_event_printer
+    from generator.settings import ClientKnobs, batch_options, parse_price
 
-    limits = {m: ModelLimits(max_in_flight=args.concurrency) for m in models}
+    knobs = ClientKnobs.from_sources(args)
+    limits = {m: knobs.limits(args.concurrency) for m in models}
     scope = f"evaluate:{args.kind}:{getattr(args, 'study', None) or getattr(args, 'dataset', None)}"
     async with LLMClient(store, run_id=run_id, limits=limits, budget_usd=budget, prices=_prices(args, models),
-                         budget_scope=scope) as client:
-        with RunProgress(total=len(jobs), description=description) as progress:
+                         budget_scope=scope, retry=knobs.retry_policy(),
+                         budget_unknown_price=parse_price(args.budget_unknown_as, "--budget-unknown-as")) as client:
+        with RunProgress(total=len(jobs), description=description, interval=args.progress_every) as progress:
             progress.attach(client)
-            result = await run_jobs(client, jobs)
+            options = batch_options(args)
+            if options is None:
+                result = await run_jobs(client, jobs)
+            else:  # the calls not in the cache go out as provider batches
+                from generator.batch import BatchClient
+
+                async with BatchClient(client, store, scope, options, on_event=batch_event_printer()) as batch:
+                    result = await run_jobs(batch, jobs)
+        result.charged_usd = client.charged_usd
         print(progress.summary())
     return result
 
@@ -129,8 +149,8 @@ def _run_stage(store, args, jobs, config: dict, description: str, models: list[s
     from generator.evaluate.runs import RunResult
 
     budget = None if args.budget is None else args.budget - args.spent_usd
-    if getattr(args, "budget_stopped", False):
-        return None, RunResult(budget_stopped=True)
+    if getattr(args, "budget_stopped", False) or getattr(args, "server_stopped", None):
+        return None, RunResult(budget_stopped=args.budget_stopped, stopped=args.server_stopped)
     run_id = store.start_run("evaluate", config, name=description)
     try:
         import asyncio
@@ -139,17 +159,22 @@ def _run_stage(store, args, jobs, config: dict, description: str, models: list[s
     except BaseException:
         store.finish_run(run_id, "interrupted")
         raise
-    store.finish_run(run_id, "budget" if result.budget_stopped else "done", result.totals())
-    args.spent_usd += result.totals()["cost_usd"]
+    store.finish_run(run_id, "stopped" if result.stopped else "budget" if result.budget_stopped else "done",
+                     result.totals())
+    args.spent_usd += result.charged_usd
     args.budget_stopped = result.budget_stopped
+    args.server_stopped = result.stopped
     args.failed_calls += len(result.failed)
     args.total_calls += len(jobs)
     if result.failed:
         first = next(iter(result.failed.values()))
         echo(f"{len(result.failed)} calls failed (first: {first}); re-run to retry them", file=sys.stderr)
-    if result.budget_stopped:
-        echo(f"budget of {args.budget} USD spent: the run stopped; finished calls are kept, re-run with a larger "
-              "--budget to go on", file=sys.stderr)
+    if result.stopped:
+        echo(f"prefval: {result.stopped}", file=sys.stderr)
+    elif result.budget_stopped:
+        why = f" ({result.budget_reason})" if result.budget_reason and "spent" not in result.budget_reason else ""
+        echo(f"budget of {args.budget} USD spent{why}: the run stopped; finished calls are kept, re-run with a "
+             "larger --budget to go on", file=sys.stderr)
     return run_id, result
 
 
@@ -159,40 +184,98 @@ def run(args: argparse.Namespace) -> int:
 
     handler: Callable = {"answer": _answer, "judge-rubric": _judge_study, "judge-pairwise": _judge_study,
                          "judge-reflection": _judge_reflection, "consensus": _consensus}[args.kind]
+    from generator.settings import EXIT_SERVER, budget_refusal, check_client_flags, parse_price
+
     if args.concurrency < 1:
         raise PrefvalError("--concurrency must be at least 1")
     if args.budget is not None and args.budget <= 0:
         raise PrefvalError("--budget must be positive")
-    _prices(args, [])  # a malformed --price fails before anything runs
+    check_client_flags(args)  # a malformed --price, --timeout ... fails before anything runs
     args.spent_usd, args.budget_stopped, args.failed_calls, args.total_calls = 0.0, False, 0, 0
-    with Store.open(db_path(args, must_exist=True), mode="rw") as store:
+    args.server_stopped = None
+    path = db_path(args, must_exist=True)
+    if not args.dry_run:  # a budget that cannot count is refused before the database is opened
+        models = _run_models(args)
+        refusal = budget_refusal(args.budget, models, _prices(args, models) or {},
+                                 parse_price(args.budget_unknown_as, "--budget-unknown-as"))
+        if refusal is not None:
+            raise PrefvalError(refusal)
+    with Store.open(path, mode="rw") as store:
         code = handler(store, args)
+    if args.server_stopped:
+        return EXIT_SERVER
     return EXIT_BUDGET if args.budget_stopped else failed_rows_exit(code, args.failed_calls, args.total_calls,
                                                                      "calls")
 
 
 def _config(args, **extra) -> dict[str, Any]:
     return {"kind": args.kind, "model": args.model, "name": args.name or args.model, "api_base": args.api_base,
-            "params": _params(args), "budget_usd": args.budget, **extra}
+            "params": _params(args), "budget_usd": args.budget, "batch": bool(getattr(args, "batch", False)), **extra}
+
+
+def _dataset_kinds(store, dataset: str) -> set[str]:
+    """The item kinds of a dataset (raises PrefvalError naming the database when there is no such dataset)."""
+    store.get_dataset(dataset)
+    return {it.kind for it in store.items(dataset)}
+
+
+def _study_over_dataset(store, args) -> str:
+    """The study an MCQ dataset's answers are stored in: --study NAME (made over the dataset when it does not
+    exist), else DATASET-llm, made once over every item of the dataset (task mcq, nobody assigned), so that reports
+    find the model's answers as they find them in any study."""
+    from annotator.study_setup import create_study
+    from annotator.tasks.base import StudySpec
+
+    name = args.study or f"{args.dataset}-llm"
+    existing = {s.name: s for s in store.studies(include_archived=True)}
+    if name in existing:
+        study = existing[name]
+        if args.dataset not in (study.settings.get("datasets") or []):
+            raise PrefvalError(f"study '{name}' is not over dataset '{args.dataset}' (it is over "
+                               f"{', '.join(study.settings.get('datasets') or []) or 'no dataset'}); give another "
+                               "--study NAME")
+        return name
+    create_study(store, StudySpec(name=name, task="mcq", datasets=[args.dataset]))
+    echo(f"study {name} made over every item of dataset {args.dataset} for the answers (prefval report {name})")
+    return name
 
 
 def _answer(store, args) -> int:
     from generator.evaluate import runs
 
-    if args.dataset or args.out_dataset:
-        if not (args.dataset and args.out_dataset) or args.study:
-            raise PrefvalError("open queries need --dataset and --out-dataset (and no --study)")
-        jobs = runs.open_answer_jobs(store, args.dataset, args.model, params=_params(args), api_base=args.api_base)
-        if args.dry_run:
-            print(_dry_run(store, jobs, args))
-            return 0
-        _, result = _run_stage(store, args, jobs, _config(args, dataset=args.dataset, out=args.out_dataset),
-                               "answer (open)", [args.model])
-        n = runs.write_open_answers(store, args.dataset, args.out_dataset, args.model, result)
-        echo(f"dataset {args.out_dataset}: {n} answers added")
-        return 0
+    if args.dataset:
+        kinds = _dataset_kinds(store, args.dataset)
+        if "mcq" in kinds and "rubric_item" not in kinds:
+            if args.out_dataset:
+                raise PrefvalError(
+                    f"dataset '{args.dataset}' holds MCQ items, not open queries (rubric_item): to answer them drop "
+                    f"--out-dataset (the answers are stored in study {args.study or args.dataset + '-llm'}, made "
+                    "over the whole dataset; --study NAME names it)")
+            name = args.study or f"{args.dataset}-llm"
+            if args.dry_run and name not in {x.name for x in store.studies(include_archived=True)}:
+                items = [it for it in store.items(args.dataset) if it.kind == "mcq"]  # nothing is written
+                jobs = [j for it in items for j in runs.mcq_item_jobs(
+                    store, it, args.model, blind=args.blind, rotate=args.rotate_options, params=_params(args),
+                    api_base=args.api_base, key=("", it.id))]
+                print(_dry_run(store, jobs, args) + f" (study {name} would be made over the dataset)")
+                return 0
+            args.study = _study_over_dataset(store, args)
+        elif "rubric_item" in kinds:
+            if not args.out_dataset:
+                raise PrefvalError(f"dataset '{args.dataset}' holds open queries (rubric_item): give --out-dataset "
+                                   "NAME, the dataset of rubric items the model's answers are written to")
+            if args.study:
+                raise PrefvalError("open queries are answered from --dataset into --out-dataset; --study is not "
+                                   "used with them")
+            return _open_answers(store, args)
+        else:
+            raise PrefvalError(f"dataset '{args.dataset}' holds no MCQ items and no open queries (rubric_item): it "
+                               f"holds {', '.join(sorted(kinds)) or 'no items'}")
+    elif args.out_dataset:
+        raise PrefvalError("--out-dataset goes with --dataset (open queries: rubric_item items)")
     if not args.study:
-        raise PrefvalError("answer needs --study (MCQ/T-F items) or --dataset and --out-dataset (open queries)")
+        raise PrefvalError("answer needs --study (MCQ/T-F items), --dataset (a whole MCQ dataset, or open queries "
+                           "with --out-dataset)")
     jobs = runs.mcq_jobs(store, args.study, args.model, blind=args.blind, rotate=args.rotate_options,
                          params=_params(args), api_base=args.api_base)
     if args.dry_run:
@@ -204,6 +287,20 @@ def _answer(store, args) -> int:
     added = runs.write_mcq_answers(store, args.study, name, args.model, result, rotate=args.rotate_options)
     for who, n in added.items():
         echo(f"study {args.study}: {n} answers of {who} added")
+    return 0
+
+
+def _open_answers(store, args) -> int:
+    from generator.evaluate import runs
+
+    jobs = runs.open_answer_jobs(store, args.dataset, args.model, params=_params(args), api_base=args.api_base)
+    if args.dry_run:
+        print(_dry_run(store, jobs, args))
+        return 0
+    _, result = _run_stage(store, args, jobs, _config(args, dataset=args.dataset, out=args.out_dataset),
+                           "answer (open)", [args.model])
+    n = runs.write_open_answers(store, args.dataset, args.out_dataset, args.model, result)
+    echo(f"dataset {args.out_dataset}: {n} answers added")
     return 0
 
 

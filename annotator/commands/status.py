@@ -40,7 +40,7 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
     out = {"datasets": [{"name": d.name, "format": d.format, "items": d.n_items} for d in store.datasets()],
            "generation": [{k: r[k] for k in ("pipeline", "stage", "done", "failed", "calls", "prompt_tokens",
                                              "completion_tokens", "cost_usd")} for r in store.gen_summary()],
-           "studies": []}
+           "batches": batch_rows(store), "studies": []}
     studies = [store.get_study(n) for n in names] if names else store.studies()
     for s in studies:
         p = store.study_progress(s.id)
@@ -325,6 +325,16 @@ def study_lines(studies: list[dict], width: int | None = None) -> list[str]:
     return [line if cells(line) <= width else _head(line, max(width - 1, 0)) + ELLIPSIS for line in lines]
 
 
+def batch_rows(store, done_shown: int = 5) -> list[dict]:
+    """Provider batches (`generate --batch`, `evaluate --batch`): every one not done yet and the last
+    ``done_shown`` done ones; status "done" means its results were taken into the cache."""
+    rows = store.llm_batches()
+    shown = [b for b in rows if b.status != "done"] + [b for b in rows if b.status == "done"][-done_shown:]
+    return [{"scope": b.scope, "id": b.id, "provider_batch_id": b.provider_batch_id, "status": b.status,
+             "requests": b.n_lines, "done": b.n_completed, "failed": b.n_failed, "created": b.created_at}
+            for b in sorted(shown, key=lambda b: (b.created_at, b.id))]
+
+
 def render_text(status: dict, width: int | None = None) -> str:
     """The status dict as plain text for the terminal, every line within `width` cells (default
     _terminal_width: $COLUMNS, else the terminal's; unlimited in a pipe, which gets the full form).
@@ -362,6 +372,12 @@ def render_text(status: dict, width: int | None = None) -> str:
             lines += wrap_line(f"  {_pad(v(g['pipeline'] + ' / ' + g['stage']), 28)} {g['done']:>5} done "
                                f"{g['failed']:>4} failed {g['calls'] or 0:>6} calls "
                                f"{g['prompt_tokens'] or 0}+{g['completion_tokens'] or 0} tokens {usd}", width)
+    if status.get("batches"):
+        lines.append("")
+        lines += wrap_line("provider batches (scope, batch: status, requests, done, failed, created):", width)
+        for b in status["batches"]:
+            lines += wrap_line(f"  {v(b['scope'])} {b['id']}: {b['status']}, {b['requests']} requests, {b['done']} "
+                               f"done, {b['failed']} failed, {b['created'][:16].replace('T', ' ')} UTC", width)
     if status["studies"]:
         lines.append("")
     table = study_lines(status["studies"], width) if status["studies"] else []

@@ -33,7 +33,7 @@ from typing import Any, Hashable
 
 from generator.evaluate.templates import (LETTERS, PairwiseVerdict, ReflectionVerdict, letter_answer_model, render,
                                           rubric_scores_model)
-from generator.llm_types import BudgetExhausted, LLMCallFailed, LLMReply, LLMRequest
+from generator.llm_types import BudgetExhausted, LLMCallFailed, LLMReply, LLMRequest, ServerFault
 from storage.errors import PrefvalError
 
 MCQ_TASKS = ("mcq", "easy_test", "blind_test")
@@ -53,33 +53,52 @@ class Job:
 @dataclass
 class RunResult:
     """What run_jobs got: replies and failures (one-line reasons) by job key; budget_stopped when the budget ran
-    out (jobs without a reply were not sent)."""
+    out (jobs without a reply were not sent); stopped: the one line of the server fault that stopped the run
+    (generator.llm_types.ServerFault), or None; charged_usd: what the budget counted (set by the caller)."""
 
     replies: dict[Hashable, LLMReply] = field(default_factory=dict)
     failed: dict[Hashable, str] = field(default_factory=dict)
     budget_stopped: bool = False
+    budget_reason: str | None = None
+    stopped: str | None = None
+    charged_usd: float = 0.0
 
     def totals(self) -> dict[str, Any]:
-        """calls, cached, failed, prompt/completion tokens, cost (USD, unknown prices left out)."""
+        """calls, cached, failed, prompt/completion tokens and cost (USD) of the replies sent in this run: sums of
+        the known values, None when none is known (unknown, never 0); usage_unknown / unpriced count the replies
+        without usage / without a price, cost_estimated those priced from tokens counted offline."""
         r = list(self.replies.values())
-        return {"replies": len(r), "cached": sum(1 for x in r if x.cached), "failed": len(self.failed),
-                "prompt_tokens": sum(x.prompt_tokens or 0 for x in r if not x.cached),
-                "completion_tokens": sum(x.completion_tokens or 0 for x in r if not x.cached),
-                "cost_usd": sum(x.cost_usd or 0.0 for x in r), "budget_stopped": self.budget_stopped}
+        fresh = [x for x in r if not x.cached]
+        pts = [x.prompt_tokens for x in fresh if x.prompt_tokens is not None]
+        cts = [x.completion_tokens for x in fresh if x.completion_tokens is not None]
+        costs = [x.cost_usd for x in fresh if x.cost_usd is not None]
+        unknown_usage = sum(1 for x in fresh if x.prompt_tokens is None)
+        unpriced = sum(1 for x in fresh if x.cost_usd is None)
+        return {"replies": len(r), "cached": len(r) - len(fresh), "failed": len(self.failed),
+                "prompt_tokens": sum(pts) if pts or not unknown_usage else None,
+                "completion_tokens": sum(cts) if cts or not unknown_usage else None,
+                "usage_unknown": unknown_usage,
+                "cost_usd": sum(costs) if costs or not unpriced else None, "unpriced": unpriced,
+                "cost_estimated": sum(1 for x in fresh if getattr(x, "cost_estimated", False)),
+                "budget_stopped": self.budget_stopped, "stopped": self.stopped}
 
 
 async def run_jobs(client: Any, jobs: list[Job]) -> RunResult:
     """Send every job through ``client.complete`` at once (the client's per-model limits queue them). A failed call
-    is recorded and the others go on; BudgetExhausted stops new calls cleanly (replies already cached stay)."""
+    is recorded and the others go on; BudgetExhausted stops new calls cleanly (replies already cached stay), and so
+    does a ServerFault (the client stopped: its line is kept in ``stopped``)."""
     out = RunResult()
 
     async def one(job: Job) -> None:
-        if out.budget_stopped:
+        if out.budget_stopped or out.stopped:
             return
         try:
             out.replies[job.key] = await client.complete(job.request, job.output_model)
-        except BudgetExhausted:
+        except BudgetExhausted as exc:
             out.budget_stopped = True
+            out.budget_reason = out.budget_reason or str(exc)
+        except ServerFault as exc:
+            out.stopped = out.stopped or str(exc)
         except LLMCallFailed as exc:
             out.failed[job.key] = exc.reason
 
@@ -124,22 +143,26 @@ def mcq_jobs(store, study_name: str, model: str, *, blind: bool, rotate: bool, p
     """One job per (unit, rotation) of an MCQ/T-F study (rotation 0 only without rotate). Rotation r shows the
     options starting at original option r (circularly). Job key: (tag, unit id, r)."""
     _, units, items = _study_units(store, study_name, MCQ_TASKS)
+    return [job for u in units for job in mcq_item_jobs(store, items[u.item_id], model, blind=blind, rotate=rotate,
+                                                         params=params, api_base=api_base, key=(tag, u.id))]
+
+
+def mcq_item_jobs(store, item, model: str, *, blind: bool, rotate: bool, params: dict | None = None,
+                  api_base: str | None = None, key: tuple = ("",)) -> list[Job]:
+    """The jobs of one MCQ/T-F item (see mcq_jobs); job key: (*key, rotation)."""
+    opts = item.payload["options"]
     jobs = []
-    for u in units:
-        item = items[u.item_id]
-        opts = item.payload["options"]
-        for r in (range(len(opts)) if rotate else [0]):
-            shown = opts[r:] + opts[:r]
-            options = "\n".join(f"{LETTERS[i]}. {o}" for i, o in enumerate(shown))
-            if blind:
-                template, messages = render("mcq_blind", question=item.payload["question"], options=options)
-            else:
-                template, messages = render("mcq_full", question=item.payload["question"], options=options,
-                                            context=_conversation(store, item))
-            out_model = letter_answer_model(len(opts))
-            jobs.append(Job((tag, u.id, r), _request(model, template, messages, out_model,
-                                                     params or DEFAULT_PARAMS, api_base, schema_name="mcq_answer"),
-                            out_model))
+    for r in (range(len(opts)) if rotate else [0]):
+        shown = opts[r:] + opts[:r]
+        options = "\n".join(f"{LETTERS[i]}. {o}" for i, o in enumerate(shown))
+        if blind:
+            template, messages = render("mcq_blind", question=item.payload["question"], options=options)
+        else:
+            template, messages = render("mcq_full", question=item.payload["question"], options=options,
+                                        context=_conversation(store, item))
+        out_model = letter_answer_model(len(opts))
+        jobs.append(Job((*key, r), _request(model, template, messages, out_model, params or DEFAULT_PARAMS,
+                                            api_base, schema_name="mcq_answer"), out_model))
     return jobs
 
 

@@ -56,7 +56,7 @@ def test_runs(store):
     store.finish_run(a, "done", {"calls": 3, "cost_usd": 0.25})
     ra = store.get_run(a)
     assert (ra.status, ra.totals) == ("done", {"calls": 3, "cost_usd": 0.25}) and ra.ended_at >= ra.started_at
-    for status in ("failed", "budget", "interrupted"):
+    for status in ("failed", "budget", "interrupted", "stopped"):
         store.finish_run(b, status)
         assert store.get_run(b).status == status and store.get_run(b).totals == {}
     assert [r.id for r in store.runs()] == [a, b]
@@ -65,7 +65,7 @@ def test_runs(store):
         store.start_run("train", {})
     for status in ("running", "ok"):
         with pytest.raises(PrefvalError, match=rf"^run status '{status}' is not one of done, failed, budget, "
-                                               r"interrupted$"):
+                                               r"interrupted, stopped$"):
             store.finish_run(a, status)
     with pytest.raises(PrefvalError, match=r"^no run with id 'x'$"):
         store.finish_run("x", "done")

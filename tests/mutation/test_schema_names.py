@@ -21,6 +21,9 @@ COLUMNS = {
         "completion_tokens cost_usd calls reason created_at seq").split(),
     "imports": "id dataset_id path file_hash imported_at n_added n_unchanged".split(),
     "items": "id dataset_id external_id kind payload content_hash context_id context_end created_at source".split(),
+    "llm_batch_lines": "batch_id custom_id key status".split(),
+    "llm_batches": ("id scope run_id provider api_base model provider_batch_id input_file_id output_file_id "
+        "error_file_id status n_lines n_completed n_failed price_factor error created_at updated_at finished_at").split(),
     "llm_budget_shares": "scope owner host pid spent_usd ended lease_until updated_at".split(),
     "llm_calls": ("key run_id model api_base template request reply_text parsed finish_reason prompt_tokens "
         "completion_tokens usage_known cost_usd seconds attempts created_at key_version").split(),
@@ -58,6 +61,8 @@ INDEXES = {
     "idx_events_study_kind": ("events", ["study_id", "kind", "at"], False),
     "idx_gen_rows_pipeline_stage_row_key": ("gen_rows", ["pipeline", "stage", "row_key"], True),
     "idx_items_dataset_id_external_id": ("items", ["dataset_id", "external_id"], True),
+    "idx_llm_batch_lines_key": ("llm_batch_lines", ["key", "batch_id"], False),
+    "idx_llm_batches_status": ("llm_batches", ["status"], False),
     "idx_llm_calls_run_id": ("llm_calls", ["run_id"], False),
     "idx_runs_kind_started_at": ("runs", ["kind", "started_at"], False),
     "idx_studies_name": ("studies", ["name"], True),
@@ -92,7 +97,7 @@ def test_every_index_has_its_name_columns_and_uniqueness(store):
 PRIMARY_KEYS = {t: ["id"] for t in COLUMNS} | {
     "context_messages": ["context_id", "idx"], "llm_budget_shares": ["scope", "owner"], "llm_calls": ["key"],
     "llm_claims": ["key"], "meta": ["key"], "queue_lengths": ["study_id", "annotator_id"],
-    "schema_migrations": ["version"], "study_open_units": ["study_id"],
+    "schema_migrations": ["version"], "study_open_units": ["study_id"], "llm_batch_lines": ["batch_id", "custom_id"],
 }
 
 
