@@ -88,3 +88,24 @@ def test_status_json(db_file, capsys):
     assert [x["name"] for x in named] == ["st"] and named[0]["figures"]
     per = {a["annotator"]: a for a in named[0]["annotators"]}
     assert per["ana"]["median_seconds"] == 10.0 and per["bo"]["median_seconds"] == 8.0  # first answers: 10, 6, 20
+
+
+def test_generation_sums_with_an_unknown_count_are_unknown(db_file, capsys):
+    """Two rows of one stage with calls: one with 100+20 tokens and $0.01, one whose server sent no usage and whose
+    model has no price. The stage's tokens and cost are unknown (printed so, null in JSON), never the partial
+    100+20 and $0.0100; a stage with no call (a file read) has 0 tokens and $0."""
+    from storage.generation import GenRow
+
+    with Store.open(db_file, mode="create") as s:
+        s.save_gen_rows([
+            GenRow(pipeline="p", stage="files", row_key="a", status="done", output={}, calls=0),
+            GenRow(pipeline="p", stage="llm", row_key="a", status="done", output={}, calls=1, prompt_tokens=100,
+                   completion_tokens=20, cost_usd=0.01),
+            GenRow(pipeline="p", stage="llm", row_key="b", status="done", output={}, calls=1)])
+    assert main(["status", "--format", "json", "--db", db_file]) == 0
+    gen = {g["stage"]: g for g in json.loads(capsys.readouterr().out)["generation"]}
+    assert (gen["llm"]["prompt_tokens"], gen["llm"]["completion_tokens"], gen["llm"]["cost_usd"]) == (None, None, None)
+    assert (gen["files"]["prompt_tokens"], gen["files"]["cost_usd"]) == (0, 0)
+    assert main(["status", "--db", db_file]) == 0
+    out = capsys.readouterr().out
+    assert "unknown tokens USD unknown" in out and "0+0 tokens $0.0000" in out and "100+20" not in out

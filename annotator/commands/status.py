@@ -368,10 +368,12 @@ def render_text(status: dict, width: int | None = None) -> str:
         lines.append("")
         lines += wrap_line("generated (pipeline / stage: rows done, failed, LLM calls, tokens in+out, USD):", width)
         for g in status["generation"]:
-            usd = "-" if g["cost_usd"] is None else f"${g['cost_usd']:.4f}"
+            usd = "USD unknown" if g["cost_usd"] is None else f"${g['cost_usd']:.4f}"
+            tokens = ("unknown tokens" if g["prompt_tokens"] is None or g["completion_tokens"] is None
+                      else f"{g['prompt_tokens']}+{g['completion_tokens']} tokens")
             lines += wrap_line(f"  {_pad(v(g['pipeline'] + ' / ' + g['stage']), 28)} {g['done']:>5} done "
                                f"{g['failed']:>4} failed {g['calls'] or 0:>6} calls "
-                               f"{g['prompt_tokens'] or 0}+{g['completion_tokens'] or 0} tokens {usd}", width)
+                               f"{tokens} {usd}", width)
     if status.get("batches"):
         lines.append("")
         lines += wrap_line("provider batches (scope, batch: status, requests, done, failed, created):", width)
