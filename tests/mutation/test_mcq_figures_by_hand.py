@@ -39,11 +39,12 @@ def test_every_figure_by_hand(store):
         "can't tell answers", pytest.approx(1 / 9), 9, "answers", "9 answers over 4 items")
     mv = f["majority_vote_accuracy"]
     assert (mv.label, mv.value, mv.n, mv.extra) == (
-        "majority-vote accuracy (annotators' votes; adjudications not used)", 0.5, 2,
-        {"numerator": 1.0, "denominator": 2.0, "ties": 1})
+        "majority-vote accuracy (annotators' votes; a tie: no label; adjudications not used)", 0.5, 2,
+        {"numerator": 1.0, "denominator": 2.0, "ties": 1, "tie_rule": "no-label"})
     assert mv.note == ("share of items whose plurality answer is the key, over 2 keyed items with at least 2 answers; "
-                       "a tie gives no label and counts as not correct (1 tied items); the annotators' own answers, "
-                       "adjudicated final answers not used" + BOOT)
+                       "tie rule no-label (prefval's default): a tie for first place gives no label and counts as not "
+                       "correct (1 tied items); the annotators' own answers, adjudicated final answers not used"
+                       + BOOT)
     # Fleiss over m1 (A A B) and m2 (D, can't tell, B), categories A B C D can't tell:
     # p_a = (2/6 + 0) / 2 = 1/6; shares A 1/3, B 1/3, C 0, D 1/6, can't tell 1/6: p_e = 10/36 = 5/18
     # kappa = (1/6 - 5/18) / (13/18) = -2/13

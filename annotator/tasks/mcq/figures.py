@@ -2,8 +2,13 @@
 
 - accuracy: correct answers / answers over keyed items, every answer pooled (can't tell counts as wrong:
   CANT_TELL_RULE, the same in the per-annotator table; n counts answers).
-- with several annotators per item (items with a key and >= 2 answers): majority-vote accuracy (plurality via
-  reports.stats.majority_vote over answer categories; a tie gives no label and counts as not correct), Fleiss'
+- with several annotators per item (items with a key and >= 2 answers): majority-vote accuracy (plurality over
+  answer categories, can't tell one of them; a tie for first place is settled by the study's tie rule,
+  ``--option tie_rule=``: "no-label", the default, gives no label, counted as not correct
+  (reports.stats.majority_vote); "first-annotator" gives it to the first annotator, in name order, whose answer
+  is among the tied and is not can't tell, as HorizonBench's agreement script does
+  (stellalisy/HorizonBench scripts/compute_annotator_agreement.py, compute_majority_vote; its "discard" is our
+  can't tell; reports.stats.majority_vote_first_non_discard); label and note name the rule), Fleiss'
   kappa over the ORIGINAL letters plus "can't tell" as its own category (HorizonBench's "discard"), and the share
   of items with at least one annotator correct. HorizonBench reports 56-64%, 0.37-0.51 and 81%.
 - distractor share: among wrong answers (an option other than the key; can't tell is not an option and is left
@@ -19,7 +24,7 @@ from annotator.tasks.mcq.stats import (CANT_TELL_LABEL, CANT_TELL_RULE, ItemAnsw
                                         answer_label, collect, features_stat, pooled_ratio, pooled_ratio_features,
                                         share)
 from reports.figures import Figure, FigureSet, Table
-from reports.stats import at_least_one_correct, fleiss_kappa, majority_vote
+from reports.stats import at_least_one_correct, fleiss_kappa, majority_vote, majority_vote_first_non_discard
 from reports.stats.bootstrap import shared_resamples
 from reports.study_data import StudyData
 from storage.payloads import letter
@@ -28,8 +33,42 @@ MIN_VOTES = 2
 #: majority-vote accuracy measures the annotators' own votes against the key (HorizonBench 5.3), so an
 #: adjudicator's final answer is not a vote; the per-annotator agreement, which asks whether an annotator matches
 #: the item's settled answer, does use it. Label and note say so.
-MV_LABEL = "majority-vote accuracy (annotators' votes; adjudications not used)"
 MV_SOURCE = "the annotators' own answers, adjudicated final answers not used"
+DEFAULT_TIE_RULE = "no-label"
+#: each tie rule: (the words of the figure's label, the note's sentence with its source)
+TIE_RULE_WORDS = {
+    "no-label": ("a tie: no label",
+                 "tie rule no-label (prefval's default): a tie for first place gives no label and counts as not "
+                 "correct"),
+    "first-annotator": ("a tie: the first annotator's answer",
+                        "tie rule first-annotator (HorizonBench's agreement script, scripts/"
+                        "compute_annotator_agreement.py compute_majority_vote): a tie for first place goes to the "
+                        "first annotator, in name order, whose answer is among the tied ones and is not can't tell "
+                        "(the script's discard)"),
+}
+
+
+def mv_label(tie_rule: str = DEFAULT_TIE_RULE) -> str:
+    """The majority-vote figure's label, naming the tie rule."""
+    return f"majority-vote accuracy (annotators' votes; {TIE_RULE_WORDS[tie_rule][0]}; adjudications not used)"
+
+
+#: the label under the default rule
+MV_LABEL = mv_label()
+
+
+def tie_rule_of(settings: dict) -> str:
+    """The study's tie rule (settings["tie_rule"], McqTask.study_settings), DEFAULT_TIE_RULE for a study made
+    before the option."""
+    return settings.get("tie_rule") or DEFAULT_TIE_RULE
+
+
+def plurality(labels: list, tie_rule: str = DEFAULT_TIE_RULE):
+    """One item's majority-vote label under a tie rule (labels: answer_label of each answer, in annotator name
+    order); None when it has no label."""
+    if tie_rule == "first-annotator":
+        return majority_vote_first_non_discard(labels, discard=CANT_TELL_LABEL)
+    return majority_vote(labels)
 
 
 def _distractor_fn(s: np.ndarray) -> np.ndarray:
@@ -43,22 +82,36 @@ def _div(a, b):
     return out
 
 
-def multi_annotator_figures(items: list[ItemAnswers], seed: int) -> list[Figure]:
-    """Majority-vote accuracy, Fleiss' kappa and at-least-one-correct over keyed items with >= 2 answers."""
+def _is_tie(labels: list) -> bool:
+    counts: dict = {}
+    for x in labels:
+        if x is not None:
+            counts[x] = counts.get(x, 0) + 1
+    return bool(counts) and list(counts.values()).count(max(counts.values())) > 1
+
+
+def _mv_what(why: str, ties: int, tie_rule: str) -> str:
+    return (f"share of items whose plurality answer is the key, {why}; {TIE_RULE_WORDS[tie_rule][1]} ({ties} tied "
+            f"items); {MV_SOURCE}")
+
+
+def multi_annotator_figures(items: list[ItemAnswers], seed: int, tie_rule: str = DEFAULT_TIE_RULE) -> list[Figure]:
+    """Majority-vote accuracy (under tie_rule), Fleiss' kappa and at-least-one-correct over keyed items with >= 2
+    answers."""
     multi = [it for it in items if it.key is not None and len(it.answers) >= MIN_VOTES]
     why = f"over {len(multi)} keyed items with at least {MIN_VOTES} answers"
-    plurality = [majority_vote([answer_label(a) for a in it.answers.values()]) for it in multi]
-    votes = [p == letter(it.key) for p, it in zip(plurality, multi)]
-    ties = sum(p is None for p in plurality)
+    labels = [[answer_label(it.answers[n]) for n in sorted(it.answers)] for it in multi]
+    winners = [plurality(lab, tie_rule) for lab in labels]
+    votes = [p == letter(it.key) for p, it in zip(winners, multi)]
+    ties = sum(_is_tie(lab) for lab in labels)
     raters = sorted({n for it in multi for n in it.answers})
     ratings = [[answer_label(it.answers[r]) if r in it.answers else None for r in raters] for it in multi]
     k_max = max((it.n_options for it in multi), default=0)
     cats = [letter(i) for i in range(k_max)] + [CANT_TELL_LABEL]
     correct = [[it.answers[r].get("choice") == it.key if r in it.answers else None for r in raters] for it in multi]
     with shared_resamples() as batch:  # the three statistics resample the same items: one draw for all three
-        mv = share("majority_vote_accuracy", votes,
-                   f"share of items whose plurality answer is the key, {why}; a tie gives no label and counts as "
-                   f"not correct ({ties} tied items); {MV_SOURCE}", seed, extra={"ties": ties})
+        mv = share("majority_vote_accuracy", votes, _mv_what(why, ties, tie_rule), seed,
+                   extra={"ties": ties, "tie_rule": tie_rule})
         if multi:
             fk = fleiss_kappa(ratings, categories=cats, ci=True, seed=seed)
         else:
@@ -66,7 +119,7 @@ def multi_annotator_figures(items: list[ItemAnswers], seed: int) -> list[Figure]
         alo = at_least_one_correct(correct, ci=True, seed=seed) if multi else pooled_ratio(
             "at_least_one_correct", [], why, seed)
     mv, fk, alo = batch.result(mv), batch.result(fk), batch.result(alo)
-    return [Figure.from_stat("majority_vote_accuracy", MV_LABEL, mv),
+    return [Figure.from_stat("majority_vote_accuracy", mv_label(tie_rule), mv),
             Figure.from_stat("fleiss_kappa", "Fleiss' kappa (letters + can't tell)", fk),
             Figure.from_stat("at_least_one_correct", "items with at least one annotator correct", alo)]
 
@@ -124,7 +177,7 @@ def mcq_figures(data: StudyData) -> FigureSet:
                              n=n_ans, n_of="answers",
                              note=f"{n_ans} answers over {sum(1 for it in items if it.answers)} items"
                              if n_ans else "no answer yet"))
-    fs.figures.extend(multi_annotator_figures(items, seed))
+    fs.figures.extend(multi_annotator_figures(items, seed, tie_rule_of(data.study.settings)))
     if any(it.payload.get("distractor_index") is not None for it in items):
         fs.figures.extend(distractor_figures(items, seed))
     table = annotator_table(items)
@@ -221,13 +274,19 @@ def mcq_figures_table(t) -> FigureSet:
         ratings = [[None] * len(rater_idx) for _ in range(n_multi)]
         ratings[r][c] = lab_values[m_lab[(m_row == r) & (col[m_ann] == c)][0]]
         fleiss_kappa(ratings, categories=cats)
+    tie_rule = tie_rule_of(t.study.settings)
+    if tie_rule != DEFAULT_TIE_RULE and ties:  # the tied rows again, in annotator name order (codes' columns)
+        votes = votes.copy()
+        for r in np.flatnonzero(plural < 0).tolist():
+            row = [cats[c] for c in codes[r].tolist() if c >= 0]
+            if row:
+                votes[r] = plurality(row, tie_rule) == letter(keys[multi_kid[r]])
     correct_m = np.full((n_multi, len(rater_idx)), np.nan)
     correct_m[m_row, col[m_ann]] = correct[in_multi]
     with shared_resamples() as batch:
         mv = pooled_ratio_features(
             "majority_vote_accuracy", np.column_stack([np.ones(n_multi), votes.astype(np.float64)]),
-            f"share of items whose plurality answer is the key, {why}; a tie gives no label and counts as "
-            f"not correct ({ties} tied items); {MV_SOURCE}", seed, extra={"ties": ties})
+            _mv_what(why, ties, tie_rule), seed, extra={"ties": ties, "tie_rule": tie_rule})
         if n_multi:
             fk = fleiss_kappa(Prepared.from_codes(codes, cats), categories=cats, ci=True, seed=seed)
             alo = at_least_one_correct(correct_m, ci=True, seed=seed)
@@ -235,7 +294,7 @@ def mcq_figures_table(t) -> FigureSet:
             fk = pooled_ratio("fleiss_kappa", [], why, seed)
             alo = pooled_ratio("at_least_one_correct", [], why, seed)
     mv, fk, alo = batch.result(mv), batch.result(fk), batch.result(alo)
-    fs.figures.extend([Figure.from_stat("majority_vote_accuracy", MV_LABEL, mv),
+    fs.figures.extend([Figure.from_stat("majority_vote_accuracy", mv_label(tie_rule), mv),
                        Figure.from_stat("fleiss_kappa", "Fleiss' kappa (letters + can't tell)", fk),
                        Figure.from_stat("at_least_one_correct", "items with at least one annotator correct", alo)])
 

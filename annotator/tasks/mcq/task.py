@@ -65,6 +65,25 @@ class McqTask(TaskType):
         "- `s`: skip, `u`: back to the previous item, `n`: note, `q`: quit\n"
     )
 
+    def study_settings(self, spec) -> dict[str, Any]:
+        """Adds tie_rule (mcq studies: how majority-vote accuracy settles a tie, `--option tie_rule=no-label` by
+        default, or first-annotator, HorizonBench's agreement script: annotator/tasks/mcq/figures.py). Raises
+        PrefvalError for an unknown rule, and for the option on easy and blind tests, whose items pass by more
+        than half of the answers (no plurality vote)."""
+        from reports.stats.rates import TIE_RULES
+        from storage.errors import PrefvalError
+
+        settings = super().study_settings(spec)
+        if "tie_rule" in spec.options:
+            rule = str(spec.options["tie_rule"]).strip()
+            if self.name != "mcq":
+                raise PrefvalError(f"--option tie_rule applies to mcq studies (majority-vote accuracy), not "
+                                   f"{self.name}")
+            if rule not in TIE_RULES:
+                raise PrefvalError(f"--option tie_rule={rule}: use {' or '.join(TIE_RULES)}")
+            settings["tie_rule"] = rule
+        return settings
+
     def shuffle_size(self, unit: Unit, item: Item, item_b: Item | None) -> int:
         return 0 if is_tf(item) else len(item.payload["options"])
 
