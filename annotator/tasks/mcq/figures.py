@@ -43,8 +43,8 @@ TIE_RULE_WORDS = {
     "first-annotator": ("a tie: the first annotator's answer",
                         "tie rule first-annotator (HorizonBench's agreement script, scripts/"
                         "compute_annotator_agreement.py compute_majority_vote): a tie for first place goes to the "
-                        "first annotator, in name order, whose answer is among the tied ones and is not can't tell "
-                        "(the script's discard)"),
+                        "first annotator (by name in a study, by column in a CSV) whose answer is among the tied "
+                        "ones and is not can't tell (the script's discard)"),
 }
 
 
@@ -63,12 +63,28 @@ def tie_rule_of(settings: dict) -> str:
     return settings.get("tie_rule") or DEFAULT_TIE_RULE
 
 
-def plurality(labels: list, tie_rule: str = DEFAULT_TIE_RULE):
-    """One item's majority-vote label under a tie rule (labels: answer_label of each answer, in annotator name
-    order); None when it has no label."""
+def plurality(labels: list, tie_rule: str = DEFAULT_TIE_RULE, discard=CANT_TELL_LABEL):
+    """One item's majority-vote label under a tie rule (labels: answer_label of each answer, in annotator order;
+    discard: the label the first-annotator rule passes over, can't tell); None when it has no label."""
     if tie_rule == "first-annotator":
-        return majority_vote_first_non_discard(labels, discard=CANT_TELL_LABEL)
+        return majority_vote_first_non_discard(labels, discard=discard)
     return majority_vote(labels)
+
+
+def majority_vote_stat(labels: list[list], keys: list, seed: int, tie_rule: str = DEFAULT_TIE_RULE,
+                       discard=CANT_TELL_LABEL, n_boot: int = 1000):
+    """Majority-vote accuracy (HorizonBench 5.3): the share of items whose plurality label (plurality() under
+    tie_rule) is the key, with a 95% percentile bootstrap over items; over the items with a key and at least
+    MIN_VOTES labels. labels: per item, its labels in annotator order (None for missing); keys: per item, the key's
+    label or None. The figure of mcq studies and `prefval stats majority-vote` both come from here."""
+    rows = [(lab, k) for lab, k in zip(labels, keys)
+            if k is not None and sum(x is not None for x in lab) >= MIN_VOTES]
+    why = f"over {len(rows)} keyed items with at least {MIN_VOTES} answers"
+    present = [[x for x in lab if x is not None] for lab, _ in rows]
+    votes = [plurality(lab, tie_rule, discard) == k for lab, (_, k) in zip(present, rows)]
+    ties = sum(_is_tie(lab) for lab in present)
+    return share("majority_vote_accuracy", votes, _mv_what(why, ties, tie_rule), seed, n_boot=n_boot,
+                 extra={"ties": ties, "tie_rule": tie_rule})
 
 
 def _distractor_fn(s: np.ndarray) -> np.ndarray:
@@ -100,18 +116,14 @@ def multi_annotator_figures(items: list[ItemAnswers], seed: int, tie_rule: str =
     answers."""
     multi = [it for it in items if it.key is not None and len(it.answers) >= MIN_VOTES]
     why = f"over {len(multi)} keyed items with at least {MIN_VOTES} answers"
-    labels = [[answer_label(it.answers[n]) for n in sorted(it.answers)] for it in multi]
-    winners = [plurality(lab, tie_rule) for lab in labels]
-    votes = [p == letter(it.key) for p, it in zip(winners, multi)]
-    ties = sum(_is_tie(lab) for lab in labels)
     raters = sorted({n for it in multi for n in it.answers})
     ratings = [[answer_label(it.answers[r]) if r in it.answers else None for r in raters] for it in multi]
     k_max = max((it.n_options for it in multi), default=0)
     cats = [letter(i) for i in range(k_max)] + [CANT_TELL_LABEL]
     correct = [[it.answers[r].get("choice") == it.key if r in it.answers else None for r in raters] for it in multi]
     with shared_resamples() as batch:  # the three statistics resample the same items: one draw for all three
-        mv = share("majority_vote_accuracy", votes, _mv_what(why, ties, tie_rule), seed,
-                   extra={"ties": ties, "tie_rule": tie_rule})
+        mv = majority_vote_stat([[answer_label(it.answers[n]) for n in sorted(it.answers)] for it in multi],
+                                [letter(it.key) for it in multi], seed, tie_rule)
         if multi:
             fk = fleiss_kappa(ratings, categories=cats, ci=True, seed=seed)
         else:
