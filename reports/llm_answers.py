@@ -57,7 +57,8 @@ def _length_bin(n: int | None) -> str:
 def _fields(item) -> dict[str, str]:
     p = item.payload
     meta = p.get("metadata") or {}
-    out = {"question type": p.get("question_type"), "expression type": meta.get("expression_type"),
+    out = {"format": "T/F" if p.get("fmt") == "tf" else "MCQ",
+           "question type": p.get("question_type"), "expression type": meta.get("expression_type"),
            "evolved": None if meta.get("has_evolved") is None else ("evolved" if meta["has_evolved"] else "static"),
            "context length": _length_bin(item.context_end) if item.context_id else None}
     return {k: str(v) for k, v in out.items() if v is not None}
@@ -128,6 +129,10 @@ def _mcq(data: StudyData, fs: FigureSet) -> None:
                                columns=["model", "answers"] + [chr(65 + i) for i in range(width)], rows=pos_rows,
                                note="with every rotation asked, an unbiased model picks each position equally "
                                     "often over the items"))
+    if data.study.task_type == "easy_test":
+        _table8(data, answers, fs)
+    elif data.study.task_type == "blind_test":
+        _table9(data, answers, fs)
     validators = sorted(n for n in answers if n.startswith("validator:"))
     if validators:
         k = len(validators)
@@ -142,6 +147,69 @@ def _mcq(data: StudyData, fs: FigureSet) -> None:
                                rows=crow, note=f"validators: {', '.join(v.split(':', 1)[1] for v in validators)}; "
                                                "an item passes when at least m of the k validators, shown only the "
                                                "question and options, answer it wrongly"))
+
+
+def _testers(answers: dict[str, dict[str, dict]]) -> list[str]:
+    """The models that took the test themselves: every LLM annotator but the rotations (NAME/rot<k>, averaged in
+    NAME) and consensus validators (their own table)."""
+    return sorted(n for n in answers if not ROT.match(n) and not n.startswith("validator:"))
+
+
+def _table8(data: StudyData, answers: dict[str, dict[str, dict]], fs: FigureSet) -> None:
+    """RealPref Table 8 (easy test): rows people (this study), each model, then the paper's human and LLM rows;
+    columns MCQ and T/F per expression type (annotator/tasks/easy_test/figures.py). A model's cell: the share of
+    the column's items it answered correctly (can't tell counts as wrong), 95% bootstrap interval over items."""
+    from annotator.tasks.easy_test.figures import (PUBLISHED_HUMAN, PUBLISHED_LLM, PUBLISHED_LLM_NAME, TABLE8_NOTE,
+                                                   _group, table8_column, table8_groups, table8_people_cells)
+    from annotator.tasks.mcq.stats import ItemAnswers, collect
+
+    seed = data.study.seed
+    people = [it for it in collect(data) if it.key is not None]
+    keyed = [ItemAnswers(u.id, data.items[u.item_id]) for u in data.units
+             if data.items[u.item_id].payload.get("correct_index") is not None]
+    groups = table8_groups(keyed)
+    rows = [["people (this study)", *table8_people_cells(people, groups, seed)]]
+    for name in _testers(answers):
+        cells = []
+        for fmt, etype in groups:
+            flags = [answers[name][it.unit_id].get("choice") == it.key for it in keyed
+                     if it.fmt == fmt and _group(it, "expression_type") == etype and it.unit_id in answers[name]]
+            cells.append(Figure.from_stat("", "", share(flags, seed)) if flags else None)
+        rows.append([name, *cells])
+    rows.append(["Human (RealPref Table 8, published)", *[PUBLISHED_HUMAN.get(g) for g in groups]])
+    rows.append([f"{PUBLISHED_LLM_NAME} (RealPref Table 8, published)", *[PUBLISHED_LLM.get(g) for g in groups]])
+    fs.tables.append(Table(key="table8_models", title="easy test in the layout of RealPref Table 8 (people and models)",
+                           columns=["tester"] + [table8_column(*g) for g in groups], rows=rows,
+                           note=TABLE8_NOTE + "; a model's cell: the share of the column's items it answered "
+                                              "correctly (can't tell counts as wrong)"))
+
+
+def _table9(data: StudyData, answers: dict[str, dict[str, dict]], fs: FigureSet) -> None:
+    """RealPref Table 9 (blind test): rows people (this study), each model, then the paper's LLM row; columns MCQ
+    (per number of options) and T/F. Every cell: option answers correct / option answers, can't tell left out, with
+    the one-sided exact binomial test against chance (annotator/tasks/blind_test/figures.py table9_cell)."""
+    from annotator.tasks.blind_test.figures import (PUBLISHED_LLM_NAME, table9_cell, table9_groups,
+                                                    table9_published)
+    from annotator.tasks.mcq.stats import ItemAnswers, collect
+
+    seed = data.study.seed
+    people = [it for it in collect(data) if it.key is not None]
+    groups = table9_groups(people)
+    by_unit = {it.unit_id: it for it in people}
+    rows = [["people (this study)", *[table9_cell([(it, a) for it in g for a in it.answers.values()], seed)
+                                      for _, _, g in groups]]]
+    for name in _testers(answers):
+        rows.append([name, *[table9_cell([(by_unit[it.unit_id], answers[name][it.unit_id]) for it in g
+                                          if it.unit_id in answers[name]], seed) for _, _, g in groups]])
+    rows.append([f"{PUBLISHED_LLM_NAME} (RealPref Table 9, published)",
+                 *[table9_published(suffix, label) for suffix, label, _ in groups]])
+    fs.tables.append(Table(
+        key="table9_models", title="blind test in the layout of RealPref Table 9 (people and models)",
+        columns=["tester"] + [label for _, label, _ in groups], rows=rows,
+        note="RealPref Table 9 (appendix G.2): accuracy with only the question and options; option answers correct / "
+             "option answers (can't tell left out), exact one-sided binomial test against chance (1/k, 0.5 for T/F), "
+             "answers taken as independent trials; 95% bootstrap intervals over items; published: the paper's LLM on "
+             "its four-option MCQ and T/F items (chance 0.25 and 0.5)"))
 
 
 def _pairwise(data: StudyData, fs: FigureSet) -> None:
