@@ -129,6 +129,8 @@ def _mcq(data: StudyData, fs: FigureSet) -> None:
                                columns=["model", "answers"] + [chr(65 + i) for i in range(width)], rows=pos_rows,
                                note="with every rotation asked, an unbiased model picks each position equally "
                                     "often over the items"))
+    if any(items[u].payload.get("distractor_index") is not None for u in keyed):
+        _distractor(data, answers, fs)
     if data.study.task_type == "easy_test":
         _table8(data, answers, fs)
     elif data.study.task_type == "blind_test":
@@ -153,6 +155,49 @@ def _testers(answers: dict[str, dict[str, dict]]) -> list[str]:
     """The models that took the test themselves: every LLM annotator but the rotations (NAME/rot<k>, averaged in
     NAME) and consensus validators (their own table)."""
     return sorted(n for n in answers if not ROT.match(n) and not n.startswith("validator:"))
+
+
+def _distractor(data: StudyData, answers: dict[str, dict[str, dict]], fs: FigureSet) -> None:
+    """HorizonBench 6.2 per model, beside the people: among wrong answers on items with a pre-evolution distractor
+    (payload distractor_index), the share that picked it, the uniform share 1/(k-1) of the k-1 wrong options, their
+    ratio and the one-sided exact binomial test of the share against the uniform one (annotator/tasks/mcq/figures.py
+    distractor_features and distractor_p_value, the people's figure's own functions). Figures
+    llm_distractor_share:NAME; table distractor_by_model with the people's row first."""
+    from annotator.tasks.mcq.figures import DISTRACTOR_TEST, distractor_features, distractor_p_value
+    from annotator.tasks.mcq.stats import collect, features_stat
+
+    seed = data.study.seed
+    people = collect(data)
+    by_unit = {it.unit_id: it for it in people}
+    testers = [("people (this study)", [(it, it.chosen()) for it in people])]
+    testers += [(name, [(by_unit[u], [a]) for u, a in answers[name].items() if u in by_unit])
+                for name in _testers(answers)]
+    rows = []
+    for name, answered in testers:
+        feats = distractor_features(answered)
+        wrong = int(sum(f[0] for f in feats))
+        on_d = int(sum(f[1] for f in feats))
+        base = sum(f[2] for f in feats) / wrong if wrong else None
+        p = distractor_p_value(feats)
+        st = features_stat("distractor_share", feats, lambda s_: safe_ratio(s_[:, 1], s_[:, 0]),
+                           "share of wrong answers on the pre-evolution distractor", seed)
+        cell = Figure.from_stat("", "", st, n_of="wrong answers", p_value=p, p_label=DISTRACTOR_TEST if p else "")
+        rows.append([name, wrong, on_d, cell, base, (on_d / wrong) / base if wrong and base else None, p])
+        if name != "people (this study)":
+            fs.figures.append(Figure.from_stat(
+                f"llm_distractor_share:{name}", f"wrong answers of {name} on the pre-evolution distractor", st,
+                n=wrong, n_of="wrong answers", p_value=p, p_label=DISTRACTOR_TEST if p is not None else "",
+                note=f"{on_d} of {wrong} wrong answers; uniform share {base:.3g}; exact {DISTRACTOR_TEST}"
+                if wrong else "no wrong answer on an item with a distractor"))
+    fs.tables.append(Table(
+        key="distractor_by_model", title="pre-evolution distractor share of wrong answers (HorizonBench 6.2)",
+        columns=["tester", "wrong answers", "on the distractor", "share", "uniform share 1/(k-1)", "share / uniform",
+                 "p (one-sided binomial)"], rows=rows,
+        note="items with a pre-evolution distractor; a wrong answer is an option other than the key (can't tell "
+             "left out); uniform: each wrong answer picks among its item's k-1 wrong options at random; exact "
+             "one-sided binomial test of the share against it, wrong answers taken as independent trials "
+             "(HorizonBench: every model above the uniform 25%, p < 0.001, about 1.5x); 95% bootstrap intervals "
+             "over items"))
 
 
 def _table8(data: StudyData, answers: dict[str, dict[str, dict]], fs: FigureSet) -> None:

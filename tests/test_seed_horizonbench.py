@@ -115,3 +115,69 @@ def test_first_non_discard_rule_as_the_script(labels, expected):
     assert majority_vote_first_non_discard(labels, discard="x") == expected
     if len(set(x for x in labels if x)) == 1 or labels == ["B", "A", "A"]:
         assert majority_vote(labels) == expected  # without a tie both rules agree
+
+
+# the distractor table: 8 five-option items, key A, pre-evolution distractor B (chance 1/4 among the 4 wrong options)
+D_PEOPLE = [("A", "A", "A"), ("A", "A", "B"), ("B", "B", "A"), ("B", "C", "A"),
+            ("C", "D", "A"), ("x", "x", "A"), ("B", "D", "E"), ("A", "A", "A")]  # wrong 10, on B 5
+D_MODELS = {"m-anchor": "BBBBCDAA",     # wrong 6 (d0-d5), on B 4
+            "m-uniform": "AABCDEAA"}    # wrong 4 (d2-d5), on B 1
+
+
+def test_distractor_share_per_model_with_its_binomial_test_beside_the_people(tmp_path, capsys):
+    db = str(tmp_path / "d.db")
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps({"id": f"d{i}", "question": f"Which reply fits the user now? ({i})",
+                                         "options": [f"reply {c} {i}" for c in "ABCDE"], "correct_index": 0,
+                                         "distractor_index": 1}) + "\n" for i in range(8)))
+    assert main(["import", "jsonl", str(items), "--kind", "mcq", "--dataset", "d", "--db", db]) == 0
+    assert main(["study", "create", "hb", "--task", "mcq", "--dataset", "d", "--annotators-per-item", "3",
+                 "--db", db]) == 0
+    f = tmp_path / "people.csv"
+    f.write_text("item,annotator,answer,cant_tell\n" + "".join(
+        f"d{i},{who},{'' if a == 'x' else a},{'true' if a == 'x' else ''}\n"
+        for i, pat in enumerate(D_PEOPLE) for who, a in zip(("ann1", "ann2", "ann3"), pat)))
+    assert main(["import", "annotations", str(f), "--study", "hb", "--db", db]) == 0
+    for model, picks in D_MODELS.items():
+        j = tmp_path / f"{model}.jsonl"
+        j.write_text("".join(json.dumps({"item": f"d{i}", "choice": c}) + "\n" for i, c in enumerate(picks)))
+        assert main(["import", "judgments", str(j), "--study", "hb", "--judge", model, "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["report", "hb", "--format", "json", "--db", db]) == 0
+    fs = json.loads(capsys.readouterr().out)["studies"][0]["figure_set"]
+    table = next(t for t in fs["tables"] if t["key"] == "distractor_by_model")
+    assert table["columns"] == ["tester", "wrong answers", "on the distractor", "share", "uniform share 1/(k-1)",
+                                "share / uniform", "p (one-sided binomial)"]
+    rows = {r[0]: r for r in table["rows"]}
+    assert list(rows) == ["people (this study)", "m-anchor", "m-uniform"]
+    # P(X >= x) for X ~ Binomial(n, 1/4): sum_{j >= x} C(n, j) 3^(n-j) / 4^n
+    from math import comb
+
+    def tail(x, n):
+        return sum(comb(n, j) * 3 ** (n - j) for j in range(x, n + 1)) / 4 ** n
+
+    for name, wrong, on_b in (("people (this study)", 10, 5), ("m-anchor", 6, 4), ("m-uniform", 4, 1)):
+        r = rows[name]
+        assert (r[1], r[2], r[3]["value"], r[4]) == (wrong, on_b, pytest.approx(on_b / wrong), 0.25)
+        assert r[5] == pytest.approx(on_b / wrong / 0.25) and r[6] == pytest.approx(tail(on_b, wrong))
+    assert rows["m-anchor"][6] == pytest.approx(154 / 4096) and rows["m-uniform"][6] == pytest.approx(175 / 256)
+    assert rows["people (this study)"][6] == pytest.approx(81922 / 1048576)
+    figs = {x["key"]: x for x in fs["figures"]}
+    anchor = figs["llm_distractor_share:m-anchor"]
+    assert (anchor["value"], anchor["n"], anchor["n_of"]) == (pytest.approx(4 / 6), 6, "wrong answers")
+    assert anchor["p_value"] == pytest.approx(154 / 4096)
+    # the people's own figure carries the same test, from their answers alone
+    people = figs["distractor_share"]
+    assert people["value"] == pytest.approx(0.5) and people["p_value"] == pytest.approx(81922 / 1048576)
+    assert people["p_label"] == "one-sided binomial test, share above uniform 1/(k-1)"
+
+
+def test_distractor_test_with_items_of_several_k_by_hand():
+    from annotator.tasks.mcq.figures import distractor_p_value
+
+    # a five-option item: 1 wrong answer, on the distractor (chance 1/4); a three-option item: 1 wrong answer, not
+    # on it (chance 1/2): X = B(1, 1/4) + B(1, 1/2), P(X >= 1) = 1 - 3/4 * 1/2 = 5/8
+    assert distractor_p_value([[1, 1, 1 / 4], [1, 0, 1 / 2]]) == pytest.approx(5 / 8)
+    # two wrong answers of one item, both on it: (1/4)^2
+    assert distractor_p_value([[2, 2, 2 / 4]]) == pytest.approx(1 / 16)
+    assert distractor_p_value([]) is None

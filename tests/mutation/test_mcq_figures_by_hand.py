@@ -59,7 +59,10 @@ def test_every_figure_by_hand(store):
     sh, base, ratio = f["distractor_share"], f["distractor_baseline"], f["distractor_ratio"]
     what = "among wrong answers (options other than the key; can't tell left out) on items with a distractor"
     assert (sh.label, sh.value, sh.n) == ("wrong answers on the pre-evolution distractor", pytest.approx(2 / 3), 2)
-    assert sh.note == f"share choosing the distractor {what}" + BOOT
+    assert sh.note == (f"share choosing the distractor {what}" + BOOT + "; exact one-sided binomial test, share above "
+                       "uniform 1/(k-1) (HorizonBench 6.2), wrong answers taken as independent trials")
+    # P(X >= 2) for X ~ Binomial(3, 1/3): 3 (1/3)^2 (2/3) + (1/3)^3 = 7/27
+    assert (sh.p_value, sh.p_label) == (pytest.approx(7 / 27), "one-sided binomial test, share above uniform 1/(k-1)")
     assert (base.label, base.value) == ("uniform baseline 1/(k-1)", pytest.approx(1 / 3))
     assert base.note == f"uniform chance 1/(k-1) of picking it {what}" + BOOT
     assert (ratio.label, ratio.value) == ("distractor share / baseline", pytest.approx(2.0))

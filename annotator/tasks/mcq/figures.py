@@ -18,6 +18,8 @@ All intervals: 95% percentile bootstrap over items, seeded with the study seed.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from annotator.tasks.mcq.stats import (CANT_TELL_LABEL, CANT_TELL_RULE, ItemAnswers, accuracy_figure, accuracy_pairs,
@@ -136,21 +138,56 @@ def multi_annotator_figures(items: list[ItemAnswers], seed: int, tie_rule: str =
             Figure.from_stat("at_least_one_correct", "items with at least one annotator correct", alo)]
 
 
-def distractor_figures(items: list[ItemAnswers], seed: int) -> list[Figure]:
-    """Share of wrong answers that chose the pre-evolution distractor, the uniform baseline and their ratio.
-
-    Per item features: [wrong answers, wrong answers on the distractor, sum over wrong answers of 1/(k-1)].
-    share = f1/f0, baseline = f2/f0 (1/(k-1) averaged over the wrong answers), ratio = f1/f2.
-    """
+def distractor_features(answered: list[tuple[ItemAnswers, list[dict]]]) -> list[list[float]]:
+    """Per item with a key and a distractor_index, given answers (item, its answers): [wrong answers, wrong answers
+    on the distractor, sum over wrong answers of 1/(k-1)]; items without a wrong answer left out. A wrong answer is
+    an option other than the key (can't tell is no option)."""
     feats = []
-    for it in items:
+    for it, answers in answered:
         d = it.payload.get("distractor_index")
         if d is None or it.key is None:
             continue
-        wrong = [a["choice"] for a in it.chosen() if a["choice"] != it.key]
+        wrong = [a["choice"] for a in answers if not a.get("cant_tell") and a.get("choice") is not None
+                 and a["choice"] != it.key]
         if wrong:
             feats.append([len(wrong), sum(c == d for c in wrong), len(wrong) / (it.n_options - 1)])
-    return _distractor_figures(feats, seed)
+    return feats
+
+
+def distractor_p_value(feats) -> float | None:
+    """One-sided exact binomial test that wrong answers pick the pre-evolution distractor more often than the
+    uniform share (HorizonBench section 6.2: "all 25 models exceed this null (p < 0.001, one-sided binomial
+    test)"): P(X >= the wrong answers on the distractor), X the number of wrong answers on it when each picks
+    among its item's k-1 wrong options at random, i.e. Binomial(n, 1/(k-1)); with items of several k, the sum of
+    one binomial per k (their pmfs convolved), which is the binomial when every item has the same k. Wrong
+    answers are taken as independent trials. feats: distractor_features' rows. None without a wrong answer."""
+    from scipy.stats import binom
+
+    rows = np.asarray(feats, dtype=np.float64).reshape(-1, 3) if len(feats) else np.zeros((0, 3))
+    if not len(rows) or rows[:, 0].sum() == 0:
+        return None
+    hits = int(round(rows[:, 1].sum()))
+    trials: dict[float, int] = {}
+    for n_wrong, _, base in rows.tolist():
+        p0 = round(base / n_wrong, 12)  # 1/(k-1) of the item
+        trials[p0] = trials.get(p0, 0) + int(round(n_wrong))
+    pmf = np.ones(1)
+    for p0, n in sorted(trials.items()):
+        pmf = np.convolve(pmf, binom.pmf(np.arange(n + 1), n, p0))
+    return float(min(1.0, pmf[hits:].sum()))
+
+
+DISTRACTOR_TEST = "one-sided binomial test, share above uniform 1/(k-1)"
+
+
+def distractor_figures(items: list[ItemAnswers], seed: int) -> list[Figure]:
+    """Share of wrong answers that chose the pre-evolution distractor (with its one-sided binomial test against
+    the uniform share, distractor_p_value), the uniform baseline and their ratio.
+
+    Per item features (distractor_features): [wrong answers, wrong answers on the distractor, sum over wrong
+    answers of 1/(k-1)]. share = f1/f0, baseline = f2/f0 (1/(k-1) averaged over the wrong answers), ratio = f1/f2.
+    """
+    return _distractor_figures(distractor_features([(it, it.chosen()) for it in items]), seed)
 
 
 #: the per-annotator accuracy table: "answered" counts can't tell answers, as the accuracy figure's n does
@@ -354,6 +391,12 @@ def _distractor_figures(feats, seed: int) -> list[Figure]:
                          f"uniform chance 1/(k-1) of picking it {what}", seed)
     ratio = features_stat("distractor_ratio", feats, lambda s: _div(s[:, 1], s[:, 2]),
                           "distractor share / uniform baseline (HorizonBench: 1.5x for models)", seed)
-    return [Figure.from_stat("distractor_share", "wrong answers on the pre-evolution distractor", sh),
+    p = distractor_p_value(feats)
+    if p is not None and sh.value is not None:
+        sh = replace(sh, note=f"{sh.note}; exact {DISTRACTOR_TEST} (HorizonBench 6.2), wrong answers taken as "
+                              "independent trials")
+    return [Figure.from_stat("distractor_share", "wrong answers on the pre-evolution distractor", sh,
+                             p_value=p if sh.value is not None else None,
+                             p_label=DISTRACTOR_TEST if p is not None and sh.value is not None else ""),
             Figure.from_stat("distractor_baseline", "uniform baseline 1/(k-1)", base),
             Figure.from_stat("distractor_ratio", "distractor share / baseline", ratio)]
