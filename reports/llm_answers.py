@@ -10,9 +10,10 @@
 - pairwise studies: ``position_consistency``: per judge NAME with NAME/swapped (the same pairs in the other order),
   the share of pairs with the same verdict after the swap, ties included, and how often each order's first record
   won.
-- judge_validation studies whose items carry metadata.sample (`evaluate judge-reflection`): ``reflection_samples``:
-  MR, AAR and AAR - MR (BenchPreS section 3.3) of each LLM judge per sample, and their mean and standard deviation
-  over the samples.
+- judge_validation studies whose items carry metadata.sample (`evaluate judge-reflection`): ``benchpres_table1``,
+  BenchPreS Table 1: MR, AAR (mean +- sd over the response samples) and AAR - MR (section 3.3) per evaluated model
+  (the model whose responses were judged: the items' metadata.responder) and judge; ``reflection_samples``, the
+  same per sample.
 Accuracy intervals: 95% percentile bootstrap over items.
 """
 from __future__ import annotations
@@ -279,9 +280,18 @@ def _pairwise(data: StudyData, fs: FigureSet) -> None:
                                     "(or tie) whatever its position"))
 
 
-def reflection_rates(data: StudyData, judge: str) -> list[dict[str, Any]]:
+NOT_NAMED = "(responder not named)"
+
+
+def responder_of(item) -> str:
+    """The model whose response an item of `evaluate judge-reflection` carries (payload metadata.responder)."""
+    return str((item.payload.get("metadata") or {}).get("responder") or NOT_NAMED)
+
+
+def reflection_rates(data: StudyData, judge: str, responder: str | None = None) -> list[dict[str, Any]]:
     """Per response sample (items' metadata.sample): MR = P(z=1 | g=0), AAR = P(z=1 | g=1) and AAR - MR of the
-    annotator judge's verdicts z against the items' candidate_label g (BenchPreS section 3.3), in sample order:
+    annotator judge's verdicts z against the items' candidate_label g (BenchPreS section 3.3, equations for MR and
+    AAR), over the responses of `responder` (items' metadata.responder; None: every item), in sample order:
     [{"sample", "n", "mr", "aar", "diff"}], None where undefined (no item with that gold label)."""
     per = _llm_answers(data).get(judge, {})
     by_sample: dict[Any, list[tuple[bool, bool]]] = {}
@@ -289,6 +299,8 @@ def reflection_rates(data: StudyData, judge: str) -> list[dict[str, Any]]:
         item = data.items[u.item_id]
         meta = item.payload.get("metadata") or {}
         g = item.payload.get("candidate_label")
+        if responder is not None and responder_of(item) != responder:
+            continue
         if u.id in per and "sample" in meta and g is not None:
             by_sample.setdefault(meta["sample"], []).append((bool(per[u.id].get("reflected")), bool(g)))
     out = []
@@ -301,6 +313,12 @@ def reflection_rates(data: StudyData, judge: str) -> list[dict[str, Any]]:
     return out
 
 
+def responders(data: StudyData) -> list[str]:
+    """The evaluated models of a study's judge-reflection items (metadata.responder), sorted."""
+    return sorted({responder_of(data.items[u.item_id]) for u in data.units
+                   if "sample" in (data.items[u.item_id].payload.get("metadata") or {})})
+
+
 def mean_sd(values: list[float]) -> tuple[float | None, float | None]:
     """(mean, sample standard deviation) of the values; sd None with fewer than 2, both None for none."""
     if not values:
@@ -311,26 +329,59 @@ def mean_sd(values: list[float]) -> tuple[float | None, float | None]:
 RATES = (("mr", "MR"), ("aar", "AAR"), ("diff", "AAR - MR"))
 
 
+def _mean_sd_text(mean: float | None, sd: float | None) -> str | None:
+    return None if mean is None else f"{mean:.3f}" + ("" if sd is None else f" ± {sd:.3f}")
+
+
+TABLE1_COLUMNS = ["model (responses judged)", "judge", "samples", "items", "MR (mean ± sd)", "AAR (mean ± sd)",
+                  "AAR - MR"]
+TABLE1_NOTE = ("BenchPreS Table 1 (section 3.3): MR = P(z=1 | g=0), AAR = P(z=1 | g=1), z the judge's verdict on the "
+               "evaluated model's response, g the gold label; each computed per response sample, then mean and "
+               "sample standard deviation over the samples; AAR - MR is the difference of the two means (the "
+               "paper's 88.69 - 86.48 = 2.21); rows are named after the model whose responses were judged")
+
+
+def table1_rows(data: StudyData) -> list[list]:
+    """BenchPreS Table 1's rows of a study: one per (evaluated model, judge) (TABLE1_COLUMNS)."""
+    rows = []
+    for responder in responders(data):
+        for judge in sorted(_llm_answers(data)):
+            rates = reflection_rates(data, judge, responder)
+            if not rates:
+                continue
+            stats = {key: mean_sd([r[key] for r in rates if r[key] is not None]) for key, _ in RATES[:2]}
+            (mr, mr_sd), (aar, aar_sd) = stats["mr"], stats["aar"]
+            rows.append([responder, judge, len(rates), sum(r["n"] for r in rates), _mean_sd_text(mr, mr_sd),
+                         _mean_sd_text(aar, aar_sd), None if mr is None or aar is None else round(aar - mr, 12)])
+    return rows
+
+
 def _reflection(data: StudyData, fs: FigureSet) -> None:
     rows = []
-    for name in sorted(_llm_answers(data)):
-        rates = reflection_rates(data, name)
-        if not rates:
-            continue
-        rows += [[name, str(r["sample"]), r["n"], r["mr"], r["aar"], r["diff"]] for r in rates]
-        cells = []
-        for key, label in RATES:
-            mean, sd = mean_sd([r[key] for r in rates if r[key] is not None])
-            cells.append(None if mean is None else f"{mean:.3f}" + ("" if sd is None else f" ({sd:.3f})"))
-            if mean is not None:
-                fs.figures.append(Figure(key=f"reflection_{key}:{name}", label=f"{label} of {name}, mean over samples",
-                                         value=mean, n=len(rates),
-                                         note="" if sd is None else f"standard deviation over samples {sd:.3f}",
-                                         extra={"sd": sd}))
-        rows.append([name, "mean (sd)", sum(r["n"] for r in rates), *cells])
+    for responder in responders(data):
+        for name in sorted(_llm_answers(data)):
+            rates = reflection_rates(data, name, responder)
+            if not rates:
+                continue
+            rows += [[responder, name, str(r["sample"]), r["n"], r["mr"], r["aar"], r["diff"]] for r in rates]
+            cells = []
+            for key, label in RATES:
+                mean, sd = mean_sd([r[key] for r in rates if r[key] is not None])
+                cells.append(None if mean is None else f"{mean:.3f}" + ("" if sd is None else f" ({sd:.3f})"))
+                if mean is not None:
+                    fs.figures.append(Figure(
+                        key=f"reflection_{key}:{responder}@{name}",
+                        label=f"{label} of {responder}'s responses (judge {name}), mean over samples",
+                        value=mean, n=len(rates), n_of="samples",
+                        note="" if sd is None else f"standard deviation over samples {sd:.3f}", extra={"sd": sd}))
+            rows.append([responder, name, "mean (sd)", sum(r["n"] for r in rates), *cells])
     if rows:
+        fs.tables.append(Table(key="benchpres_table1", title="BenchPreS Table 1: MR, AAR and AAR - MR per evaluated "
+                                                             "model", columns=TABLE1_COLUMNS,
+                               rows=table1_rows(data), note=TABLE1_NOTE))
         fs.tables.append(Table(key="reflection_samples", title="MR and AAR per response sample (BenchPreS 3.3)",
-                               columns=["judge", "sample", "items", "MR", "AAR", "AAR - MR"], rows=rows,
+                               columns=["model (responses judged)", "judge", "sample", "items", "MR", "AAR",
+                                        "AAR - MR"], rows=rows,
                                note="MR = P(z=1 | g=0), AAR = P(z=1 | g=1): z the judge's verdict, g the gold label; "
                                     "sd = standard deviation over samples"))
 
