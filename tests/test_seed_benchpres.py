@@ -72,7 +72,8 @@ def test_table_1_rows_are_the_evaluated_models(tmp_path, capsys):
     per_sample = next(t for t in fs["tables"] if t["key"] == "reflection_samples")["rows"]
     assert [r[:3] + r[4:6] for r in per_sample if r[0] == "openai/m2"] == [
         ["openai/m2", "judge-a", "0", 0.0, 0.5], ["openai/m2", "judge-a", "1", 0.5, 1.0],
-        ["openai/m2", "judge-a", "2", 0.0, 0.5], ["openai/m2", "judge-a", "mean (sd)", "0.167 (0.289)", "0.667 (0.289)"]]
+        ["openai/m2", "judge-a", "2", 0.0, 0.5],
+        ["openai/m2", "judge-a", "mean (sd)", "0.167 (0.289)", "0.667 (0.289)"]]
 
 
 def test_table_1_across_one_study_per_model(tmp_path, capsys):
