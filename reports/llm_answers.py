@@ -4,7 +4,9 @@
   LLM annotator overall and by the item's fields: question type, expression type (RealPref), evolved or static
   (HorizonBench's has_evolved) and context length (messages the item sees, in bins); answers given once per
   rotation of the options (annotators NAME/rot<k>) are also averaged over the rotations (position bias removed) and
-  ``llm_positions`` gives the share of picks at each displayed position. Validators of a consensus run
+  ``llm_positions`` gives the share of picks at each displayed position. The task's own tables of models beside
+  people come from its model_section (annotator/tasks: RealPref Tables 8 and 9, HorizonBench's distractor share
+  per model with its binomial test). Validators of a consensus run
   (annotators validator:<model>) get ``consensus``: how many keyed items at least m of the k validators answered
   wrongly, for every m (HorizonBench section 5.1: 5/5 strict, 3/5 majority).
 - pairwise studies: ``position_consistency``: per judge NAME with NAME/swapped (the same pairs in the other order),
@@ -74,7 +76,7 @@ def _llm_answers(data: StudyData) -> dict[str, dict[str, dict]]:
     return out
 
 
-def _mcq(data: StudyData, fs: FigureSet) -> None:
+def _mcq(data: StudyData, fs: FigureSet, task=None) -> None:
     answers = _llm_answers(data)
     if not answers:
         return
@@ -130,12 +132,8 @@ def _mcq(data: StudyData, fs: FigureSet) -> None:
                                columns=["model", "answers"] + [chr(65 + i) for i in range(width)], rows=pos_rows,
                                note="with every rotation asked, an unbiased model picks each position equally "
                                     "often over the items"))
-    if any(items[u].payload.get("distractor_index") is not None for u in keyed):
-        _distractor(data, answers, fs)
-    if data.study.task_type == "easy_test":
-        _table8(data, answers, fs)
-    elif data.study.task_type == "blind_test":
-        _table9(data, answers, fs)
+    if task is not None and hasattr(task, "model_section"):  # the task's own tables of models beside people
+        task.model_section(data, answers, fs)
     validators = sorted(n for n in answers if n.startswith("validator:"))
     if validators:
         k = len(validators)
@@ -152,110 +150,15 @@ def _mcq(data: StudyData, fs: FigureSet) -> None:
                                                "question and options, answer it wrongly"))
 
 
-def _testers(answers: dict[str, dict[str, dict]]) -> list[str]:
+def testers(answers: dict[str, dict[str, dict]]) -> list[str]:
     """The models that took the test themselves: every LLM annotator but the rotations (NAME/rot<k>, averaged in
     NAME) and consensus validators (their own table)."""
     return sorted(n for n in answers if not ROT.match(n) and not n.startswith("validator:"))
 
 
-def _distractor(data: StudyData, answers: dict[str, dict[str, dict]], fs: FigureSet) -> None:
-    """HorizonBench 6.2 per model, beside the people: among wrong answers on items with a pre-evolution distractor
-    (payload distractor_index), the share that picked it, the uniform share 1/(k-1) of the k-1 wrong options, their
-    ratio and the one-sided exact binomial test of the share against the uniform one (annotator/tasks/mcq/figures.py
-    distractor_features and distractor_p_value, the people's figure's own functions). Figures
-    llm_distractor_share:NAME; table distractor_by_model with the people's row first."""
-    from annotator.tasks.mcq.figures import DISTRACTOR_TEST, distractor_features, distractor_p_value
-    from annotator.tasks.mcq.stats import collect, features_stat
-
-    seed = data.study.seed
-    people = collect(data)
-    by_unit = {it.unit_id: it for it in people}
-    testers = [("people (this study)", [(it, it.chosen()) for it in people])]
-    testers += [(name, [(by_unit[u], [a]) for u, a in answers[name].items() if u in by_unit])
-                for name in _testers(answers)]
-    rows = []
-    for name, answered in testers:
-        feats = distractor_features(answered)
-        wrong = int(sum(f[0] for f in feats))
-        on_d = int(sum(f[1] for f in feats))
-        base = sum(f[2] for f in feats) / wrong if wrong else None
-        p = distractor_p_value(feats)
-        st = features_stat("distractor_share", feats, lambda s_: safe_ratio(s_[:, 1], s_[:, 0]),
-                           "share of wrong answers on the pre-evolution distractor", seed)
-        cell = Figure.from_stat("", "", st, n_of="wrong answers", p_value=p, p_label=DISTRACTOR_TEST if p else "")
-        rows.append([name, wrong, on_d, cell, base, (on_d / wrong) / base if wrong and base else None, p])
-        if name != "people (this study)":
-            fs.figures.append(Figure.from_stat(
-                f"llm_distractor_share:{name}", f"wrong answers of {name} on the pre-evolution distractor", st,
-                n=wrong, n_of="wrong answers", p_value=p, p_label=DISTRACTOR_TEST if p is not None else "",
-                note=f"{on_d} of {wrong} wrong answers; uniform share {base:.3g}; exact {DISTRACTOR_TEST}"
-                if wrong else "no wrong answer on an item with a distractor"))
-    fs.tables.append(Table(
-        key="distractor_by_model", title="pre-evolution distractor share of wrong answers (HorizonBench 6.2)",
-        columns=["tester", "wrong answers", "on the distractor", "share", "uniform share 1/(k-1)", "share / uniform",
-                 "p (one-sided binomial)"], rows=rows,
-        note="items with a pre-evolution distractor; a wrong answer is an option other than the key (can't tell "
-             "left out); uniform: each wrong answer picks among its item's k-1 wrong options at random; exact "
-             "one-sided binomial test of the share against it, wrong answers taken as independent trials "
-             "(HorizonBench: every model above the uniform 25%, p < 0.001, about 1.5x); 95% bootstrap intervals "
-             "over items"))
-
-
-def _table8(data: StudyData, answers: dict[str, dict[str, dict]], fs: FigureSet) -> None:
-    """RealPref Table 8 (easy test): rows people (this study), each model, then the paper's human and LLM rows;
-    columns MCQ and T/F per expression type (annotator/tasks/easy_test/figures.py). A model's cell: the share of
-    the column's items it answered correctly (can't tell counts as wrong), 95% bootstrap interval over items."""
-    from annotator.tasks.easy_test.figures import (PUBLISHED_HUMAN, PUBLISHED_LLM, PUBLISHED_LLM_NAME, TABLE8_NOTE,
-                                                   _group, table8_column, table8_groups, table8_people_cells)
-    from annotator.tasks.mcq.stats import ItemAnswers, collect
-
-    seed = data.study.seed
-    people = [it for it in collect(data) if it.key is not None]
-    keyed = [ItemAnswers(u.id, data.items[u.item_id]) for u in data.units
-             if data.items[u.item_id].payload.get("correct_index") is not None]
-    groups = table8_groups(keyed)
-    rows = [["people (this study)", *table8_people_cells(people, groups, seed)]]
-    for name in _testers(answers):
-        cells = []
-        for fmt, etype in groups:
-            flags = [answers[name][it.unit_id].get("choice") == it.key for it in keyed
-                     if it.fmt == fmt and _group(it, "expression_type") == etype and it.unit_id in answers[name]]
-            cells.append(Figure.from_stat("", "", share(flags, seed)) if flags else None)
-        rows.append([name, *cells])
-    rows.append(["Human (RealPref Table 8, published)", *[PUBLISHED_HUMAN.get(g) for g in groups]])
-    rows.append([f"{PUBLISHED_LLM_NAME} (RealPref Table 8, published)", *[PUBLISHED_LLM.get(g) for g in groups]])
-    fs.tables.append(Table(key="table8_models", title="easy test in the layout of RealPref Table 8 (people and models)",
-                           columns=["tester"] + [table8_column(*g) for g in groups], rows=rows,
-                           note=TABLE8_NOTE + "; a model's cell: the share of the column's items it answered "
-                                              "correctly (can't tell counts as wrong)"))
-
-
-def _table9(data: StudyData, answers: dict[str, dict[str, dict]], fs: FigureSet) -> None:
-    """RealPref Table 9 (blind test): rows people (this study), each model, then the paper's LLM row; columns MCQ
-    (per number of options) and T/F. Every cell: option answers correct / option answers, can't tell left out, with
-    the one-sided exact binomial test against chance (annotator/tasks/blind_test/figures.py table9_cell)."""
-    from annotator.tasks.blind_test.figures import (PUBLISHED_LLM_NAME, table9_cell, table9_groups,
-                                                    table9_published)
-    from annotator.tasks.mcq.stats import ItemAnswers, collect
-
-    seed = data.study.seed
-    people = [it for it in collect(data) if it.key is not None]
-    groups = table9_groups(people)
-    by_unit = {it.unit_id: it for it in people}
-    rows = [["people (this study)", *[table9_cell([(it, a) for it in g for a in it.answers.values()], seed)
-                                      for _, _, g in groups]]]
-    for name in _testers(answers):
-        rows.append([name, *[table9_cell([(by_unit[it.unit_id], answers[name][it.unit_id]) for it in g
-                                          if it.unit_id in answers[name]], seed) for _, _, g in groups]])
-    rows.append([f"{PUBLISHED_LLM_NAME} (RealPref Table 9, published)",
-                 *[table9_published(suffix, label) for suffix, label, _ in groups]])
-    fs.tables.append(Table(
-        key="table9_models", title="blind test in the layout of RealPref Table 9 (people and models)",
-        columns=["tester"] + [label for _, label, _ in groups], rows=rows,
-        note="RealPref Table 9 (appendix G.2): accuracy with only the question and options; option answers correct / "
-             "option answers (can't tell left out), exact one-sided binomial test against chance (1/k, 0.5 for T/F), "
-             "answers taken as independent trials; 95% bootstrap intervals over items; published: the paper's LLM on "
-             "its four-option MCQ and T/F items (chance 0.25 and 0.5)"))
+def model_answers_by_name(data: StudyData) -> dict[str, dict[str, dict]]:
+    """model name -> unit id -> its current non-empty answer (StudyData.model_answers)."""
+    return _llm_answers(data)
 
 
 def _pairwise(data: StudyData, fs: FigureSet) -> None:
@@ -386,11 +289,15 @@ def _reflection(data: StudyData, fs: FigureSet) -> None:
                                     "sd = standard deviation over samples"))
 
 
-def llm_answers_section(data: StudyData) -> FigureSet | None:
-    """The FigureSet of model answers and judge runs of a study (module doc), or None when it has none."""
+def llm_answers_section(data: StudyData, task=None) -> FigureSet | None:
+    """The FigureSet of model answers and judge runs of a study (module doc), or None when it has none.
+
+    task: the study's TaskType (annotator.tasks.get_task), given by the caller: its model_section(data, answers,
+    fs), when it has one, adds the task's tables of models beside people (the paper-shaped ones: RealPref Tables 8
+    and 9, HorizonBench's distractor share per model). Passed in, as reports never imports the task types."""
     fs = FigureSet(study=data.study.name, task=data.study.task_type)
     if data.study.task_type in MCQ_TASKS:
-        _mcq(data, fs)
+        _mcq(data, fs, task)
     elif data.study.task_type == "pairwise":
         _pairwise(data, fs)
     elif data.study.task_type == "judge_validation":

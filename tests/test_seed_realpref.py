@@ -37,9 +37,9 @@ def _study(tmp_path, task, items, people, model):
     return db
 
 
-def _report(db, capsys):
+def _report(db, capsys, study="st"):
     capsys.readouterr()
-    assert main(["report", "st", "--format", "json", "--db", db]) == 0
+    assert main(["report", study, "--format", "json", "--db", db]) == 0
     fs = json.loads(capsys.readouterr().out)["studies"][0]["figure_set"]
     return fs, {t["key"]: t for t in fs["tables"]}
 
@@ -115,3 +115,103 @@ def test_table_9_people_and_a_model_with_binomial_tests_by_hand(tmp_path, capsys
     assert rows["Gemini 2.5 Flash-Lite (RealPref Table 9, published)"] == [0.563, 0.546]
     # the people's figures carry no LLM reference value
     assert not any("published" in json.dumps(f.get("extra", {})) for f in fs["figures"])
+
+
+# ---- G.1: generalized preferences, from generated records to an easy-test study in one command -----------------
+ORIGINALS = {"u1": ["Cooks at home with seasonal vegetables.", "Cycles to work rather than driving."],
+             "u2": ["Reads paper books rather than e-readers.", "Writes letters by hand."],
+             "u3": ["Plans every trip months ahead.", "Keeps a strict weekly budget."]}
+GENERALIZED = {"u1": "Prefers second-hand furniture over buying new.",
+               "u2": "Prefers vinyl records to streaming.",
+               "u3": "Prefers fixed-rate contracts to variable ones."}
+
+
+def _generated(tmp_path, db):
+    """Records as the generator's preferences and generalized stages write them (metadata user_id, pref_id,
+    Generalized_From), in two datasets."""
+    prefs = [{"id": f"{u}:p{i + 1:02d}:preference", "text": t, "record_type": "preference",
+              "parent_external_id": f"{u}:profile", "user_id": u, "pref_id": f"p{i + 1:02d}"}
+             for u, texts in ORIGINALS.items() for i, t in enumerate(texts)]
+    gen = [{"id": f"{u}:g01:preference", "text": t, "record_type": "preference", "parent_external_id": f"{u}:profile",
+            "user_id": u, "pref_id": "g01", "Generalized_From": ["p01", "p02"],
+            "Inference_Reason": "the same care for what lasts"} for u, t in GENERALIZED.items()]
+    for name, recs in (("gen-preferences", prefs), ("gen-generalized", gen)):
+        f = tmp_path / f"{name}.jsonl"
+        f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+        assert main(["import", "jsonl", str(f), "--kind", "persona_record", "--dataset", name, "--db", db]) == 0
+
+
+def test_generalized_preference_easy_test_from_generated_records(tmp_path, capsys):
+    from storage.store import Store
+
+    db = str(tmp_path / "g1.db")
+    _generated(tmp_path, db)
+    # one command: the study is made over easy-test items derived from the generalized records
+    assert main(["study", "create", "g1", "--task", "easy_test", "--dataset", "gen-generalized", "--seed", "5",
+                 "--db", db]) == 0
+    with Store.open(db, mode="ro") as s:
+        study = s.get_study("g1")
+        items = {it.external_id: it.payload for it in s.items("gen-generalized-easy-k4-s5")}
+        units = s.units(study.id)
+    assert study.settings["datasets"] == ["gen-generalized-easy-k4-s5"]
+    assert study.settings["generalized_from"] == ["gen-generalized"] and len(units) == 3
+    for u in ORIGINALS:
+        p = items[f"{u}:g01:preference:easy"]
+        # the snippet is the person's original preferences, one message each, in their order
+        assert [(m["role"], m["content"]) for m in p["snippet"]] == [("original preference", t) for t in ORIGINALS[u]]
+        # four options: the key is the generalized preference; the other two people's generalized ones come
+        # first among the distractors, then one original preference of another person; none of this person's
+        assert p["options"][p["correct_index"]] == GENERALIZED[u] and len(p["options"]) == 4
+        others = [t for v, t in GENERALIZED.items() if v != u]
+        rest = [o for o in p["options"] if o != GENERALIZED[u]]
+        assert sorted(o for o in rest if o in others) == sorted(others)
+        (orig,) = [o for o in rest if o not in others]
+        assert orig in sum((ORIGINALS[v] for v in ORIGINALS if v != u), [])
+        assert p["metadata"]["generalized_item"] == f"{u}:g01:preference"
+        assert "Inference_Reason" not in json.dumps(p)  # the reason would give the answer away
+    # three people pick by option text: u1 3 of 3, u2 1 of 3, u3 2 of 3
+    picks = {"u1": [GENERALIZED["u1"]] * 3, "u2": [GENERALIZED["u2"], GENERALIZED["u1"], GENERALIZED["u3"]],
+             "u3": [GENERALIZED["u3"], GENERALIZED["u3"], GENERALIZED["u1"]]}
+    f = tmp_path / "people.jsonl"
+    f.write_text("".join(json.dumps({"item": f"{u}:g01:preference:easy", "annotator": who, "answer": t}) + "\n"
+                         for u, ts in picks.items() for who, t in zip(("p1", "p2", "p3"), ts)))
+    assert main(["import", "annotations", str(f), "--study", "g1", "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["export", "g1", "--outcomes", "--format", "jsonl", "--db", db]) == 0
+    outcomes = {r["item"]: r["outcome"] for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    # kept when more than half of the people pick the generalized preference (G.1: "the validated samples remain")
+    assert outcomes == {"u1:g01:preference:easy": "passed", "u2:g01:preference:easy": "failed",
+                        "u3:g01:preference:easy": "passed"}
+    fs, tables = _report(db, capsys, "g1")
+    assert {f["key"]: f["value"] for f in fs["figures"]}["accuracy"] == pytest.approx(6 / 9)
+    t8 = tables["table8"]
+    assert t8["columns"] == ["tester", "MCQ (generalized)"] and _v(t8["rows"][0][1]) == pytest.approx(6 / 9)
+    # the same command again: the same items, nothing added
+    assert main(["study", "create", "g1-again", "--task", "easy_test", "--dataset", "gen-generalized", "--seed", "5",
+                 "--db", db]) == 0
+    with Store.open(db, mode="ro") as s:
+        assert {it.external_id: it.payload for it in s.items("gen-generalized-easy-k4-s5")} == items
+
+
+def test_generalized_test_needs_the_originals_and_other_people(tmp_path, capsys):
+    db = str(tmp_path / "g1.db")
+    gen = tmp_path / "gen.jsonl"
+    gen.write_text(json.dumps({"id": "u9:g01:preference", "text": "Prefers trains to planes.", "record_type":
+                               "preference", "user_id": "u9", "Generalized_From": ["p01", "p02"]}) + "\n")
+    assert main(["import", "jsonl", str(gen), "--kind", "persona_record", "--dataset", "lonely", "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["study", "create", "g", "--task", "easy_test", "--dataset", "lonely", "--db", db]) == 1
+    err = capsys.readouterr().err
+    assert "generalized preference 'u9:g01:preference' (person u9): no original preference of that person in the " \
+           "datasets holding the preferences it names (Generalized_From: p01, p02)" in err
+    prefs = tmp_path / "prefs.jsonl"
+    prefs.write_text(json.dumps({"id": "u9:p01:preference", "text": "Takes the night train.", "record_type":
+                                 "preference", "user_id": "u9"}) + "\n")
+    assert main(["import", "jsonl", str(prefs), "--kind", "persona_record", "--dataset", "u9-prefs", "--db", db]) == 0
+    # the originals' dataset named: found; but nobody else's preference can be an option
+    assert main(["study", "create", "g", "--task", "easy_test", "--dataset", "lonely", "--dataset", "u9-prefs",
+                 "--db", db]) == 1
+    assert "no other person's preference to offer beside it as an option" in capsys.readouterr().err
+    assert main(["study", "create", "g", "--task", "easy_test", "--dataset", "lonely", "--option", "n_options=1",
+                 "--db", db]) == 1
+    assert "--option n_options=1: give a number of options from 2 to 10" in capsys.readouterr().err

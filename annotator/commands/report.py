@@ -81,7 +81,7 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
             header["adjudicated"] = kinds.count("final")
             header["excluded by adjudication"] = kinds.count("exclude")
         for section in (judge_validation_section(data, epsilon=epsilon, min_instances=alt_test_min_items),
-                        llm_answers_section(data)):
+                        llm_answers_section(data, task)):
             if section is not None:
                 figures.figures += section.figures
                 figures.tables += section.tables

@@ -97,7 +97,7 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
             from reports.llm_answers import llm_answers_section
             from reports.study_data import load_study_data
 
-            section = llm_answers_section(data if data is not None else load_study_data(store, s.name))
+            section = llm_answers_section(data if data is not None else load_study_data(store, s.name), task)
             if section is not None:
                 row["figures"] += [f.model_dump() for f in section.figures]
                 row["tables"] += [t.model_dump() for t in section.tables]

@@ -154,6 +154,33 @@ def blind_test_figures(data: StudyData) -> FigureSet:
     return fs
 
 
+def table9_models(data: StudyData, answers: dict[str, dict[str, dict]], fs: FigureSet) -> None:
+    """RealPref Table 9 (blind test): rows people (this study), each model, then the paper's LLM row; columns MCQ
+    (per number of options) and T/F. Every cell: option answers correct / option answers, can't tell left out, with
+    the one-sided exact binomial test against chance (table9_cell). answers: model name -> unit id -> answer
+    (reports.llm_answers.model_answers_by_name)."""
+    from reports.llm_answers import testers
+
+    seed = data.study.seed
+    people = [it for it in collect(data) if it.key is not None]
+    groups = table9_groups(people)
+    by_unit = {it.unit_id: it for it in people}
+    rows = [["people (this study)", *[table9_cell([(it, a) for it in g for a in it.answers.values()], seed)
+                                      for _, _, g in groups]]]
+    for name in testers(answers):
+        rows.append([name, *[table9_cell([(by_unit[it.unit_id], answers[name][it.unit_id]) for it in g
+                                          if it.unit_id in answers[name]], seed) for _, _, g in groups]])
+    rows.append([f"{PUBLISHED_LLM_NAME} (RealPref Table 9, published)",
+                 *[table9_published(suffix, label) for suffix, label, _ in groups]])
+    fs.tables.append(Table(
+        key="table9_models", title="blind test in the layout of RealPref Table 9 (people and models)",
+        columns=["tester"] + [label for _, label, _ in groups], rows=rows,
+        note="RealPref Table 9 (appendix G.2): accuracy with only the question and options; option answers correct / "
+             "option answers (can't tell left out), exact one-sided binomial test against chance (1/k, 0.5 for T/F), "
+             "answers taken as independent trials; 95% bootstrap intervals over items; published: the paper's LLM on "
+             "its four-option MCQ and T/F items (chance 0.25 and 0.5)"))
+
+
 def odd_one_out_figure(mcq: list[ItemAnswers], verdicts: dict[str, dict], seed: int) -> Figure:
     """Share of guessable MCQ items with a negative preference (RealPref's "odd one out" explanation)."""
     known = [it for it in mcq if polarity(it) is not None]

@@ -51,14 +51,19 @@ def _table(items: list[ItemAnswers], field: str, key: str, title: str, seed: int
 def table8_groups(items: list[ItemAnswers]) -> list[tuple[str, str]]:
     """The columns of RealPref Table 8: (format, expression type) for every expression type of the items and the
     paper's types 3 and 4, each type's MCQ then T/F: [("mcq", "3"), ("tf", "3"), ("mcq", "4"), ("tf", "4")]."""
-    types = sorted({_group(it, "expression_type") for it in items} | {"3", "4"}, key=lambda t: (t == "n/a", t))
-    return [(fmt, t) for t in types for fmt in ("mcq", "tf")]
+    present = {_group(it, "expression_type") for it in items}
+    paper = set() if present == {"generalized"} else {"3", "4"}  # a generalized-preference test (G.1): its own
+    types = sorted(present | paper, key=lambda t: (not t.isdigit(), t))
+    return [(fmt, t) for t in types for fmt in ("mcq", "tf")
+            if not (t == "generalized" and fmt == "tf")]
 
 
 def table8_column(fmt: str, etype: str) -> str:
     """"MCQ (Type 3)", "T/F (Type 4)", "MCQ (no expression type)": a Table 8 column's name."""
     kind = "MCQ" if fmt == "mcq" else "T/F"
-    return f"{kind} (no expression type)" if etype == "n/a" else f"{kind} (Type {etype})"
+    if etype == "n/a":
+        return f"{kind} (no expression type)"
+    return f"{kind} (Type {etype})" if etype.isdigit() else f"{kind} ({etype})"
 
 
 def table8_people_cells(items: list[ItemAnswers], groups: list[tuple[str, str]], seed: int) -> list:
@@ -89,6 +94,34 @@ def table8_people(items: list[ItemAnswers], seed: int) -> Table:
                  rows=[["people (this study)", *table8_people_cells(items, groups, seed)],
                        ["Human (RealPref Table 8, published)", *[PUBLISHED_HUMAN.get(g) for g in groups]]],
                  note=TABLE8_NOTE)
+
+
+def table8_models(data: StudyData, answers: dict[str, dict[str, dict]], fs: FigureSet) -> None:
+    """RealPref Table 8 (easy test): rows people (this study), each model, then the paper's human and LLM rows;
+    columns MCQ and T/F per expression type (table8_groups). A model's cell: the share of the column's items it
+    answered correctly (can't tell counts as wrong), 95% bootstrap interval over items. answers: model name ->
+    unit id -> answer (reports.llm_answers.model_answers_by_name)."""
+    from reports.llm_answers import share, testers
+
+    seed = data.study.seed
+    people = [it for it in collect(data) if it.key is not None]
+    keyed = [ItemAnswers(u.id, data.items[u.item_id]) for u in data.units
+             if data.items[u.item_id].payload.get("correct_index") is not None]
+    groups = table8_groups(keyed)
+    rows = [["people (this study)", *table8_people_cells(people, groups, seed)]]
+    for name in testers(answers):
+        cells = []
+        for fmt, etype in groups:
+            flags = [answers[name][it.unit_id].get("choice") == it.key for it in keyed
+                     if it.fmt == fmt and _group(it, "expression_type") == etype and it.unit_id in answers[name]]
+            cells.append(Figure.from_stat("", "", share(flags, seed)) if flags else None)
+        rows.append([name, *cells])
+    rows.append(["Human (RealPref Table 8, published)", *[PUBLISHED_HUMAN.get(g) for g in groups]])
+    rows.append([f"{PUBLISHED_LLM_NAME} (RealPref Table 8, published)", *[PUBLISHED_LLM.get(g) for g in groups]])
+    fs.tables.append(Table(key="table8_models", title="easy test in the layout of RealPref Table 8 (people and models)",
+                           columns=["tester"] + [table8_column(*g) for g in groups], rows=rows,
+                           note=TABLE8_NOTE + "; a model's cell: the share of the column's items it answered "
+                                              "correctly (can't tell counts as wrong)"))
 
 
 def not_inferable_table(items: list[ItemAnswers], outcomes: dict) -> Table:

@@ -190,6 +190,50 @@ def distractor_figures(items: list[ItemAnswers], seed: int) -> list[Figure]:
     return _distractor_figures(distractor_features([(it, it.chosen()) for it in items]), seed)
 
 
+def models_distractor_table(data: StudyData, answers: dict[str, dict[str, dict]], fs: FigureSet) -> None:
+    """HorizonBench 6.2 per model, beside the people: among wrong answers on items with a pre-evolution distractor
+    (payload distractor_index), the share that picked it, the uniform share 1/(k-1) of the k-1 wrong options, their
+    ratio and the one-sided exact binomial test of the share against the uniform one (distractor_features and
+    distractor_p_value, the people's figure's own functions). answers: model name -> unit id -> answer
+    (reports.llm_answers.model_answers_by_name). Figures llm_distractor_share:NAME; table distractor_by_model with
+    the people's row first."""
+    from reports.llm_answers import testers as model_testers
+    from reports.stats._common import safe_ratio
+
+    seed = data.study.seed
+    people = collect(data)
+    by_unit = {it.unit_id: it for it in people}
+    testers = [("people (this study)", [(it, it.chosen()) for it in people])]
+    testers += [(name, [(by_unit[u], [a]) for u, a in answers[name].items() if u in by_unit])
+                for name in model_testers(answers)]
+    rows = []
+    for name, answered in testers:
+        feats = distractor_features(answered)
+        wrong = int(sum(f[0] for f in feats))
+        on_d = int(sum(f[1] for f in feats))
+        base = sum(f[2] for f in feats) / wrong if wrong else None
+        p = distractor_p_value(feats)
+        st = features_stat("distractor_share", feats, lambda s_: safe_ratio(s_[:, 1], s_[:, 0]),
+                           "share of wrong answers on the pre-evolution distractor", seed)
+        cell = Figure.from_stat("", "", st, n_of="wrong answers", p_value=p, p_label=DISTRACTOR_TEST if p else "")
+        rows.append([name, wrong, on_d, cell, base, (on_d / wrong) / base if wrong and base else None, p])
+        if name != "people (this study)":
+            fs.figures.append(Figure.from_stat(
+                f"llm_distractor_share:{name}", f"wrong answers of {name} on the pre-evolution distractor", st,
+                n=wrong, n_of="wrong answers", p_value=p, p_label=DISTRACTOR_TEST if p is not None else "",
+                note=f"{on_d} of {wrong} wrong answers; uniform share {base:.3g}; exact {DISTRACTOR_TEST}"
+                if wrong else "no wrong answer on an item with a distractor"))
+    fs.tables.append(Table(
+        key="distractor_by_model", title="pre-evolution distractor share of wrong answers (HorizonBench 6.2)",
+        columns=["tester", "wrong answers", "on the distractor", "share", "uniform share 1/(k-1)", "share / uniform",
+                 "p (one-sided binomial)"], rows=rows,
+        note="items with a pre-evolution distractor; a wrong answer is an option other than the key (can't tell "
+             "left out); uniform: each wrong answer picks among its item's k-1 wrong options at random; exact "
+             "one-sided binomial test of the share against it, wrong answers taken as independent trials "
+             "(HorizonBench: every model above the uniform 25%, p < 0.001, about 1.5x); 95% bootstrap intervals "
+             "over items"))
+
+
 #: the per-annotator accuracy table: "answered" counts can't tell answers, as the accuracy figure's n does
 ANNOTATOR_COLUMNS = ["annotator", "answered", "correct", "can't tell", f"accuracy ({CANT_TELL_RULE})"]
 ANNOTATOR_NOTE = f"answered includes can't tell; {CANT_TELL_RULE}, as in the accuracy figure"

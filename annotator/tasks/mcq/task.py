@@ -216,6 +216,15 @@ class McqTask(TaskType):
 
         return mcq_figures(data)
 
+    def model_section(self, data, answers, fs) -> None:
+        """The tables of models beside people in the models' section (reports.llm_answers.llm_answers_section):
+        HorizonBench's distractor share per model with its binomial test, when the items have a pre-evolution
+        distractor. answers: model name -> unit id -> answer."""
+        if any(data.items[u.item_id].payload.get("distractor_index") is not None for u in data.units):
+            from annotator.tasks.mcq.figures import models_distractor_table
+
+            models_distractor_table(data, answers, fs)
+
     table_values = {"key": "$.correct_index", "distractor": "$.distractor_index"}
     table_lengths = {"n_options": "$.options"}
 
