@@ -215,3 +215,26 @@ def test_generalized_test_needs_the_originals_and_other_people(tmp_path, capsys)
     assert main(["study", "create", "g", "--task", "easy_test", "--dataset", "lonely", "--option", "n_options=1",
                  "--db", db]) == 1
     assert "--option n_options=1: give a number of options from 2 to 10" in capsys.readouterr().err
+
+
+def test_the_readme_seed_section_commands_parse():
+    """Every prefval command of the README's "The seeds' tables" section is a command line prefval accepts."""
+    import shlex
+    from pathlib import Path
+
+    from annotator.cli import build_parser
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    start = text.index("## The seeds' tables, command by command")
+    block = text[text.index("```bash", start) + 7:text.index("```", text.index("```bash", start) + 7)]
+    lines = block.replace("\\\n", " ").splitlines()
+    commands = [c.strip() for line in lines for c in line.split("#")[0].split("&&") if c.strip()]
+    assert len(commands) >= 20
+    parser = build_parser()
+    for cmd in commands:
+        argv = shlex.split(cmd)
+        assert argv[0] == "prefval", cmd
+        parser.parse_args(argv[1:])  # SystemExit on an unknown command or option
+    for seed_table in ("table8_models", "table9_models", "distractor_by_model", "benchpres_table1",
+                       "tie_rule=first-annotator", "prefval import annotations", "--tuning power"):
+        assert seed_table in text[start:], seed_table
