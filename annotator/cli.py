@@ -85,13 +85,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _NAMES_A_RECORD = re.compile(r"\b(stud(y|ies)|datasets?|annotators?|judge)\b", re.IGNORECASE)
+#: a word holding a path separator: a file's path in an error, whose folder names say nothing of the error
+_PATH_WORD = re.compile(r"\S*[/\\]\S*")
 
 
 def with_database(exc: PrefvalError, args: argparse.Namespace) -> str:
     """The error's one line; when it names a study, dataset or annotator, followed by the database it looked in
-    (``... (database: PATH)``), unless the line already names that file."""
+    (``... (database: PATH)``), unless the line already names that file. Words of a file path in the line (a
+    folder called judge-runs/ or studies/) are not read as naming one."""
     text = str(exc)
-    if not hasattr(args, "db") or isinstance(exc, InputError) or not _NAMES_A_RECORD.search(text):
+    if not hasattr(args, "db") or isinstance(exc, InputError) or not _NAMES_A_RECORD.search(_PATH_WORD.sub(" ", text)):
         return text
     path = getattr(args, "db", None) or os.environ.get("PREFVAL_DB") or DEFAULT_DB
     return text if path in text else f"{text} (database: {path})"

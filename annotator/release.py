@@ -9,8 +9,11 @@ annotator counts, dates, guidelines and rubric, the excluded items and the annot
 Beside each JSONL file, the dataset's released items in the layout of the benchmark they were imported from
 (original_release: PersonaMem questions CSV + shared contexts, CIMemories profiles, HorizonBench and BenchPreS
 rows as JSONL or Parquet, generic records with their own field names, RealPref records), which prefval's importer
-of that format reads again. Nothing in the output depends on the time it was written, so the same database gives
-byte-identical files.
+of that format reads again. Where benchmarks are published (issue 22): a Parquet file per dataset with typed
+columns (annotator/hub_rows.py), a Hugging Face dataset card README.md (reports/render/hub_card.py) and
+croissant.json, Croissant 1.0 with its RAI 1.0 extension (annotator/croissant.py); all three state the
+datasheet's figures, never recomputed. Nothing in the output depends on the time it was written, so the same
+database gives byte-identical files.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from typing import Any
 
 from annotator.tasks import get_task
 from storage.errors import PrefvalError
+from storage.models import is_person_kind
 from storage.store import Store
 
 
@@ -39,6 +43,27 @@ def _version() -> str:
 def _figure_dict(f) -> dict[str, Any]:
     return {"key": f.key, "label": f.label, "value": f.value, "ci_low": f.ci_low, "ci_high": f.ci_high,
             "n": f.n, "note": f.note}
+
+
+def judge_verdicts(data) -> list[dict[str, Any]]:
+    """The judge-validation verdicts of a study, as `prefval report` gives them with its default settings
+    (reports.judge_vs_human.judge_validation: may this judge replace the people, reports.stats.replacement, from the
+    alternative annotator test of Calderon, Reichart and Dror, ACL 2025): one {"judge", "dimension", "verdict" (yes,
+    no or cannot tell yet), "why" (the reason in a sentence), "winning_rate", "advantage_probability",
+    "instances"} per judge and dimension, judges by name; [] when the study has no LLM judge labelling the people's
+    units."""
+    from reports.judge_vs_human import judge_validation
+
+    section = judge_validation(data)
+    if section is None:
+        return []
+    out = []
+    for judge in sorted(section.verdicts):
+        for dim, v in section.verdicts[judge].items():
+            out.append({"judge": judge, "dimension": dim, "verdict": v.answer, "why": v.why,
+                        "winning_rate": v.alt.winning_rate, "advantage_probability": v.alt.advantage_probability,
+                        "instances": v.alt.n_instances})
+    return out
 
 
 #: the release rule as the datasheet states it
@@ -111,6 +136,8 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
             members.setdefault(name, set()).add(u.item_id)
         humans = data.rater_names()
         judges = data.model_names()
+        models = sorted({(data.annotators[a.annotator_id].model or "model not recorded") for a in data.model_answers
+                         if not is_person_kind(data.annotators[a.annotator_id].kind)})
         stamps = sorted(a.submitted_at for a in data.answers)
         figures = task.figures(data)
         entry: dict[str, Any] = {
@@ -123,6 +150,8 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
             "rubric": data.study.settings.get("rubric"),
             "funnel": counts,
             "figures": [_figure_dict(f) for f in figures.figures],
+            "models": models,
+            "judge_validation": judge_verdicts(data),
         }
         by_reason: dict[str, list[str]] = {}
         for who, why in data.excluded.items():
@@ -249,8 +278,9 @@ def original_release(store: Store, dataset: str, rows: list[dict[str, Any]]
     return fmt, files, left_out
 
 
-#: files every release writes besides its per-dataset files
-SHEET_FILES = ("DATASHEET.md", "datasheet.json")
+#: files every release writes besides its per-dataset files (README.md: the Hugging Face dataset card,
+#: croissant.json: the Croissant metadata)
+SHEET_FILES = ("DATASHEET.md", "datasheet.json", "README.md", "croissant.json")
 
 
 def _dataset_file_stem(dataset: str) -> str:
@@ -264,8 +294,8 @@ RELEASE_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
 
 
 def is_release_file_name(name: str) -> bool:
-    """Whether name has the shape of a file that `prefval release` writes: DATASHEET.md, datasheet.json, or a
-    dataset file stem (_dataset_file_stem: letters, digits, -, _ and .) ending in RELEASE_SUFFIXES; never a hidden
+    """Whether name has the shape of a file that `prefval release` writes: DATASHEET.md, datasheet.json,
+    README.md, croissant.json, or a dataset file stem (_dataset_file_stem: letters, digits, -, _ and .) ending in RELEASE_SUFFIXES; never a hidden
     name, a path or anything else (notes.txt)."""
     if name in SHEET_FILES:
         return True
@@ -323,8 +353,17 @@ def _check_release_folder(target: Path, out_dir: str, databases: list[str]) -> N
 
 
 def write_release(store: Store, study_names: list[str], out_dir: str, force: bool = False,
-                  with_names: bool = False) -> dict[str, Any]:
+                  with_names: bool = False, license_: str = "unknown", language: str = "en",
+                  url: str | None = None) -> dict[str, Any]:
     """Write the release into out_dir and return the datasheet dict.
+
+    Files: per dataset <stem>.jsonl, <stem>.parquet (annotator.hub_rows: typed columns, the Hugging Face split
+    and the Croissant record set) and its original layouts; DATASHEET.md; README.md, the Hugging Face dataset
+    card (reports.render.hub_card: YAML front matter with license_, language and a config per dataset);
+    croissant.json (annotator.croissant: Croissant 1.0 with RAI 1.0, the sha256 of every other file but
+    datasheet.json; url its dataset URL when given); datasheet.json last (release.files: the sha256 of every
+    file, croissant.json's included). The data-collection facts (annotator.croissant.collection_facts) go into
+    the datasheet as release.data_collection. Two datasets whose file names would be the same are refused.
 
     A new or empty out_dir receives the files. A non-empty one only with force, and only when it holds an earlier
     release (datasheet.json): then the files that earlier release wrote and that are unchanged since
@@ -353,22 +392,62 @@ def write_release(store: Store, study_names: list[str], out_dir: str, force: boo
     released, sheet = build_release(store, study_names, with_names)
     from reports.render.datasheet import render_datasheet_md
 
+    from annotator.croissant import collection_facts, croissant_document
+    from annotator.hub_rows import SPLIT, hub_table, parquet_bytes
+    from reports.render.hub_card import card_description, card_name, render_hub_card
+    from storage.visible_text import json_safe
+
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=str(parent)))
+    written: dict[str, str] = {}  # file name -> the dataset (or "the release") that wrote it
+
+    def claim(name: str, owner: str) -> Path:
+        if name in written:
+            raise PrefvalError(f"{out_dir}: {owner} and {written[name]} would both be written as {name} (their "
+                               "names differ only in characters a file name cannot hold); rename one dataset")
+        written[name] = owner
+        return tmp / name
+
     try:
+        tables: dict[str, tuple[str, Any]] = {}
+        same_as: dict[str, str] = {}
         for dataset, rows in released.items():
             safe = _dataset_file_stem(dataset)
-            with open(tmp / f"{safe}.jsonl", "w", encoding="utf-8", newline="\n") as fh:
+            owner = f"dataset {dataset!r}"
+            with open(claim(f"{safe}.jsonl", owner), "w", encoding="utf-8", newline="\n") as fh:
                 for r in rows:
                     fh.write(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n")
+            try:
+                table = hub_table(rows)
+            except ValueError as exc:
+                raise PrefvalError(f"{out_dir}: dataset {dataset!r}: {exc}") from None
+            claim(f"{safe}.parquet", owner).write_bytes(parquet_bytes(table))
+            tables[dataset] = (f"{safe}.parquet", table)
+            same_as[f"{safe}.parquet"] = f"{safe}.jsonl"
             original = original_release(store, dataset, rows)
             if original is not None:
                 fmt, files, left_out = original
                 for f in files:
-                    (tmp / f"{safe}{f.suffix}").write_bytes(f.data)
+                    claim(f"{safe}{f.suffix}", owner).write_bytes(f.data)
                 sheet["release"].setdefault("original_format", {})[dataset] = {
                     "format": fmt, "files": [{"file": f"{safe}{f.suffix}", "records": f.records} for f in files],
                     "left_out": {k: sorted(v) for k, v in sorted(left_out.items())}}
-        (tmp / "DATASHEET.md").write_text(render_datasheet_md(sheet), encoding="utf-8")
+        sheet["release"]["data_collection"] = collection_facts(store, released)
+        sheet["release"]["hub"] = {
+            "split": SPLIT, "kinds": sorted({r["kind"] for rows in released.values() for r in rows}),
+            "configs": {d: {"config": f[:-len(".parquet")], "file": f, "columns": list(t.columns),
+                            "json_text": t.json_text, "left_out": t.left_out}
+                        for d, (f, t) in sorted(tables.items())}}
+        claim("DATASHEET.md", "the release").write_text(render_datasheet_md(sheet), encoding="utf-8")
+        claim("README.md", "the release").write_text(
+            render_hub_card(sheet, license_=license_, language=language), encoding="utf-8")
+        files = [(p.name, _sha256(p), p.stat().st_size) for p in sorted(tmp.iterdir())]
+        try:
+            doc = croissant_document(sheet, tables, files, name=card_name(sheet), description=card_description(sheet),
+                                     license_=license_, url=url, language=language, same_as=same_as)
+        except ValueError as exc:
+            raise PrefvalError(f"{out_dir}: {exc}") from None
+        claim("croissant.json", "the release").write_text(
+            json_safe(json.dumps(doc, ensure_ascii=False, indent=2)) + "\n", encoding="utf-8")
         # what `--force` later recognises as this release's own files (earlier_release_files)
         sheet["release"]["files"] = {p.name: _sha256(p) for p in sorted(tmp.iterdir())}
         (tmp / "datasheet.json").write_text(json.dumps(sheet, ensure_ascii=False, sort_keys=True, indent=2) + "\n",

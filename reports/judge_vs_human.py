@@ -1,9 +1,19 @@
-"""Judge validation for any study with human and LLM-judge annotations of the same units: may the judge stand in
-for the people?
+"""Judge validation for any study with people's and LLM-judge annotations of the same units: may the judge stand
+in for the people?
 
-A study's answers are read as labels per dimension (``LABELERS``: one per task type, e.g. an MCQ's chosen letter,
-a pairwise winner, each rubric dimension's 1..5 score). LLM judges are annotators of kind "llm". The section has:
+A study's answers are read as labels per dimension (``LABELERS``: one per task type, e.g. an MCQ's chosen option,
+a pairwise winner, each rubric dimension's 1..5 score). Who is a person is storage.models.Annotator.is_person
+(StudyData.answers); every other rater (LLM judges, `prefval evaluate answer` models, consensus validators
+``validator:<model>``: StudyData.model_answers) is a model, and every row or column named "human" holds people
+only. An mcq, easy_test or blind_test study that mixes True/False and multiple-choice items gets each format as a
+dimension of its own ("T/F items", "MCQ items", as the easy and blind figures split them with
+annotator.tasks.mcq.task.is_tf), never pooled: no confusion table, kappa or test merges the two. The section has:
 
+- ``verdicts``: first, one sentence per judge answering "may this judge replace the people on this study?": yes,
+  no or cannot tell yet, with why (reports.stats.replacement: the alternative annotator test's own conditions,
+  the people's agreement beyond chance, a chance-judge control, then the test), shown at the top of the section
+  in every report format and in `prefval status STUDY`; several dimensions: yes when every dimension says yes,
+  no when one says no, else cannot tell yet, each dimension's answer and reason in the sentence.
 - ``judge_pairs``: per rater pair (human-human, human-LLM, LLM-LLM) and dimension: items both rated, percent
   agreement and Cohen's kappa (Cohen 1960; quadratic-weighted, Cohen 1968, for 1..5 scores), and for scores
   Pearson r and Spearman rho with two-sided p-values; 95% percentile bootstrap intervals over items. The shape of
@@ -17,8 +27,8 @@ a pairwise winner, each rubric dimension's 1..5 score). LLM judges are annotator
   labels; units without one are left out): accuracy, and precision, recall, F1 and support per label plus the
   macro average, from ``sklearn.metrics``; a confusion-matrix heatmap per judge and dimension.
 - ``alt_test``: the alternative annotator test (reports.stats.alt_test; Calderon, Reichart and Dror, ACL 2025)
-  per judge and dimension: winning rate, verdict and average advantage probability, judges ranked by it; and
-  ``alt_test_annotators``: the per-annotator t-tests behind it.
+  per judge and dimension: winning rate, the answer (may replace the people: yes / no / cannot tell yet) and
+  average advantage probability, judges ranked by it; and ``alt_test_annotators``: the per-annotator t-tests.
 - ``ppi``: the study's headline figure (``LABELERS[task].value_label``: e.g. the share answered correctly, the
   share reflected, the mean score) by prediction-powered inference (reports.stats.ppi; Angelopoulos et al.,
   Science 2023) from the judge's labels on every unit plus the human labels (mean over a unit's annotators) where
@@ -36,8 +46,8 @@ from reports.figures import Figure, FigureSet, Plot, Table
 from reports.stats import cohen_kappa, majority_vote, pearson, percent_agreement, spearman
 from reports.stats.alt_test import DEFAULT_EPSILON, DEFAULT_MIN_INSTANCES, alt_test
 from reports.stats.ppi import classical_mean, ppi_mean
+from reports.stats.replacement import CANNOT_TELL, NO, YES, Verdict, replacement_verdict
 from reports.study_data import StudyData
-from storage.models import is_person_kind
 
 N_BOOT = 1000
 SCORES = [1, 2, 3, 4, 5]
@@ -51,27 +61,49 @@ class Labeler:
     labels(answer, item_payload) -> {dimension: label} (labels are hashable; None/absent = no label);
     value(label, item_payload) -> the label as a number for the PPI estimate (None when it has none, e.g. an MCQ
     item without key); ordinal: labels are 1..5 scores (weighted kappa, correlations, -RMSE alignment);
-    value_label: what the PPI estimate is the mean of.
+    value_label: what the PPI estimate is the mean of; by_format: the items may be True/False or multiple choice
+    (payload fmt "tf", annotator.tasks.mcq.task.is_tf), and a study with both gets one dimension per format, never
+    pooled into an "overall" one.
     """
 
     labels: Callable[[dict, dict], dict[str, Any]]
     value: Callable[[Any, dict], float | None]
     ordinal: bool
     value_label: str
+    by_format: bool = False
+
+
+#: the dimension of each item format in a study that mixes them (Labeler.by_format)
+TF_DIM, MCQ_DIM = "T/F items", "MCQ items"
+
+
+def _is_tf(payload: dict) -> bool:
+    """annotator.tasks.mcq.task.is_tf on a payload."""
+    return payload.get("fmt") == "tf"
+
+
+def _option_label(payload: dict, index: int) -> str:
+    """An option as a label: a T/F item's "True" / "False" (its option text when it reads otherwise, as
+    annotator.tasks.mcq.task.tf_value, which reports may not import), else its letter."""
+    options = payload.get("options") or []
+    if _is_tf(payload) and 0 <= index < len(options):
+        text = str(options[index]).strip()
+        return {"true": "True", "false": "False"}.get(text.lower(), text)
+    return chr(ord("A") + index)
 
 
 def _mcq_labels(answer: dict, payload: dict) -> dict[str, Any]:
     if answer.get("cant_tell"):
         return {"choice": "can't tell"}
     c = answer.get("choice")
-    return {"choice": chr(ord("A") + int(c))} if isinstance(c, int) and not isinstance(c, bool) else {}
+    return {"choice": _option_label(payload, int(c))} if isinstance(c, int) and not isinstance(c, bool) else {}
 
 
 def _mcq_value(label: Any, payload: dict) -> float | None:
     key = payload.get("correct_index")
     if key is None:
         return None
-    return 1.0 if label == chr(ord("A") + int(key)) else 0.0
+    return 1.0 if label == _option_label(payload, int(key)) else 0.0
 
 
 def _one(field: str) -> Callable[[dict, dict], dict[str, Any]]:
@@ -87,9 +119,9 @@ def _as_float(label: Any, payload: dict) -> float | None:
 
 
 LABELERS: dict[str, Labeler] = {
-    "mcq": Labeler(_mcq_labels, _mcq_value, False, "share answered correctly"),
-    "easy_test": Labeler(_mcq_labels, _mcq_value, False, "share answered correctly"),
-    "blind_test": Labeler(_mcq_labels, _mcq_value, False, "share answered correctly"),
+    "mcq": Labeler(_mcq_labels, _mcq_value, False, "share answered correctly", by_format=True),
+    "easy_test": Labeler(_mcq_labels, _mcq_value, False, "share answered correctly", by_format=True),
+    "blind_test": Labeler(_mcq_labels, _mcq_value, False, "share answered correctly", by_format=True),
     "pairwise": Labeler(_one("winner"), lambda w, p: {"A": 1.0, "tie": 0.5, "B": 0.0}.get(w), False,
                         "share won by A (a tie counts 1/2)"),
     "judge_validation": Labeler(_one("reflected"), _as_float, False, "share reflected"),
@@ -102,36 +134,56 @@ LABELERS: dict[str, Labeler] = {
 
 @dataclass
 class _Ratings:
-    """rater -> dimension -> unit id -> label; kinds: rater -> "human" | "llm"; dims in first-seen order."""
+    """rater -> dimension -> unit id -> label; kinds: rater -> annotator kind; people: the raters who are people
+    (Annotator.is_person); dims in first-seen order; poolable: dims may be pooled into an "overall" one (never
+    the formats of a mixed T/F and MCQ study)."""
 
     labels: dict[str, dict[str, dict[str, Any]]]
     kinds: dict[str, str]
     dims: list[str]
     payload: dict[str, dict]  # unit id -> the unit's (first) item payload
+    people: set[str]
+    poolable: bool = True
+
+    def is_person(self, rater: str) -> bool:
+        return rater in self.people
 
     def humans(self) -> list[str]:
-        return sorted(r for r in self.labels if is_person_kind(self.kinds[r]))
+        """The people (never a model, a judge or a validator), sorted."""
+        return sorted(r for r in self.labels if r in self.people)
 
     def judges(self) -> list[str]:
-        return sorted(r for r in self.labels if not is_person_kind(self.kinds[r]))
+        """The models (LLM judges, answering models, consensus validators), sorted."""
+        return sorted(r for r in self.labels if r not in self.people)
+
+    def dims_overall(self) -> list[str]:
+        """The dimensions, and "overall" (item x dimension pooled) when there are several that may be pooled."""
+        return self.dims + ([OVERALL] if len(self.dims) > 1 and self.poolable else [])
 
 
 def _read(data: StudyData, lab: Labeler) -> _Ratings:
     units = {u.id: u for u in data.units if not u.extra.get("calibration")}
     out: dict[str, dict[str, dict[str, Any]]] = {}
     kinds: dict[str, str] = {}
+    people: set[str] = set()
     dims: list[str] = list(data.study.settings.get("dimensions") or [])
     payload = {uid: data.items[u.item_id].payload for uid, u in units.items() if u.item_id in data.items}
-    for a in data.answers + data.model_answers:  # people, then models (storage.models.is_person_kind)
+    split = lab.by_format and len({_is_tf(p) for p in payload.values()}) > 1
+    for a in data.answers + data.model_answers:  # people (Annotator.is_person), then models
         if a.unit_id not in units or not a.answer:
             continue
         ann = data.annotators[a.annotator_id]
-        for dim, label in lab.labels(a.answer, payload.get(a.unit_id, {})).items():
+        p = payload.get(a.unit_id, {})
+        for dim, label in lab.labels(a.answer, p).items():
+            if split:
+                dim = TF_DIM if _is_tf(p) else MCQ_DIM
             if dim not in dims:
                 dims.append(dim)
             out.setdefault(ann.name, {}).setdefault(dim, {})[a.unit_id] = label
         kinds[ann.name] = ann.kind
-    return _Ratings(out, kinds, dims, payload)
+        if ann.is_person:
+            people.add(ann.name)
+    return _Ratings(out, kinds, dims, payload, people, poolable=not split)
 
 
 def _shares_units(r: _Ratings) -> bool:
@@ -141,9 +193,9 @@ def _shares_units(r: _Ratings) -> bool:
 
 
 def _pair_kind(r: _Ratings, a: str, b: str) -> str:
-    ka, kb = sorted((r.kinds[a], r.kinds[b]), key=lambda k: k != "human")
-    return {("human", "human"): "human-human (ceiling)", ("human", "llm"): "human-LLM",
-            ("llm", "llm"): "LLM-LLM"}[(ka, kb)]
+    """"human-human (ceiling)" for two people, "human-LLM" for a person and a model, "LLM-LLM" for two models."""
+    people = r.is_person(a) + r.is_person(b)
+    return {2: "human-human (ceiling)", 1: "human-LLM", 0: "LLM-LLM"}[people]
 
 
 def _paired(r: _Ratings, a: str, b: str, dims: list[str], drop_ties: bool = False) -> list[tuple[Any, Any]]:
@@ -165,7 +217,7 @@ def _pair_tables(r: _Ratings, lab: Labeler, fs: FigureSet, seed: int, pairwise: 
     """Adds judge_pairs (and judge_pearson for scores); returns {(dim, kind, rater): [(agreement, kappa)]} for
     the ceiling table."""
     kw = dict(ci=True, n_boot=N_BOOT, seed=seed)
-    dims = r.dims + ([OVERALL] if len(r.dims) > 1 else [])
+    dims = r.dims_overall()
     raters = r.humans() + r.judges()
     cols = ["rater", "rater", "pair", "dimension", "items", "agreement", "Cohen's kappa" +
             (" (quadratic weights)" if lab.ordinal else "")]
@@ -196,9 +248,9 @@ def _pair_tables(r: _Ratings, lab: Labeler, fs: FigureSet, seed: int, pairwise: 
                 if not drop:
                     for rater in (a, b):
                         other = b if rater == a else a
-                        if not is_person_kind(r.kinds[rater]) and is_person_kind(r.kinds[other]):
+                        if not r.is_person(rater) and r.is_person(other):
                             collected.setdefault((d, rater), []).append((agree.value, kappa.value))
-                        elif is_person_kind(r.kinds[rater]) and is_person_kind(r.kinds[other]) and rater == a:
+                        elif r.is_person(rater) and r.is_person(other) and rater == a:
                             collected.setdefault((d, "human-human (ceiling)"), []).append(
                                 (agree.value, kappa.value))
         if lab.ordinal and len(prow) > 2:
@@ -208,7 +260,7 @@ def _pair_tables(r: _Ratings, lab: Labeler, fs: FigureSet, seed: int, pairwise: 
             key="judge_pairs", title="judge validation: agreement per rater pair (BenchPreS table 6)",
             columns=cols, rows=rows,
             note="items both raters labelled; 95% percentile bootstrap intervals over items"
-                 + ("; overall pools item x dimension" if len(r.dims) > 1 else "")
+                 + ("; overall pools item x dimension" if OVERALL in dims else "")
                  + ("; '(ties dropped)' rows leave out units where either rater said tie" if pairwise else "")))
     if pearson_rows:
         fs.tables.append(Table(key="judge_pearson",
@@ -219,7 +271,7 @@ def _pair_tables(r: _Ratings, lab: Labeler, fs: FigureSet, seed: int, pairwise: 
 
 
 def _ceiling_table(r: _Ratings, collected: dict, fs: FigureSet) -> None:
-    dims = r.dims + ([OVERALL] if len(r.dims) > 1 else [])
+    dims = r.dims_overall()
     who = ["human-human (ceiling)"] + r.judges()
     rows = []
     for d in dims:
@@ -282,30 +334,48 @@ def _majority_tables(r: _Ratings, lab: Labeler, fs: FigureSet) -> None:
                             "has precision 0"))
 
 
-def _alt_tables(r: _Ratings, lab: Labeler, fs: FigureSet, epsilon: float, min_instances: int) -> None:
+def _alt_results(r: _Ratings, lab: Labeler, epsilon: float, min_instances: int,
+                 seed: int) -> list[tuple[str, Verdict]]:
+    """(dimension, verdict) per dimension (and "overall" when dims pool) and judge: the alt-test of the judge
+    against the people (Verdict.alt) and the answer built on it (reports.stats.replacement.replacement_verdict)."""
     humans = r.humans()
-    dims = r.dims + ([OVERALL] if len(r.dims) > 1 else [])
     scoring = "neg_rmse" if lab.ordinal else "accuracy"
-    rows, detail = [], []
-    for d in dims:
+    out = []
+    for d in r.dims_overall():
         use = r.dims if d == OVERALL else [d]
 
         def flat(rater: str) -> dict:
             return {(u, dd): v for dd in use for u, v in r.labels[rater].get(dd, {}).items()}
 
-        results = [alt_test({h: flat(h) for h in humans}, flat(j), judge=j, scoring=scoring, epsilon=epsilon,
-                            min_instances=min_instances) for j in r.judges()]
-        ranked = sorted(results, key=lambda x: -(x.advantage_probability if x.advantage_probability is not None
-                                                 else -1))
-        for rank, res in enumerate(ranked, start=1):
-            verdict = ("undefined" if res.passed is None else "passes: may replace the annotators" if res.passed
-                       else "fails")
+        people = {h: flat(h) for h in humans}
+        for j in r.judges():
+            llm = flat(j)
+            res = alt_test(people, llm, judge=j, scoring=scoring, epsilon=epsilon, min_instances=min_instances)
+            out.append((d, replacement_verdict(res, people, llm, ordinal=lab.ordinal, seed=seed,
+                                               min_instances=min_instances)))
+    return out
+
+
+def _alt_tables(results: list[tuple[str, Verdict]], lab: Labeler, fs: FigureSet, epsilon: float,
+                min_instances: int) -> None:
+    scoring = "neg_rmse" if lab.ordinal else "accuracy"
+    rows, detail = [], []
+    dims = list(dict.fromkeys(d for d, _ in results))
+    for d in dims:
+        ranked = sorted((v for dd, v in results if dd == d),
+                        key=lambda v: -(v.alt.advantage_probability if v.alt.advantage_probability is not None
+                                        else -1))
+        for rank, v in enumerate(ranked, start=1):
+            res = v.alt
             rows.append([res.judge, d, rank if res.advantage_probability is not None else None,
-                         res.n_humans_tested, res.n_instances, res.winning_rate, verdict, res.advantage_probability])
+                         res.n_humans_tested, res.n_instances, res.winning_rate, v.answer,
+                         res.advantage_probability])
             fs.figures.append(Figure(key=f"alt_test:{res.judge}:{d}",
-                                     label=f"alt-test winning rate of {res.judge}, {d} ({verdict})",
+                                     label=f"alt-test winning rate of {res.judge}, {d} (may replace the people: "
+                                           f"{v.answer})",
                                      value=res.winning_rate, n=res.n_instances,
-                                     note=res.note, extra={"passed": res.passed,
+                                     note=res.note, extra={"passed": res.passed, "answer": v.answer,
+                                                           "why": v.why,
                                                            "advantage_probability": res.advantage_probability,
                                                            "epsilon": epsilon}))
             for c in res.comparisons:
@@ -315,17 +385,58 @@ def _alt_tables(r: _Ratings, lab: Labeler, fs: FigureSet, epsilon: float, min_in
     if rows:
         fs.tables.append(Table(
             key="alt_test", title="alternative annotator test (Calderon, Reichart and Dror, ACL 2025)",
-            columns=["judge", "dimension", "rank", "annotators tested", "instances", "winning rate", "verdict",
-                     "advantage probability"], rows=rows,
+            columns=["judge", "dimension", "rank", "annotators tested", "instances", "winning rate",
+                     "may replace the people", "advantage probability"], rows=rows,
             note=f"leave one annotator out; {scoring} alignment with the remaining annotators; one-sided paired "
                  f"t-test with margin epsilon = {epsilon:g}; Benjamini-Yekutieli at q = 0.05 across annotators; "
-                 "a judge passes when it wins against at least half the annotators; rank by advantage "
-                 f"probability; annotators with fewer than {min_instances} instances are left out"))
+                 "the test passes when the judge wins against at least half the annotators; rank by advantage "
+                 f"probability; annotators with fewer than {min_instances} instances are left out. "
+                 "'may replace the people' is the answer of the sentence above the section: yes or no only when "
+                 "3 or more people have 30 or more items each, the people agree beyond chance, and (for a yes) "
+                 "a judge answering at random would not pass"))
     if detail:
         fs.tables.append(Table(
             key="alt_test_annotators", title="alternative annotator test: the judge against each left-out annotator",
             columns=["judge", "dimension", "annotator", "instances", "rho judge", "rho annotator", "t", "p",
                      "p (BY adjusted)", "judge wins"], rows=detail))
+
+
+ANSWER_TEXT = {YES: "Yes", NO: "No", CANNOT_TELL: "Cannot tell yet"}
+VERDICT_TITLE = "judge validation: may the judge replace the people on this study?"
+
+
+def study_answer(answers: list[str]) -> str:
+    """The study's answer from its dimensions' answers: yes when every one is yes, no when one is no, else cannot
+    tell yet."""
+    if answers and all(a == YES for a in answers):
+        return YES
+    return NO if NO in answers else CANNOT_TELL
+
+
+def verdict_sentence(judge: str, per_dim: list[tuple[str, Verdict]]) -> str:
+    """"May J replace the people on this study? Yes: <why>." (one dimension) or, for several (study_answer of
+    theirs), "... Cannot tell yet: on T/F items, yes: <why>; on MCQ items, cannot tell yet: <why>." Dimensions
+    with the same answer for the same reason are named together ("on T/F items and MCQ items alike, ...")."""
+    head = f"May {judge} replace the people on this study?"
+    if len(per_dim) == 1:
+        v = per_dim[0][1]
+        return f"{head} {ANSWER_TEXT[v.answer]}: {v.why}."
+    groups: dict[tuple[str, str], list[str]] = {}
+    for d, v in per_dim:
+        groups.setdefault((v.answer, v.why), []).append(d)
+    answer = study_answer([v.answer for _, v in per_dim])
+    if len(groups) == 1:
+        (_, why), dims = next(iter(groups.items()))
+        return f"{head} {ANSWER_TEXT[answer]}: on {', '.join(dims[:-1])} and {dims[-1]} alike, {why}."
+    parts = [f"on {', '.join(dims[:-1]) + ' and ' if len(dims) > 1 else ''}{dims[-1]}, {a}: {why}"
+             for (a, why), dims in groups.items()]
+    return f"{head} {ANSWER_TEXT[answer]}: " + "; ".join(parts) + "."
+
+
+def _sentences(r: _Ratings, results: list[tuple[str, Verdict]]) -> list[str]:
+    """One sentence per judge over the study's dimensions (never the pooled "overall")."""
+    return [verdict_sentence(j, [(d, v) for d, v in results if v.judge == j and d != OVERALL])
+            for j in r.judges()]
 
 
 def _human_values(r: _Ratings, lab: Labeler, d: str) -> dict[str, float]:
@@ -373,22 +484,63 @@ def _ppi_table(r: _Ratings, lab: Labeler, fs: FigureSet) -> None:
                  "bias on the units they did; 95% normal intervals"))
 
 
-def judge_validation_section(data: StudyData, *, epsilon: float = DEFAULT_EPSILON,
-                             min_instances: int = DEFAULT_MIN_INSTANCES) -> FigureSet | None:
-    """The judge-validation FigureSet of a study (module doc), or None when the study's task has no labeler or no
-    unit carries both a human and an LLM-judge label. epsilon: the alt-test's cost-benefit margin;
-    min_instances: the alt-test's minimum instances per left-out annotator."""
+@dataclass
+class JudgeSection:
+    """The judge-validation section of a study: figures (its FigureSet), sentences (one per judge: may it replace
+    the people on this study, verdict_sentence) and verdicts (judge -> dimension -> Verdict)."""
+
+    figures: FigureSet
+    sentences: list[str]
+    verdicts: dict[str, dict[str, Verdict]]
+
+
+def _ratings(data: StudyData) -> tuple[_Ratings, Labeler] | None:
     lab = LABELERS.get(data.study.task_type)
     if lab is None:
         return None
     r = _read(data, lab)
     if not r.humans() or not r.judges() or not _shares_units(r):
         return None
+    return r, lab
+
+
+def judge_validation(data: StudyData, *, epsilon: float = DEFAULT_EPSILON,
+                     min_instances: int = DEFAULT_MIN_INSTANCES) -> JudgeSection | None:
+    """The judge-validation section of a study (module doc), or None when the study's task has no labeler or no
+    unit carries both a person's and a model's label. epsilon: the alt-test's cost-benefit margin;
+    min_instances: the alt-test's minimum instances per left-out annotator (the answer needs 30 whatever it is:
+    reports.stats.replacement)."""
+    got = _ratings(data)
+    if got is None:
+        return None
+    r, lab = got
     fs = FigureSet(study=data.study.name, task=data.study.task_type)
     seed = data.study.seed
+    results = _alt_results(r, lab, epsilon, min_instances, seed)
     collected = _pair_tables(r, lab, fs, seed, pairwise=data.study.task_type == "pairwise")
     _ceiling_table(r, collected, fs)
     _majority_tables(r, lab, fs)
-    _alt_tables(r, lab, fs, epsilon, min_instances)
+    _alt_tables(results, lab, fs, epsilon, min_instances)
     _ppi_table(r, lab, fs)
-    return fs
+    verdicts: dict[str, dict[str, Verdict]] = {}
+    for d, v in results:
+        verdicts.setdefault(v.judge, {})[d] = v
+    return JudgeSection(fs, _sentences(r, results), verdicts)
+
+
+def judge_verdicts(data: StudyData, *, epsilon: float = DEFAULT_EPSILON,
+                   min_instances: int = DEFAULT_MIN_INSTANCES) -> list[str] | None:
+    """Only the section's sentences (one per judge), without its tables: what `prefval status STUDY` shows. None
+    when the study has no judge-validation section."""
+    got = _ratings(data)
+    if got is None:
+        return None
+    r, lab = got
+    return _sentences(r, _alt_results(r, lab, epsilon, min_instances, data.study.seed))
+
+
+def judge_validation_section(data: StudyData, *, epsilon: float = DEFAULT_EPSILON,
+                             min_instances: int = DEFAULT_MIN_INSTANCES) -> FigureSet | None:
+    """The figures of judge_validation (its FigureSet), or None when there is no section."""
+    section = judge_validation(data, epsilon=epsilon, min_instances=min_instances)
+    return None if section is None else section.figures

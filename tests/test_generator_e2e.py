@@ -19,12 +19,10 @@ from annotator.app import AnnotateApp
 from annotator.cli import EXIT_FAILED_ROWS, main
 from annotator.commands.export import export_rows
 from annotator.tasks import get_task
-from bench.fake_llm_server import FakeLLMServer
-from generator.fake_replies import register_all
 from reports.study_data import load_study_data
 from storage.store import Store
 from tests.conftest import REPO, SAMPLE_DATA
-from tests.llm_fixtures import FAKE_KEY
+from tests.llm_fixtures import FAKE_KEY, generator_server
 from tests.test_generator_pipeline import snapshot
 from tests.test_task_mcq import SIZE, answer_all
 from tests.tui_helpers import decide
@@ -34,16 +32,8 @@ CONFIG = SAMPLE_DATA / "generator" / "pipeline.yaml"
 
 @pytest.fixture(scope="module")
 def server():
-    srv = FakeLLMServer(host="127.0.0.1", port=0).start()
-    register_all(srv)
-    old = os.environ.get("OPENAI_API_KEY")
-    os.environ["OPENAI_API_KEY"] = FAKE_KEY
-    yield srv
-    srv.stop()
-    if old is None:
-        os.environ.pop("OPENAI_API_KEY", None)
-    else:
-        os.environ["OPENAI_API_KEY"] = old
+    with generator_server() as srv:
+        yield srv
 
 
 @pytest.fixture(scope="module")

@@ -42,6 +42,8 @@ def test_sniff_by_hand(tmp_path):
     ("csv", "CSV rows"),
 ])
 def test_a_cimemories_document_given_to_another_importer(fmt, reads, tmp_path, capsys):
+    tmp_path = tmp_path / "judge-study-dataset"  # folder names that are also record words name no record
+    tmp_path.mkdir()
     path = _cimemories(tmp_path)
     db = str(tmp_path / "p.db")
     assert main(["import", fmt, path, "--dataset", "x", "--db", db]) == 1

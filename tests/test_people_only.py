@@ -8,9 +8,7 @@ issue's three cases with their hand-worked values.
 """
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stdout
 
 import pytest
 
@@ -19,7 +17,7 @@ from annotator.release import build_release
 from annotator.study_setup import create_study
 from annotator.tasks.base import StudySpec
 from storage.importers.judgments import add_judgment_records
-from storage.models import AnnotationIn, ContextIn, ItemIn, Message
+from storage.models import AnnotationIn, ItemIn
 from storage.store import Store
 
 PEOPLE = ("ana", "ben", "cy")

@@ -171,6 +171,22 @@ async def _scroll_down_collecting(pilot) -> list[str]:
 
 
 # ---- the annotation screen -----------------------------------------------------------------------------------
+async def _refused_until_seen(pilot, screen, record, written) -> None:
+    """k is refused (written() stays empty) while the record and its fields are unseen, and after the first PgDn;
+    every short field value was on screen on the way down through the item."""
+    unseen = screen.seen.unseen_labels()
+    assert "the record" in unseen and set(record["values"]) - {"the profile"} <= set(unseen)
+    await pilot.press("k")
+    await pilot.pause()
+    assert written() == []
+    assert _words([str(screen.query_one("#hint").render())]).startswith("Not saved: first scroll to see")
+    screens = await _scroll_down_collecting(pilot)
+    assert len(screens) >= 3 and written() == []  # the k after the first PgDn: refused too
+    for label, value in record["values"].items():
+        if len(value) < 50:  # a longer one may be cut between two screenfuls: see the LARGE tests
+            assert any(value in words for words in screens), (label, value)
+
+
 @pytest.mark.parametrize("record", RECORDS, ids=IDS)
 async def test_annotation_screen_refuses_a_key_until_every_field_was_scrolled_through_then_saves(gen_db, record):
     """At 60x16 the first screenful is the person's profile; k is refused (nothing written) until the record,
@@ -181,17 +197,7 @@ async def test_annotation_screen_refuses_a_key_until_every_field_was_scrolled_th
     async with app.run_test(size=SMALL) as pilot:
         await _open(pilot, record["item"])
         screen = app.screen
-        unseen = screen.seen.unseen_labels()
-        assert "the record" in unseen and set(record["values"]) - {"the profile"} <= set(unseen)
-        await pilot.press("k")
-        await pilot.pause()
-        assert _answered(gen_db, "st") == []
-        assert _words([str(screen.query_one("#hint").render())]).startswith("Not saved: first scroll to see")
-        screens = await _scroll_down_collecting(pilot)
-        assert len(screens) >= 3 and _answered(gen_db, "st") == []  # the k after the first PgDn: refused too
-        for label, value in record["values"].items():
-            if len(value) < 50:  # a longer one may be cut between two screenfuls: see the LARGE tests
-                assert any(value in words for words in screens), (label, value)
+        await _refused_until_seen(pilot, screen, record, lambda: _answered(gen_db, "st"))
         await pilot.press("k")
         await pilot.pause()
         assert app.session.view().item.external_id != record["item"]  # saved, next record
@@ -267,17 +273,7 @@ async def test_adjudication_screen_refuses_a_key_until_every_field_was_scrolled_
         await _tracked(pilot)
         screen = app.screen
         assert app.session.view().item.external_id == record["item"]
-        unseen = screen.seen.unseen_labels()
-        assert "the record" in unseen and set(record["values"]) - {"the profile"} <= set(unseen)
-        await pilot.press("k")
-        await pilot.pause()
-        assert _adjudications(gen_db, "adj") == []
-        assert _words([str(screen.query_one("#hint").render())]).startswith("Not saved: first scroll to see")
-        screens = await _scroll_down_collecting(pilot)
-        assert len(screens) >= 3 and _adjudications(gen_db, "adj") == []
-        for label, value in record["values"].items():
-            if len(value) < 50:
-                assert any(value in words for words in screens), (label, value)
+        await _refused_until_seen(pilot, screen, record, lambda: _adjudications(gen_db, "adj"))
         await see_all(pilot)  # the answers pane too
         await pilot.press("k")
         await pilot.pause()

@@ -111,14 +111,16 @@ def test_release_twice_is_byte_identical_and_refuses_to_overwrite(curated, tmp_p
     assert main(["release", "pf", "gold", "--out", str(out1), "--db", curated]) == 0
     assert main(["release", "pf", "gold", "--out", str(out2), "--db", curated]) == 0
     files1 = sorted(p.name for p in out1.iterdir())
-    assert files1 == ["DATASHEET.md", "cands.jsonl", "datasheet.json", "personas.jsonl"]
+    assert files1 == ["DATASHEET.md", "README.md", "cands.jsonl", "cands.parquet", "croissant.json",
+                      "datasheet.json", "personas.jsonl", "personas.parquet"]
     for name in files1:
         assert (out1 / name).read_bytes() == (out2 / name).read_bytes(), name
     capsys.readouterr()
     assert main(["release", "pf", "--out", str(out1), "--db", curated]) == 1
     assert "--force" in capsys.readouterr().err
     assert main(["release", "pf", "--out", str(out1), "--db", curated, "--force"]) == 0
-    assert sorted(p.name for p in out1.iterdir()) == ["DATASHEET.md", "datasheet.json", "personas.jsonl"]
+    assert sorted(p.name for p in out1.iterdir()) == ["DATASHEET.md", "README.md", "croissant.json",
+                                                      "datasheet.json", "personas.jsonl", "personas.parquet"]
     other = tmp_path / "notes"
     other.mkdir()
     (other / "mine.txt").write_text("keep me")
@@ -178,8 +180,8 @@ def test_force_replaces_only_the_earlier_releases_files(curated, tmp_path, capsy
     (out / "sub" / "cands.jsonl").write_text("mine too")
     assert main(["release", "pf", "--out", str(out), "--db", curated, "--force"]) == 0
     # cands.jsonl (the earlier release's) is gone; the user's file and folder stay as they were
-    assert sorted(p.name for p in out.iterdir()) == ["DATASHEET.md", "datasheet.json", "mine.txt", "personas.jsonl",
-                                                     "sub"]
+    assert sorted(p.name for p in out.iterdir()) == ["DATASHEET.md", "README.md", "croissant.json", "datasheet.json",
+                                                     "mine.txt", "personas.jsonl", "personas.parquet", "sub"]
     assert (out / "mine.txt").read_text() == "keep me" and (out / "sub" / "cands.jsonl").read_text() == "mine too"
     # the replaced files are exactly those of a release of pf into a new folder
     assert main(["release", "pf", "--out", str(fresh), "--db", curated]) == 0

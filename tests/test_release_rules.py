@@ -164,7 +164,8 @@ def test_force_never_removes_a_file_a_forged_datasheet_lists(db_file, tmp_path, 
     assert main(["release", "s", "--out", str(out), "--db", db_file]) == 0
     sheet = json.loads((out / "datasheet.json").read_text(encoding="utf-8"))
     files = sheet["release"]["files"]
-    assert sorted(files) == ["A.jsonl", "DATASHEET.md"]  # (items made in the test have no original record)
+    # (items made in the test have no original record)
+    assert sorted(files) == ["A.jsonl", "A.parquet", "DATASHEET.md", "README.md", "croissant.json"]
     assert files["A.jsonl"] == hashlib.sha256((out / "A.jsonl").read_bytes()).hexdigest()
     # forged: notes.txt listed everywhere a name can be listed, with its real hash too
     (out / "notes.txt").write_text("my notes")
@@ -176,7 +177,8 @@ def test_force_never_removes_a_file_a_forged_datasheet_lists(db_file, tmp_path, 
     (out / "datasheet.json").write_text(json.dumps(sheet), encoding="utf-8")
     assert main(["release", "s", "--out", str(out), "--db", db_file, "--force"]) == 0
     assert (out / "notes.txt").read_text() == "my notes"
-    assert sorted(p.name for p in out.iterdir()) == ["A.jsonl", "DATASHEET.md", "datasheet.json", "notes.txt"]
+    assert sorted(p.name for p in out.iterdir()) == ["A.jsonl", "A.parquet", "DATASHEET.md", "README.md",
+                                                     "croissant.json", "datasheet.json", "notes.txt"]
     # a release file changed by hand after the release is not the release's any more: refused, nothing changed
     (out / "A.jsonl").write_text("my edit\n")
     before = {p.name: p.read_bytes() for p in out.iterdir()}

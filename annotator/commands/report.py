@@ -26,7 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "value for expert annotators; 0.15 skilled, 0.1 crowd-workers)")
     p.add_argument("--alt-test-min-items", type=int, default=30, metavar="N",
                    help="alternative annotator test: leave out annotators with fewer than N items shared with the "
-                        "judge and another annotator (default 30, for the t-test)")
+                        "judge and another annotator (default 30, for the t-test; below 30 the test's winning rate "
+                        "is shown, but the report answers 'cannot tell yet' to whether the judge may replace the "
+                        "people)")
     add_out_option(p)
     add_db_option(p)
     p.set_defaults(func=run)
@@ -36,14 +38,15 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
                   alt_test_min_items: int = 30) -> list:
     """One reports.render.StudyReport per study name, in the order given. A study with human and LLM-judge
     answers on the same units gets the judge-validation section (reports.judge_vs_human) after its task's
-    figures, and a study with model answers or judge runs the section of reports.llm_answers; epsilon and
+    figures, opened by one sentence per judge (a reports.render.Lead: may it replace the people on this study?),
+    and a study with model answers or judge runs the section of reports.llm_answers; epsilon and
     alt_test_min_items go to the alternative annotator test. Raises PrefvalError for an unknown study (before
     anything is rendered) and for epsilon outside [0, 1)."""
     from annotator.tasks import get_task
-    from reports.judge_vs_human import judge_validation_section
+    from reports.judge_vs_human import VERDICT_TITLE, judge_validation
     from reports.llm_answers import llm_answers_section
     from reports.notes import notes_table
-    from reports.render import StudyReport
+    from reports.render import Lead, StudyReport
     from reports.study_data import load_study_data
 
     if not 0 <= epsilon < 1:
@@ -80,8 +83,12 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
             kinds = [data.adjudications[u.id].kind for u in data.units if u.id in data.adjudications]
             header["adjudicated"] = kinds.count("final")
             header["excluded by adjudication"] = kinds.count("exclude")
-        for section in (judge_validation_section(data, epsilon=epsilon, min_instances=alt_test_min_items),
-                        llm_answers_section(data, task)):
+        leads = []
+        judged = judge_validation(data, epsilon=epsilon, min_instances=alt_test_min_items)
+        if judged is not None:  # the answer first: may the judge replace the people (reports.stats.replacement)
+            leads.append(Lead(VERDICT_TITLE, judged.sentences, before=judged.figures.tables[0].key
+                              if judged.figures.tables else None))
+        for section in (judged.figures if judged is not None else None, llm_answers_section(data, task)):
             if section is not None:
                 figures.figures += section.figures
                 figures.tables += section.tables
@@ -90,7 +97,7 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
         if notes is not None:
             figures.tables.append(notes)
             header["notes"] = len(notes.rows)
-        out.append(StudyReport(figures=figures, per_annotator=table, header=header))
+        out.append(StudyReport(figures=figures, per_annotator=table, header=header, leads=leads))
     combined = benchpres_table1_across(out)
     if combined is not None:
         out.append(combined)

@@ -28,7 +28,9 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
     with the number of answers. Without names, "annotators" holds counts only (median_seconds None; empty when
     with_annotators=False, as the one-line-per-study text needs no per-annotator rows). With names, only those
     studies, each with the annotators' median seconds, "figures", "tables", "notes" and "bundles_out" (bundles
-    exported and not merged back since: [{annotator, file_name, exported_at, n_items}]): the study's answers and
+    exported and not merged back since: [{annotator, file_name, exported_at, n_items}]) and, with models' answers,
+    "judge_verdicts" (one sentence per model on the study's people: may it replace them, as `prefval report`
+    opens its judge-validation section, reports.judge_vs_human.judge_verdicts): the study's answers and
     its log are read once for all four, as columns (reports.study_table.load_study_table: memory that does not
     grow with the number of answers) for task types that compute their figures from them (TaskType.reads_columns),
     else as reports.study_data.load_study_data.
@@ -94,13 +96,18 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
 
             row["notes"] = study_notes(data)  # every note, oldest first
         if names and store.has_llm_answers(s.id):  # models' answers: their own section, never among the people's
+            from reports.judge_vs_human import judge_verdicts
             from reports.llm_answers import llm_answers_section
             from reports.study_data import load_study_data
 
-            section = llm_answers_section(data if data is not None else load_study_data(store, s.name), task)
+            if data is None:
+                data = load_study_data(store, s.name)
+            section = llm_answers_section(data, task)
             if section is not None:
                 row["figures"] += [f.model_dump() for f in section.figures]
                 row["tables"] += [t.model_dump() for t in section.tables]
+            # may each judge replace the people (reports.judge_vs_human: the report's sentence, same defaults)
+            row["judge_verdicts"] = judge_verdicts(data) or []
         if names:
             row["bundles_out"] = [{k: b[k] for k in ("annotator", "file_name", "exported_at", "n_items")}
                                   for b in store.bundles_out(s.id)]  # exported, not merged back since
@@ -368,6 +375,8 @@ def render_text(status: dict, width: int | None = None) -> str:
             from annotator.tasks.outcome import summary_text
 
             lines += wrap_line(f"    outcomes: {v(summary_text(s['outcomes'], s['name']))}", width)
+        for sentence in s.get("judge_verdicts") or []:
+            lines += wrap_line(f"    judge verdict: {v(plain(sentence))}", width)
         for f in s["figures"]:
             fig = Figure(**f)
             lines += wrap_line(f"    {v(fig.label)}: {v(fig.text())}", width)

@@ -15,15 +15,36 @@ FORMATS = ("md", "html", "latex", "json")
 
 
 @dataclass
+class Lead:
+    """Sentences that open a part of a study's report (e.g. the judge verdict, reports.judge_vs_human), under
+    their title, right before the table whose key is `before` (after the study's tables when it has none).
+    Sentences are plain text: every format shows them as text, never as markup."""
+
+    title: str
+    sentences: list[str]
+    before: str | None = None
+
+
+@dataclass
 class StudyReport:
     """One study's section: its task's FigureSet and the per-annotator table (None to leave it out).
 
     header: short facts shown under the study title, e.g. {"task": "mcq", "items": 40, "answers": 120}.
+    leads: sentences opening a part of the report (Lead), e.g. "May judge-a replace the people on this study?".
     """
 
     figures: FigureSet
     per_annotator: Table | None = None
     header: dict = field(default_factory=dict)
+    leads: list[Lead] = field(default_factory=list)
+
+    def leads_before(self, key: str | None) -> list[Lead]:
+        """The leads shown right before the table `key`; None: those whose table is not in the report (shown
+        after the tables)."""
+        keys = {t.key for t in self.figures.tables}
+        if key is None:
+            return [ld for ld in self.leads if ld.before is None or ld.before not in keys]
+        return [ld for ld in self.leads if ld.before == key]
 
 
 def render(reports: list[StudyReport], fmt: str, title: str = "prefval report") -> str:

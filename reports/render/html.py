@@ -22,6 +22,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.undefined { color: #a33; font-style: italic; }
 .note { color: #555; font-size: .85rem; margin-top: -.5rem; }
 .meta { color: #555; }
+p.lead { font-weight: 600; max-width: 60rem; }
 figure { margin: 1rem 0 2rem; }
 figcaption { font-weight: 600; margin-bottom: .3rem; }
 """
@@ -63,6 +64,14 @@ def _table(t: Table) -> str:
     return html_table(t.title, t.columns, t.rows, t.note)
 
 
+def _leads(leads) -> list[str]:
+    out = []
+    for ld in leads:
+        out.append(f'<h3 class="lead">{escape(ld.title)}</h3>')
+        out += [f'<p class="lead">{escape(sentence)}</p>' for sentence in ld.sentences]
+    return out
+
+
 def render_html(reports, title: str) -> str:
     """The report as one HTML document (see module doc)."""
     body = [f"<h1>{escape(title)}</h1>"]
@@ -73,7 +82,9 @@ def render_html(reports, title: str) -> str:
         if rep.header:
             body.append(f'<p class="meta">{escape(header_text(rep.header))}</p>')
         body.append(_figures_table(fs.figures) if fs.figures else "<p><em>No figures yet (no answers).</em></p>")
-        body += [_table(t) for t in fs.tables]
+        for t in fs.tables:
+            body += _leads(rep.leads_before(t.key)) + [_table(t)]
+        body += _leads(rep.leads_before(None))
         for p in fs.plots:
             svg = plot_svg(p.kind, p.data)
             if svg is None:  # a kind we do not draw: show its data

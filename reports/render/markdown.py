@@ -11,6 +11,27 @@ def _esc(text: str) -> str:
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
+#: inline markup characters of CommonMark / GitHub Markdown: emphasis, code, links and images ([ ]: "!" and "("
+#: only act after them), raw HTML and entities (< > &), tables and strikethrough (| ~), and the escape itself
+_MD_SPECIAL = set("\\`*_[]<>&|~")
+
+
+def md_text(text: str) -> str:
+    """Text from data as a Markdown paragraph that renders as that text: inline markup characters (_MD_SPECIAL)
+    backslash-escaped (CommonMark allows it for any ASCII punctuation), line breaks as spaces. Line-start markup
+    (#, -, 1.) is not escaped: a lead's sentence starts with its own words ("May ...")."""
+    return "".join("\\" + c if c in _MD_SPECIAL else " " if c in "\r\n" else c for c in str(text))
+
+
+def _leads(leads) -> list[str]:
+    lines = []
+    for ld in leads:
+        lines += [f"### {md_text(ld.title)}", ""]
+        for sentence in ld.sentences:
+            lines += [md_text(sentence), ""]
+    return lines
+
+
 def md_table(columns: list[str], rows: list[list]) -> list[str]:
     """A GitHub-flavoured Markdown table (pipes in cells escaped, None as "—")."""
     out = ["| " + " | ".join(_esc(c) for c in columns) + " |", "|" + "---|" * len(columns)]
@@ -44,7 +65,8 @@ def render_markdown(reports, title: str) -> str:
         else:
             lines += ["_No figures yet (no answers)._", ""]
         for t in fs.tables:
-            lines += _table(t)
+            lines += _leads(rep.leads_before(t.key)) + _table(t)
+        lines += _leads(rep.leads_before(None))
         for p in fs.plots:
             cols, rows = plot_table(p)
             lines += [f"### {p.title} (plot data)", ""] + md_table(cols, rows) + [""]

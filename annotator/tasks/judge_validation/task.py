@@ -23,7 +23,7 @@ from itertools import combinations
 from typing import Any
 
 from annotator.tasks.base import Decision, KeyChoice, TaskType, UnitView, check_flag
-from storage.models import Item, Unit, is_person_kind
+from storage.models import MODEL_KIND, PERSON_KIND, Item, Unit
 
 N_BOOT = 1000
 
@@ -157,16 +157,17 @@ class JudgeValidationTask(TaskType):
 
 # ---- figures ----------------------------------------------------------------------------------------------
 def _verdicts(data) -> tuple[list[str], dict[str, dict[str, bool]], dict[str, str]]:
-    """(rater names: people then LLM judges, sorted; rater -> unit id -> verdict z; rater -> kind). People are
-    StudyData.answers, LLM judges StudyData.model_answers (storage.models.is_person_kind)."""
+    """(rater names: people then models, sorted; rater -> unit id -> verdict z; rater -> "human" for a person,
+    "llm" for a model: LLM judges, answering models, validators). People are StudyData.answers, models
+    StudyData.model_answers (storage.models.Annotator.is_person)."""
     z: dict[str, dict[str, bool]] = {}
     kinds: dict[str, str] = {}
     for a in data.answers + data.model_answers:
         ann = data.annotators[a.annotator_id]
         if a.answer and isinstance(a.answer.get("reflected"), bool):
             z.setdefault(ann.name, {})[a.unit_id] = a.answer["reflected"]
-            kinds[ann.name] = ann.kind
-    names = sorted(z, key=lambda n: (not is_person_kind(kinds[n]), n))
+            kinds[ann.name] = PERSON_KIND if ann.is_person else MODEL_KIND
+    names = sorted(z, key=lambda n: (kinds[n] != PERSON_KIND, n))
     return names, z, kinds
 
 
@@ -237,8 +238,8 @@ def judge_validation_figures(data):
         fs.plots.append(Plot(key="mr_aar", title="MR against AAR per rater", kind="scatter",
                              data={"points": points, "x_label": "MR = P(z=1 | g=0)",
                                    "y_label": "AAR = P(z=1 | g=1)"}))
-    humans = [n for n in names if is_person_kind(kinds[n])]
-    for j in (n for n in names if not is_person_kind(kinds[n])):
+    humans = [n for n in names if kinds[n] == PERSON_KIND]
+    for j in (n for n in names if kinds[n] != PERSON_KIND):
         for h in humans:
             shared = [u for u in unit_ids if u in z[j] and u in z[h]]
             cells = [[sum(1 for u in shared if z[h][u] is hv and z[j][u] is jv) for jv in (True, False)]
