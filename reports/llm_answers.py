@@ -4,15 +4,18 @@
   LLM annotator overall and by the item's fields: question type, expression type (RealPref), evolved or static
   (HorizonBench's has_evolved) and context length (messages the item sees, in bins); answers given once per
   rotation of the options (annotators NAME/rot<k>) are also averaged over the rotations (position bias removed) and
-  ``llm_positions`` gives the share of picks at each displayed position. Validators of a consensus run
+  ``llm_positions`` gives the share of picks at each displayed position. The task's own tables of models beside
+  people come from its model_section (annotator/tasks: RealPref Tables 8 and 9, HorizonBench's distractor share
+  per model with its binomial test). Validators of a consensus run
   (annotators validator:<model>) get ``consensus``: how many keyed items at least m of the k validators answered
   wrongly, for every m (HorizonBench section 5.1: 5/5 strict, 3/5 majority).
 - pairwise studies: ``position_consistency``: per judge NAME with NAME/swapped (the same pairs in the other order),
   the share of pairs with the same verdict after the swap, ties included, and how often each order's first record
   won.
-- judge_validation studies whose items carry metadata.sample (`evaluate judge-reflection`): ``reflection_samples``:
-  MR, AAR and AAR - MR (BenchPreS section 3.3) of each LLM judge per sample, and their mean and standard deviation
-  over the samples.
+- judge_validation studies whose items carry metadata.sample (`evaluate judge-reflection`): ``benchpres_table1``,
+  BenchPreS Table 1: MR, AAR (mean +- sd over the response samples) and AAR - MR (section 3.3) per evaluated model
+  (the model whose responses were judged: the items' metadata.responder) and judge; ``reflection_samples``, the
+  same per sample.
 Accuracy intervals: 95% percentile bootstrap over items.
 """
 from __future__ import annotations
@@ -57,7 +60,8 @@ def _length_bin(n: int | None) -> str:
 def _fields(item) -> dict[str, str]:
     p = item.payload
     meta = p.get("metadata") or {}
-    out = {"question type": p.get("question_type"), "expression type": meta.get("expression_type"),
+    out = {"format": "T/F" if p.get("fmt") == "tf" else "MCQ",
+           "question type": p.get("question_type"), "expression type": meta.get("expression_type"),
            "evolved": None if meta.get("has_evolved") is None else ("evolved" if meta["has_evolved"] else "static"),
            "context length": _length_bin(item.context_end) if item.context_id else None}
     return {k: str(v) for k, v in out.items() if v is not None}
@@ -72,7 +76,7 @@ def _llm_answers(data: StudyData) -> dict[str, dict[str, dict]]:
     return out
 
 
-def _mcq(data: StudyData, fs: FigureSet) -> None:
+def _mcq(data: StudyData, fs: FigureSet, task=None) -> None:
     answers = _llm_answers(data)
     if not answers:
         return
@@ -128,6 +132,8 @@ def _mcq(data: StudyData, fs: FigureSet) -> None:
                                columns=["model", "answers"] + [chr(65 + i) for i in range(width)], rows=pos_rows,
                                note="with every rotation asked, an unbiased model picks each position equally "
                                     "often over the items"))
+    if task is not None and hasattr(task, "model_section"):  # the task's own tables of models beside people
+        task.model_section(data, answers, fs)
     validators = sorted(n for n in answers if n.startswith("validator:"))
     if validators:
         k = len(validators)
@@ -142,6 +148,17 @@ def _mcq(data: StudyData, fs: FigureSet) -> None:
                                rows=crow, note=f"validators: {', '.join(v.split(':', 1)[1] for v in validators)}; "
                                                "an item passes when at least m of the k validators, shown only the "
                                                "question and options, answer it wrongly"))
+
+
+def testers(answers: dict[str, dict[str, dict]]) -> list[str]:
+    """The models that took the test themselves: every LLM annotator but the rotations (NAME/rot<k>, averaged in
+    NAME) and consensus validators (their own table)."""
+    return sorted(n for n in answers if not ROT.match(n) and not n.startswith("validator:"))
+
+
+def model_answers_by_name(data: StudyData) -> dict[str, dict[str, dict]]:
+    """model name -> unit id -> its current non-empty answer (StudyData.model_answers)."""
+    return _llm_answers(data)
 
 
 def _pairwise(data: StudyData, fs: FigureSet) -> None:
@@ -166,9 +183,18 @@ def _pairwise(data: StudyData, fs: FigureSet) -> None:
                                     "(or tie) whatever its position"))
 
 
-def reflection_rates(data: StudyData, judge: str) -> list[dict[str, Any]]:
+NOT_NAMED = "(responder not named)"
+
+
+def responder_of(item) -> str:
+    """The model whose response an item of `evaluate judge-reflection` carries (payload metadata.responder)."""
+    return str((item.payload.get("metadata") or {}).get("responder") or NOT_NAMED)
+
+
+def reflection_rates(data: StudyData, judge: str, responder: str | None = None) -> list[dict[str, Any]]:
     """Per response sample (items' metadata.sample): MR = P(z=1 | g=0), AAR = P(z=1 | g=1) and AAR - MR of the
-    annotator judge's verdicts z against the items' candidate_label g (BenchPreS section 3.3), in sample order:
+    annotator judge's verdicts z against the items' candidate_label g (BenchPreS section 3.3, equations for MR and
+    AAR), over the responses of `responder` (items' metadata.responder; None: every item), in sample order:
     [{"sample", "n", "mr", "aar", "diff"}], None where undefined (no item with that gold label)."""
     per = _llm_answers(data).get(judge, {})
     by_sample: dict[Any, list[tuple[bool, bool]]] = {}
@@ -176,6 +202,8 @@ def reflection_rates(data: StudyData, judge: str) -> list[dict[str, Any]]:
         item = data.items[u.item_id]
         meta = item.payload.get("metadata") or {}
         g = item.payload.get("candidate_label")
+        if responder is not None and responder_of(item) != responder:
+            continue
         if u.id in per and "sample" in meta and g is not None:
             by_sample.setdefault(meta["sample"], []).append((bool(per[u.id].get("reflected")), bool(g)))
     out = []
@@ -188,6 +216,12 @@ def reflection_rates(data: StudyData, judge: str) -> list[dict[str, Any]]:
     return out
 
 
+def responders(data: StudyData) -> list[str]:
+    """The evaluated models of a study's judge-reflection items (metadata.responder), sorted."""
+    return sorted({responder_of(data.items[u.item_id]) for u in data.units
+                   if "sample" in (data.items[u.item_id].payload.get("metadata") or {})})
+
+
 def mean_sd(values: list[float]) -> tuple[float | None, float | None]:
     """(mean, sample standard deviation) of the values; sd None with fewer than 2, both None for none."""
     if not values:
@@ -198,35 +232,72 @@ def mean_sd(values: list[float]) -> tuple[float | None, float | None]:
 RATES = (("mr", "MR"), ("aar", "AAR"), ("diff", "AAR - MR"))
 
 
+def _mean_sd_text(mean: float | None, sd: float | None) -> str | None:
+    return None if mean is None else f"{mean:.3f}" + ("" if sd is None else f" ± {sd:.3f}")
+
+
+TABLE1_COLUMNS = ["model (responses judged)", "judge", "samples", "items", "MR (mean ± sd)", "AAR (mean ± sd)",
+                  "AAR - MR"]
+TABLE1_NOTE = ("BenchPreS Table 1 (section 3.3): MR = P(z=1 | g=0), AAR = P(z=1 | g=1), z the judge's verdict on the "
+               "evaluated model's response, g the gold label; each computed per response sample, then mean and "
+               "sample standard deviation over the samples; AAR - MR is the difference of the two means (the "
+               "paper's 88.69 - 86.48 = 2.21); rows are named after the model whose responses were judged")
+
+
+def table1_rows(data: StudyData) -> list[list]:
+    """BenchPreS Table 1's rows of a study: one per (evaluated model, judge) (TABLE1_COLUMNS)."""
+    rows = []
+    for responder in responders(data):
+        for judge in sorted(_llm_answers(data)):
+            rates = reflection_rates(data, judge, responder)
+            if not rates:
+                continue
+            stats = {key: mean_sd([r[key] for r in rates if r[key] is not None]) for key, _ in RATES[:2]}
+            (mr, mr_sd), (aar, aar_sd) = stats["mr"], stats["aar"]
+            rows.append([responder, judge, len(rates), sum(r["n"] for r in rates), _mean_sd_text(mr, mr_sd),
+                         _mean_sd_text(aar, aar_sd), None if mr is None or aar is None else round(aar - mr, 12)])
+    return rows
+
+
 def _reflection(data: StudyData, fs: FigureSet) -> None:
     rows = []
-    for name in sorted(_llm_answers(data)):
-        rates = reflection_rates(data, name)
-        if not rates:
-            continue
-        rows += [[name, str(r["sample"]), r["n"], r["mr"], r["aar"], r["diff"]] for r in rates]
-        cells = []
-        for key, label in RATES:
-            mean, sd = mean_sd([r[key] for r in rates if r[key] is not None])
-            cells.append(None if mean is None else f"{mean:.3f}" + ("" if sd is None else f" ({sd:.3f})"))
-            if mean is not None:
-                fs.figures.append(Figure(key=f"reflection_{key}:{name}", label=f"{label} of {name}, mean over samples",
-                                         value=mean, n=len(rates),
-                                         note="" if sd is None else f"standard deviation over samples {sd:.3f}",
-                                         extra={"sd": sd}))
-        rows.append([name, "mean (sd)", sum(r["n"] for r in rates), *cells])
+    for responder in responders(data):
+        for name in sorted(_llm_answers(data)):
+            rates = reflection_rates(data, name, responder)
+            if not rates:
+                continue
+            rows += [[responder, name, str(r["sample"]), r["n"], r["mr"], r["aar"], r["diff"]] for r in rates]
+            cells = []
+            for key, label in RATES:
+                mean, sd = mean_sd([r[key] for r in rates if r[key] is not None])
+                cells.append(None if mean is None else f"{mean:.3f}" + ("" if sd is None else f" ({sd:.3f})"))
+                if mean is not None:
+                    fs.figures.append(Figure(
+                        key=f"reflection_{key}:{responder}@{name}",
+                        label=f"{label} of {responder}'s responses (judge {name}), mean over samples",
+                        value=mean, n=len(rates), n_of="samples",
+                        note="" if sd is None else f"standard deviation over samples {sd:.3f}", extra={"sd": sd}))
+            rows.append([responder, name, "mean (sd)", sum(r["n"] for r in rates), *cells])
     if rows:
+        fs.tables.append(Table(key="benchpres_table1", title="BenchPreS Table 1: MR, AAR and AAR - MR per evaluated "
+                                                             "model", columns=TABLE1_COLUMNS,
+                               rows=table1_rows(data), note=TABLE1_NOTE))
         fs.tables.append(Table(key="reflection_samples", title="MR and AAR per response sample (BenchPreS 3.3)",
-                               columns=["judge", "sample", "items", "MR", "AAR", "AAR - MR"], rows=rows,
+                               columns=["model (responses judged)", "judge", "sample", "items", "MR", "AAR",
+                                        "AAR - MR"], rows=rows,
                                note="MR = P(z=1 | g=0), AAR = P(z=1 | g=1): z the judge's verdict, g the gold label; "
                                     "sd = standard deviation over samples"))
 
 
-def llm_answers_section(data: StudyData) -> FigureSet | None:
-    """The FigureSet of model answers and judge runs of a study (module doc), or None when it has none."""
+def llm_answers_section(data: StudyData, task=None) -> FigureSet | None:
+    """The FigureSet of model answers and judge runs of a study (module doc), or None when it has none.
+
+    task: the study's TaskType (annotator.tasks.get_task), given by the caller: its model_section(data, answers,
+    fs), when it has one, adds the task's tables of models beside people (the paper-shaped ones: RealPref Tables 8
+    and 9, HorizonBench's distractor share per model). Passed in, as reports never imports the task types."""
     fs = FigureSet(study=data.study.name, task=data.study.task_type)
     if data.study.task_type in MCQ_TASKS:
-        _mcq(data, fs)
+        _mcq(data, fs, task)
     elif data.study.task_type == "pairwise":
         _pairwise(data, fs)
     elif data.study.task_type == "judge_validation":

@@ -224,8 +224,19 @@ def test_judge_reflection_gives_mr_and_aar_over_samples(db_file, fake_llm, fake_
     assert main(["report", "refl", "--format", "json", "--db", db_file]) == 0
     fs = json.loads(capsys.readouterr().out)["studies"][0]["figure_set"]
     rows = next(t for t in fs["tables"] if t["key"] == "reflection_samples")["rows"]
-    assert [r[1] for r in rows if r[0] == "rj"] == ["0", "1", "mean (sd)"]
-    assert rows[-1][3:] == ["1.000 (0.000)", "1.000 (0.000)", "0.000 (0.000)"]
+    assert [r[2] for r in rows if r[:2] == ["openai/writer", "rj"]] == ["0", "1", "mean (sd)"]
+    assert rows[-1][4:] == ["1.000 (0.000)", "1.000 (0.000)", "0.000 (0.000)"]
+    # BenchPreS Table 1: the row is the evaluated model's (the responder), judged by rj
+    (t1,) = [t for t in fs["tables"] if t["key"] == "benchpres_table1"]
+    assert t1["rows"] == [["openai/writer", "rj", 2, len(made), "1.000 ± 0.000", "1.000 ± 0.000", 0.0]]
+    assert "responses of openai/writer, judged by rj:" in out
+    # another evaluated model into the same --out: refused before any call is sent
+    sent = len(fake_llm.log.requests)
+    assert ev(db_file, "judge-reflection", "--dataset", "cim", "--responder", "openai/other", "--model",
+              "openai/judge", "--name", "rj", "--samples", "2", "--out", "refl", "--api-base", fake_llm.url) == 1
+    assert "--out refl holds the responses of openai/writer; give each evaluated model its own --out" in \
+        capsys.readouterr().err
+    assert len(fake_llm.log.requests) == sent
 
 
 def test_open_answers_make_a_rubric_dataset(rubric_db, fake_llm, fake_key):

@@ -97,7 +97,7 @@ async def test_three_annotators_then_figures_by_hand(blind_db):
     mcq = fs.figure("accuracy_vs_chance_mcq")
     assert mcq.value == pytest.approx(6 / 8) and mcq.n == 8 and mcq.extra["chance"] == 0.25
     assert mcq.extra["p_value_greater"] == pytest.approx(_tail(8, 6, 0.25))
-    assert mcq.extra["published_llm"] == 0.563 and mcq.ci_low is not None
+    assert "published_llm" not in mcq.extra and mcq.ci_low is not None  # an LLM's value: the models' Table 9
     tf = fs.figure("accuracy_vs_chance_tf")
     assert tf.value == pytest.approx(4 / 5) and tf.extra["chance"] == 0.5  # b1t 3/3, b1f 1/2
     assert fs.figure("cant_tell_rate_mcq").value == pytest.approx(1 / 9)

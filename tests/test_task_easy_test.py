@@ -95,7 +95,13 @@ async def test_two_annotators_by_keys_then_figures_by_hand(easy_db):
     assert fs.figure("accuracy_tf").value == pytest.approx(6 / 8)
     assert fs.figure("accuracy_expression_3").value == pytest.approx(5 / 6)
     assert fs.figure("accuracy_expression_4").value == pytest.approx(3 / 6)
-    assert fs.figure("accuracy_expression_3").extra["published_human"] == 0.980
+    assert "published_human" not in fs.figure("accuracy_expression_3").extra  # MCQ and T/F: not Table 8's row
+    # RealPref Table 8's layout, answered on the screen: MCQ (Type 3) 2/2, T/F (Type 3) 3/4, MCQ (Type 4) 0/2,
+    # T/F (Type 4) 3/4; the paper's humans beside them in the MCQ columns
+    t8 = next(t for t in fs.tables if t.key == "table8")
+    assert t8.columns == ["tester", "MCQ (Type 3)", "T/F (Type 3)", "MCQ (Type 4)", "T/F (Type 4)"]
+    assert [c.value for c in t8.rows[0][1:]] == [1.0, 0.75, 0.0, 0.75]
+    assert t8.rows[1] == ["Human (RealPref Table 8, published)", 0.98, None, 0.96, None]
     f = fs.figure("accuracy")
     assert f.ci_low <= f.value <= f.ci_high and f.n == 12  # answers: 2 annotators x 6 items
     tables = {t.key: t for t in fs.tables}
@@ -104,7 +110,8 @@ async def test_two_annotators_by_keys_then_figures_by_hand(easy_db):
     assert by_pref[("MCQ", "Positive Preference")] == pytest.approx(0.0)
     assert by_pref[("T/F", "Positive Preference")] == pytest.approx(3 / 4)
     by_expr = {(r[0], r[1]): r for r in tables["accuracy_by_expression_type"].rows}
-    assert by_expr[("T/F", "3")][4] == pytest.approx(3 / 4) and by_expr[("all items", "4")][7] == 0.960
+    assert by_expr[("T/F", "3")][4] == pytest.approx(3 / 4) and by_expr[("MCQ", "4")][7] == 0.960
+    assert by_expr[("all items", "4")][7] is None and by_expr[("T/F", "4")][7] is None
     # majority wrong: only e4:mcq (2 of 2 missed); e3:t and e4:f are split 1-1
     assert [r[0] for r in tables["not_inferable"].rows] == ["e4:mcq"]
 

@@ -327,6 +327,14 @@ def _judge_reflection(store, args) -> int:
 
     if args.samples < 1:
         raise PrefvalError("--samples must be at least 1")
+    if any(d.name == args.out for d in store.datasets()):  # one evaluated model per --out: its items' ids
+        from reports.llm_answers import responder_of
+
+        other = sorted({responder_of(it) for it in store.items(args.out)} - {args.responder})
+        if other:
+            raise PrefvalError(f"--out {args.out} holds the responses of {', '.join(other)}; give each evaluated "
+                               f"model its own --out (`prefval report {args.out} OTHER ...` puts them in one "
+                               "BenchPreS Table 1)")
     params = {"temperature": args.temperature if args.temperature else 0.7, "max_tokens": args.max_tokens}
     jobs = runs.response_jobs(store, args.dataset, args.responder, args.samples, params=params,
                               api_base=args.api_base)
@@ -351,7 +359,8 @@ def _judge_reflection(store, args) -> int:
     from reports.llm_answers import RATES, mean_sd, reflection_rates
     from reports.study_data import load_study_data
 
-    rates = reflection_rates(load_study_data(store, args.out), name)
+    rates = reflection_rates(load_study_data(store, args.out), name, args.responder)
+    print(f"  responses of {args.responder}, judged by {name}:")
     for r in rates:
         print(f"  sample {r['sample']}: MR {_num(r['mr'])}, AAR {_num(r['aar'])}, AAR - MR {_num(r['diff'])} "
               f"(n={r['n']})")

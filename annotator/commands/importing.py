@@ -24,9 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--kind", help="(jsonl/csv) item kind the records map to, e.g. mcq, persona_record")
     p.add_argument("--mapping", help="(jsonl/csv) YAML/JSON file mapping item fields to record fields")
     p.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN",
-                   help="(jsonl/csv) map one item field to a record field; repeatable")
+                   help="(jsonl/csv/annotations) map one field to a record field of another name; repeatable")
     p.add_argument("--id-field", help="(jsonl/csv) record field holding the external id (default: id, else row)")
-    p.add_argument("--study", help="(judgments) the study whose units the LLM judge judged")
+    p.add_argument("--study", help="(judgments, annotations) the study whose units were judged or annotated")
     p.add_argument("--judge", help="(judgments) name of the LLM judge (an annotator of kind llm)")
     p.add_argument("--model", help="(judgments) the judge's model name, stored with a new judge")
     add_db_option(p)
@@ -40,6 +40,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.format == "judgments":
         return run_judgments(args)
+    if args.format == "annotations":
+        return run_annotations(args)
     if not args.dataset:
         raise PrefvalError("--dataset is required")
     importer = get_importer(args.format)
@@ -100,4 +102,28 @@ def run_judgments(args: argparse.Namespace) -> int:
         r = import_judgments(store, args.paths[0], args.study, args.judge, model=args.model)
     print(visible(f"study {r.study}: {r.n_added} judgments by {r.judge} added, {r.n_present} already present",
                   layout=False))
+    return 0
+
+
+def run_annotations(args: argparse.Namespace) -> int:
+    """`prefval import annotations FILE --study S [--map FIELD=COLUMN]`: people's answers collected elsewhere
+    (storage.importers.annotations), each checked by the study's task as an answer from the screen is."""
+    from annotator.cli import db_path
+    from annotator.tasks import get_task
+    from storage.importers.annotations import import_annotations
+    from storage.store import Store
+
+    if not args.study:
+        raise PrefvalError("import annotations needs --study STUDY")
+    if len(args.paths) != 1:
+        raise PrefvalError("import annotations takes one file")
+    with Store.open(db_path(args, must_exist=True), mode="rw") as store:
+        task = get_task(store.get_study(args.study).task_type)
+
+        def check(answer, unit, item, item_b, settings):
+            return task.answer_problem("answered", answer, unit, item, item_b, settings)
+
+        r = import_annotations(store, args.paths[0], args.study, args.map, answer_check=check)
+    print(visible(f"study {r.study}: {r.n_added} answers by {len(r.annotators)} people added "
+                  f"({r.n_new_annotators} new to the database), {r.n_present} already present", layout=False))
     return 0

@@ -88,7 +88,7 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
         if judged is not None:  # the answer first: may the judge replace the people (reports.stats.replacement)
             leads.append(Lead(VERDICT_TITLE, judged.sentences, before=judged.figures.tables[0].key
                               if judged.figures.tables else None))
-        for section in (judged.figures if judged is not None else None, llm_answers_section(data)):
+        for section in (judged.figures if judged is not None else None, llm_answers_section(data, task)):
             if section is not None:
                 figures.figures += section.figures
                 figures.tables += section.tables
@@ -98,7 +98,29 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
             figures.tables.append(notes)
             header["notes"] = len(notes.rows)
         out.append(StudyReport(figures=figures, per_annotator=table, header=header, leads=leads))
+    combined = benchpres_table1_across(out)
+    if combined is not None:
+        out.append(combined)
     return out
+
+
+def benchpres_table1_across(reports: list):
+    """BenchPreS Table 1 over several studies of `evaluate judge-reflection` reported together (one evaluated
+    model per --out, so one study per model): their benchpres_table1 rows in one table, each with its study, as a
+    last section; None when fewer than two of the reports have one."""
+    from reports.figures import FigureSet, Table
+    from reports.llm_answers import TABLE1_COLUMNS, TABLE1_NOTE
+    from reports.render import StudyReport
+
+    found = [(r.figures.study, t) for r in reports for t in r.figures.tables if t.key == "benchpres_table1"]
+    if len(found) < 2:
+        return None
+    rows = [[study, *row] for study, t in found for row in t.rows]
+    names = ", ".join(study for study, _ in found)
+    table = Table(key="benchpres_table1_all", title=f"BenchPreS Table 1 over the studies {names}",
+                  columns=["study"] + TABLE1_COLUMNS, rows=rows, note=TABLE1_NOTE)
+    return StudyReport(figures=FigureSet(study=names, task="BenchPreS Table 1", tables=[table]),
+                       header={"studies": len(found), "evaluated models": len({r[1] for r in rows})})
 
 
 def _report_from_columns(store, study, task, min_seconds: float):

@@ -2,6 +2,9 @@
 
     prefval stats agreement FILE.csv --metric fleiss_kappa [--categories a,b,c] [--format json]
     prefval stats correlate FILE.csv --method pearson [--columns human,judge]
+    prefval stats majority-vote FILE.csv --key correct [--tie-rule first-annotator --discard x]
+    prefval stats win-rate FILE.csv
+    prefval stats ppi FILE.csv --human human --judge judge [--tuning power]
 
 FILE.csv: a header naming the raters, one row per item, one column per rater, an empty cell for a
 missing rating; an optional first column named ``item`` holds item ids. Only the standard library
@@ -63,6 +66,50 @@ def register(subparsers) -> None:
                    help="bootstrap resamples for the 95%% interval (default 1000, 0 = no interval)")
     c.add_argument("--seed", type=int, default=0)
     c.set_defaults(func=run_correlate)
+
+    m = sub.add_parser("majority-vote", help="majority-vote accuracy against a key column (HorizonBench 5.3)",
+                       description="Majority-vote accuracy: the share of items whose plurality answer (one column "
+                                   "per annotator, in annotator order) is the key column's, over items with at "
+                                   "least 2 answers; the same function as the report of mcq studies.")
+    m.add_argument("file", metavar="FILE.csv")
+    m.add_argument("--key", required=True, metavar="COLUMN", help="the column holding each item's correct answer")
+    m.add_argument("--tie-rule", default="no-label", choices=("no-label", "first-annotator"),
+                   help="a tie for first place: no label, counted as not correct (default); or the first "
+                        "annotator's (column's) answer among the tied ones that is not --discard, as HorizonBench's "
+                        "agreement script does")
+    m.add_argument("--discard", default=None, metavar="LABEL",
+                   help="the label of a discarded answer (can't tell), which first-annotator passes over")
+    m.add_argument("--format", default="table", choices=("table", "json"))
+    m.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                   help="bootstrap resamples for the 95%% interval (default 1000)")
+    m.add_argument("--seed", type=int, default=0)
+    m.set_defaults(func=run_majority_vote)
+
+    w = sub.add_parser("win-rate", help="win / loss / tie rates of pairwise judgments (RealPref G.1)",
+                       description="Win, loss and tie shares of A against B with 95%% intervals, over all "
+                                   "judgments and by majority per pair (one row per pair, one column per "
+                                   "annotator; cells win/loss/tie or A/B/tie); the same function as the report "
+                                   "of pairwise studies.")
+    w.add_argument("file", metavar="FILE.csv")
+    w.add_argument("--format", default="table", choices=("table", "json"))
+    w.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                   help="bootstrap resamples for the 95%% interval (default 1000)")
+    w.add_argument("--seed", type=int, default=0)
+    w.set_defaults(func=run_win_rate)
+
+    pp = sub.add_parser("ppi", help="prediction-powered mean of human labels with an LLM judge's (PPI, PPI++)",
+                        description="Prediction-powered estimate of the mean human label: one row per item, a "
+                                    "human column (empty where people did not label the item) and a judge column. "
+                                    "--tuning none: PPI with lambda = 1 (Angelopoulos et al., Science 2023; what "
+                                    "`prefval report` uses); power: PPI++, lambda chosen from the data "
+                                    "(Angelopoulos, Duchi and Zrnic 2023; ppi_py's default).")
+    pp.add_argument("file", metavar="FILE.csv")
+    pp.add_argument("--human", required=True, metavar="COLUMN")
+    pp.add_argument("--judge", required=True, metavar="COLUMN")
+    pp.add_argument("--tuning", default="none", choices=("none", "power"))
+    pp.add_argument("--alpha", type=float, default=0.05, help="1 - the interval's coverage (default 0.05)")
+    pp.add_argument("--format", default="table", choices=("table", "json"))
+    pp.set_defaults(func=run_ppi)
 
 
 NA_CELLS = ("na", "n/a", "#n/a", "none", "null", "nan")
@@ -378,6 +425,110 @@ def run_correlate(args: argparse.Namespace) -> int:
     fn = getattr(stats, args.method)
     res = fn(xy[0], xy[1], ci=args.bootstrap > 0, n_boot=max(args.bootstrap, 1), seed=args.seed)
     _print(res, args.format)
+    return 0
+
+
+def _columns(table: Table, names: list[str]) -> list[int]:
+    """The indexes of the named columns. Raises PrefvalError naming a column the file lacks."""
+    out = []
+    for c in names:
+        if c not in table.names:
+            raise PrefvalError(f"{table.path}: no column named {c!r} (columns: {', '.join(table.names)})")
+        out.append(table.names.index(c))
+    return out
+
+
+def run_majority_vote(args: argparse.Namespace) -> int:
+    """Handler of ``prefval stats majority-vote``: annotator.tasks.mcq.figures.majority_vote_stat, the function
+    behind the majority-vote figure of mcq studies; the rater columns in file order are the annotator order of the
+    first-annotator rule. Prints the result, returns 0."""
+    from annotator.tasks.mcq.figures import majority_vote_stat
+
+    if args.bootstrap < 1:
+        raise PrefvalError(f"--bootstrap must be at least 1, got {args.bootstrap}")
+    table = read_table(args.file)
+    (key_col,) = _columns(table, [args.key])
+    raters = [j for j in range(len(table.names)) if j != key_col]
+    if not raters:
+        raise PrefvalError(f"{args.file}: no annotator column besides the key {args.key!r}")
+    rows = table.rows()
+    labels = [[row[j] for j in raters] for row in rows]
+    keys = [row[key_col] for row in rows]
+    _print(majority_vote_stat(labels, keys, args.seed, args.tie_rule, discard=args.discard, n_boot=args.bootstrap),
+           args.format)
+    return 0
+
+
+_OUTCOME = {"win": "win", "a": "win", "loss": "loss", "b": "loss", "tie": "tie"}
+
+
+def run_win_rate(args: argparse.Namespace) -> int:
+    """Handler of ``prefval stats win-rate``: annotator.tasks.pairwise.figures.win_rates, the function behind the
+    win / loss / tie figures of pairwise studies. Raises InputError naming row and column for another cell."""
+    from annotator.tasks.pairwise.figures import win_rates
+
+    if args.bootstrap < 1:
+        raise PrefvalError(f"--bootstrap must be at least 1, got {args.bootstrap}")
+    table = read_table(args.file)
+    per_pair = []
+    for k, row in enumerate(table.rows(), start=1):
+        pair = []
+        for c, cell in zip(table.names, row):
+            if cell is None:
+                pair.append(None)
+                continue
+            o = _OUTCOME.get(cell.strip().lower())
+            if o is None:
+                raise InputError(args.file, f"row {k}", c, f"expected win, loss or tie (or A, B, tie), got {cell!r}")
+            pair.append(o)
+        per_pair.append(pair)
+    all_res, maj_res, no_majority = win_rates(per_pair, args.seed, n_boot=args.bootstrap)
+    blocks = (("all judgments", all_res), ("majority per pair", maj_res))
+    if args.format == "json":
+        print(json.dumps({"all_judgments": {k: r.to_json_dict() for k, r in all_res.items()},
+                          "majority_per_pair": {k: r.to_json_dict() for k, r in maj_res.items()},
+                          "pairs_without_majority": no_majority}))
+        return 0
+
+    def cell(r):
+        if r.value is None:
+            return r.note
+        ci = "" if r.ci_low is None else f" [{r.ci_low:.4f}, {r.ci_high:.4f}]"
+        return f"{r.value:.4f}{ci}"
+
+    for title, res in blocks:
+        n = next(iter(res.values())).n_items
+        print(f"{title} ({n} {'judgments' if title == 'all judgments' else 'pairs'}):")
+        for k in ("win", "loss", "tie"):
+            print(f"  {k:<4}  {cell(res[k])}")
+    if no_majority:
+        print(f"{no_majority} pairs without a majority left out of the majority per pair")
+    return 0
+
+
+def run_ppi(args: argparse.Namespace) -> int:
+    """Handler of ``prefval stats ppi``: reports.stats.ppi.ppi_mean, the estimator of the report's
+    judge-validation section, with --tuning none (lambda = 1, the report's) or power (PPI++). Raises InputError
+    naming row and column for a cell that is not a number or a row without the judge's label."""
+    from reports.stats.ppi import ppi_mean
+
+    if not 0 < args.alpha < 1:
+        raise PrefvalError(f"--alpha must be between 0 and 1, got {args.alpha:g}")
+    table = read_table(args.file)
+    h, j = _columns(table, [args.human, args.judge])
+    y, yhat, yun = [], [], []
+    for k, row in enumerate(table.rows(), start=1):
+        for c, cell in ((args.human, row[h]), (args.judge, row[j])):
+            if cell is not None and not _is_number(cell):
+                raise InputError(args.file, f"row {k}", c, f"not a number: {cell!r}")
+        if row[j] is None:
+            raise InputError(args.file, f"row {k}", args.judge, "missing: every item needs the judge's label")
+        if row[h] is None:
+            yun.append(float(row[j]))
+        else:
+            y.append(float(row[h]))
+            yhat.append(float(row[j]))
+    _print(ppi_mean(y, yhat, yun, alpha=args.alpha, tuning=args.tuning), args.format)
     return 0
 
 

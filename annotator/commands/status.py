@@ -102,7 +102,7 @@ def collect(store, names: list[str] | None = None, with_annotators: bool = True)
 
             if data is None:
                 data = load_study_data(store, s.name)
-            section = llm_answers_section(data)
+            section = llm_answers_section(data, task)
             if section is not None:
                 row["figures"] += [f.model_dump() for f in section.figures]
                 row["tables"] += [t.model_dump() for t in section.tables]

@@ -11,14 +11,15 @@ from .fleiss import fleiss_kappa
 from .gwet import gwet_ac1, gwet_ac2
 from .kappa import cohen_kappa
 from .pairwise import percent_agreement, unanimity_rate
-from .rates import (aar_minus_mr, accuracy_vs_chance, appropriate_application_rate, at_least_one_correct,
-                    majority_vote, misapplication_rate, strict_majority, win_loss_tie)
+from .rates import (TIE_RULES, aar_minus_mr, accuracy_vs_chance, appropriate_application_rate,
+                    at_least_one_correct, majority_vote, majority_vote_first_non_discard, misapplication_rate,
+                    strict_majority, win_loss_tie)
 from .result import StatResult
 
 __all__ = [
     "StatResult", "percent_agreement", "unanimity_rate", "cohen_kappa", "fleiss_kappa",
     "krippendorff_alpha", "gwet_ac1", "gwet_ac2", "pearson", "spearman", "kendall",
-    "majority_vote", "strict_majority", "at_least_one_correct", "accuracy_vs_chance",
+    "majority_vote", "majority_vote_first_non_discard", "TIE_RULES", "strict_majority", "at_least_one_correct", "accuracy_vs_chance",
     "win_loss_tie", "misapplication_rate", "appropriate_application_rate", "aar_minus_mr",
     "AGREEMENT_METRICS", "compute_agreement",
 ]

@@ -1,17 +1,31 @@
 """Prediction-powered inference (PPI) of a mean: many LLM-judge labels plus a few human labels.
 
-Angelopoulos, Bates, Fannjiang, Jordan and Zrnic, "Prediction-powered inference", Science 382 (2023), section
-"Mean estimation" (and Materials and Methods, algorithm for the mean). Computed with the ``ppi_py`` package
-(ppi-python, imported on first use) with lam = 1, i.e. the original PPI estimator without power tuning.
+Two estimators, by name (TUNINGS):
+
+- "none" (prefval's default, what `prefval report`'s judge-validation section uses): PPI with lambda = 1, i.e.
+  the original estimator without power tuning. Angelopoulos, Bates, Fannjiang, Jordan and Zrnic,
+  "Prediction-powered inference", Science 382 (2023), section "Mean estimation" (and Materials and Methods,
+  algorithm for the mean).
+- "power": PPI++, lambda chosen from the data. Angelopoulos, Duchi and Zrnic, "PPI++: Efficient
+  Prediction-Powered Inference" (arXiv:2311.01453, 2023), section 2 (mean estimation, the power-tuned estimator
+  and its optimal lambda); ``ppi_py``'s default (``lam=None``). It is never wider than the human-only interval
+  (lambda = 0 is the classical mean) and about as narrow as PPI when the judge is good.
 
 With n items labelled by people (Y) and the judge (Yhat), and N more items labelled only by the judge
-(Yhat_u): theta_PP = mean(Yhat_u) - mean(Yhat - Y), the judge's mean corrected by its measured bias (the
-"rectifier"); the (1 - alpha) interval is theta_PP +- z_{1-alpha/2} sqrt(var(Yhat_u) / N + var(Yhat - Y) / n)
-(population variances, ddof 0, as ppi_py computes them). It stays valid however biased the judge is; a good
-judge only makes it narrower than the human-only interval.
+(Yhat_u), for a lambda in [0, 1]:
+theta_lambda = lambda mean(Yhat_u) + mean(Y - lambda Yhat), the judge's mean corrected by its measured bias (the
+"rectifier" mean(Y - lambda Yhat)); the (1 - alpha) interval is theta_lambda +- z_{1-alpha/2}
+sqrt(lambda^2 var(Yhat_u) / N + var(Y - lambda Yhat) / n) (population variances, ddof 0, as ppi_py computes them).
+lambda = 1 is PPI; PPI++ takes lambda = Cov(Y, Yhat) / ((1 + n/N) Var(Yhat)) (PPI++ section 2: the lambda that
+minimises the estimator's variance), clipped to [0, 1] as ppi_py does, with Cov the population covariance over
+the n labelled items and Var the sample variance (ddof 1) of the judge's labels on all n + N items (ppi_py's
+``_calc_lam_glm`` for the mean; its gradients Y - theta and Yhat - theta differ from Y and Yhat by a constant).
+Both stay valid however biased the judge is.
 
-Beside it: the human-only estimate (mean of Y, classical CLT interval) and the judge-only estimate (mean of the
+Beside them: the human-only estimate (mean of Y, classical CLT interval) and the judge-only estimate (mean of the
 judge's labels on all n + N items, classical interval, which is NOT valid when the judge is biased).
+
+Computed with the ``ppi_py`` package (ppi-python, imported on first use), given the lambda.
 """
 from __future__ import annotations
 
@@ -19,7 +33,10 @@ import numpy as np
 
 from .result import StatResult
 
-__all__ = ["ppi_mean", "classical_mean"]
+__all__ = ["ppi_mean", "classical_mean", "power_tuned_lambda", "TUNINGS"]
+
+#: the PPI estimators by name: "none" (lambda = 1, PPI: the default) and "power" (PPI++, lambda from the data)
+TUNINGS = ("none", "power")
 
 
 def _arr(x, name: str) -> np.ndarray:
@@ -47,20 +64,37 @@ def classical_mean(values, *, alpha: float = 0.05, metric: str = "mean") -> Stat
                       f"mean with a {100 * (1 - alpha):g}% normal (CLT) interval over {n} items")
 
 
-def ppi_mean(y, yhat, yhat_unlabeled, *, alpha: float = 0.05) -> StatResult:
+def power_tuned_lambda(y, yhat, yhat_unlabeled) -> float:
+    """PPI++'s lambda for the mean (Angelopoulos, Duchi and Zrnic 2023, section 2): Cov(Y, Yhat) / ((1 + n/N)
+    Var(Yhat)) clipped to [0, 1]; Cov over the n labelled items (ddof 0), Var over all n + N judge labels (ddof 1),
+    as ppi_py computes it. 0 when the judge's labels do not vary (it carries no information). Needs n >= 1, N >= 1
+    and n + N >= 2."""
+    y_l, yh_l, yh_u = (np.asarray(v, dtype=np.float64) for v in (y, yhat, yhat_unlabeled))
+    n, big_n = y_l.size, yh_u.size
+    cov = float(np.mean((y_l - y_l.mean()) * (yh_l - yh_l.mean())))
+    var = float(np.var(np.concatenate([yh_l, yh_u]), ddof=1))
+    if var == 0:
+        return 0.0
+    return float(np.clip(cov / ((1 + n / big_n) * var), 0.0, 1.0))
+
+
+def ppi_mean(y, yhat, yhat_unlabeled, *, alpha: float = 0.05, tuning: str = "none") -> StatResult:
     """The prediction-powered estimate of a mean with its 1 - alpha interval (module doc).
 
     y: human labels on the n labelled items; yhat: the judge's labels on the same items (same order);
     yhat_unlabeled: the judge's labels on the N items people did not label. Numbers (1/0 labels, 1..5 scores,
-    shares). Undefined (value None with the reason) when n < 2 or N < 2. Raises ValueError when y and yhat
-    differ in length or hold non-numbers. extra: n_labeled, n_unlabeled, rectifier (mean(Y - Yhat), the
-    judge's bias correction).
+    shares). tuning: "none" (PPI, lambda = 1) or "power" (PPI++, lambda from the data); the note names the one
+    used and its source. Undefined (value None with the reason) when n < 2 or N < 2. Raises ValueError when y and
+    yhat differ in length or hold non-numbers, or for an unknown tuning. extra: n_labeled, n_unlabeled, tuning,
+    lambda, rectifier (mean(Y - lambda Yhat), the judge's bias correction).
     """
+    if tuning not in TUNINGS:
+        raise ValueError(f"tuning must be one of {', '.join(TUNINGS)}, got {tuning!r}")
     y_l, yh_l, yh_u = _arr(y, "y"), _arr(yhat, "yhat"), _arr(yhat_unlabeled, "yhat_unlabeled")
     if y_l.size != yh_l.size:
         raise ValueError(f"y and yhat must have the same length, got {y_l.size} and {yh_l.size}")
     n, big_n = y_l.size, yh_u.size
-    extra = {"n_labeled": n, "n_unlabeled": big_n}
+    extra = {"n_labeled": n, "n_unlabeled": big_n, "tuning": tuning}
     if n < 2:
         return StatResult("ppi_mean", None, None, None, n, 2,
                           f"undefined: {n} items with both human and judge labels; PPI needs at least 2", extra=extra)
@@ -70,10 +104,16 @@ def ppi_mean(y, yhat, yhat_unlabeled, *, alpha: float = 0.05) -> StatResult:
                           extra=extra)
     from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
-    theta = float(np.ravel(ppi_mean_pointestimate(y_l, yh_l, yh_u, lam=1))[0])
-    lo, hi = ppi_mean_ci(y_l, yh_l, yh_u, alpha=alpha, lam=1)
-    extra["rectifier"] = float(np.mean(y_l - yh_l))
-    note = (f"prediction-powered mean (Angelopoulos et al. 2023, ppi_py, lam=1): {n} items with human and judge "
-            f"labels, {big_n} with judge labels only; {100 * (1 - alpha):g}% interval")
+    lam = 1.0 if tuning == "none" else power_tuned_lambda(y_l, yh_l, yh_u)
+    theta = float(np.ravel(ppi_mean_pointestimate(y_l, yh_l, yh_u, lam=lam))[0])
+    lo, hi = ppi_mean_ci(y_l, yh_l, yh_u, alpha=alpha, lam=lam)
+    extra["lambda"] = lam
+    extra["rectifier"] = float(np.mean(y_l - lam * yh_l))
+    rule = ("PPI with lambda = 1, no power tuning (Angelopoulos et al., Science 2023; ppi_py lam=1)"
+            if tuning == "none" else
+            f"PPI++ with lambda = {lam:.3f} chosen from the data (power tuning; Angelopoulos, Duchi and Zrnic 2023, "
+            "PPI++, section 2; ppi_py's default)")
+    note = (f"prediction-powered mean, {rule}: {n} items with human and judge labels, {big_n} with judge labels "
+            f"only; {100 * (1 - alpha):g}% interval")
     return StatResult("ppi_mean", theta, float(np.ravel(lo)[0]), float(np.ravel(hi)[0]), n + big_n, 2, note,
                       extra=extra)

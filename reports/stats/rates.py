@@ -11,7 +11,8 @@ from ._prep import is_missing
 from .bootstrap import finish
 from .result import StatResult
 
-__all__ = ["majority_vote", "strict_majority", "at_least_one_correct", "accuracy_vs_chance",
+__all__ = ["majority_vote", "majority_vote_first_non_discard", "TIE_RULES", "strict_majority",
+           "at_least_one_correct", "accuracy_vs_chance",
            "win_loss_tie", "misapplication_rate", "appropriate_application_rate", "aar_minus_mr"]
 
 
@@ -34,6 +35,38 @@ def majority_vote(labels):
     top = max(counts.values())
     best = [x for x, k in counts.items() if k == top]
     return best[0] if len(best) == 1 else None
+
+
+def majority_vote_first_non_discard(labels, discard=None):
+    """Plurality label of one item's ratings, a tie for first place going to the first rating, in the order given,
+    that is among the tied labels and is not ``discard``; None for no rating.
+
+    HorizonBench's agreement script (stellalisy/HorizonBench, scripts/compute_annotator_agreement.py,
+    compute_majority_vote; the human annotation of section 5.3): ratings in annotator order (annotator_1,
+    annotator_2, annotator_3), an empty answer read as the category "DISCARD"; a tie is settled by the first tied
+    option that is not DISCARD (``Counter`` keeps the order in which labels first occur), so with three annotators
+    and three different answers it is the first annotator's answer unless that is a discard. Only when every tied
+    label is ``discard`` (impossible for a tie of two or more distinct labels) is the result ``discard``.
+    labels: one item's ratings in annotator order, None/NaN/"" for missing (ignored).
+    """
+    counts: dict = {}
+    for x in labels:
+        if not is_missing(x):
+            counts[x] = counts.get(x, 0) + 1
+    if not counts:
+        return None
+    top = max(counts.values())
+    best = [x for x, k in counts.items() if k == top]
+    if len(best) == 1:
+        return best[0]
+    kept = [x for x in best if x != discard]
+    return kept[0] if kept else discard
+
+
+#: how a majority vote settles a tie for first place, by name: "no-label" (prefval's default: the item gets no
+#: label, majority_vote) and "first-annotator" (HorizonBench's agreement script:
+#: majority_vote_first_non_discard)
+TIE_RULES = ("no-label", "first-annotator")
 
 
 def strict_majority(labels):

@@ -18,6 +18,7 @@ IMPORTERS = {
     "horizonbench": "storage.importers.horizonbench",
     "benchpres": "storage.importers.benchpres",
     "judgments": "storage.importers.judgments",
+    "annotations": "storage.importers.annotations",
 }
 
 

@@ -28,6 +28,7 @@ READS: dict[str, tuple[set[str], str]] = {
     "jsonl": ({"jsonl"}, "JSONL records"),
     "csv": ({"csv"}, "CSV rows"),
     "judgments": ({"jsonl", "csv"}, "JSONL or CSV judgments"),
+    "annotations": ({"jsonl", "csv"}, "JSONL or CSV annotations"),
 }
 
 CONTAINER_TEXT = {"json": "a JSON document", "jsonl": "JSON Lines", "csv": "CSV (or other text)",

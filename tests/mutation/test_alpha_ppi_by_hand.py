@@ -95,9 +95,11 @@ def test_ppi_point_estimate_by_hand():
     r = ppi_mean(y, yhat, yun)
     assert (r.metric, r.n_items, r.n_raters) == ("ppi_mean", 8, 2)
     assert r.value == pytest.approx(0.5)
-    assert r.extra == {"n_labeled": 4, "n_unlabeled": 4, "rectifier": pytest.approx(-0.25)}
-    assert r.note == ("prediction-powered mean (Angelopoulos et al. 2023, ppi_py, lam=1): 4 items with human and "
-                      "judge labels, 4 with judge labels only; 95% interval")
+    assert r.extra == {"n_labeled": 4, "n_unlabeled": 4, "tuning": "none", "lambda": 1.0,
+                       "rectifier": pytest.approx(-0.25)}
+    assert r.note == ("prediction-powered mean, PPI with lambda = 1, no power tuning (Angelopoulos et al., Science "
+                      "2023; ppi_py lam=1): 4 items with human and judge labels, 4 with judge labels only; 95% "
+                      "interval")
     assert r.ci_low < 0.5 < r.ci_high
     wide = ppi_mean(y, yhat, yun, alpha=0.5)
     assert wide.note.endswith("; 50% interval") and r.ci_low < wide.ci_low < wide.ci_high < r.ci_high
@@ -108,11 +110,11 @@ def test_ppi_undefined_and_errors():
     assert few.to_json_dict() == {"metric": "ppi_mean", "value": None, "ci_low": None, "ci_high": None,
                                   "n_items": 1, "n_raters": 2,
                                   "note": "undefined: 1 items with both human and judge labels; PPI needs at least 2"}
-    assert few.extra == {"n_labeled": 1, "n_unlabeled": 3}
+    assert few.extra == {"n_labeled": 1, "n_unlabeled": 3, "tuning": "none"}
     alone = ppi_mean([1, 0], [1, 0], [1])
     assert (alone.metric, alone.value, alone.n_items, alone.n_raters) == ("ppi_mean", None, 3, 2)
     assert alone.note == "undefined: 1 items labelled by the judge alone; PPI needs at least 2"
-    assert alone.extra == {"n_labeled": 2, "n_unlabeled": 1}
+    assert alone.extra == {"n_labeled": 2, "n_unlabeled": 1, "tuning": "none"}
     with pytest.raises(ValueError, match=r"^y and yhat must have the same length, got 2 and 3$"):
         ppi_mean([1, 0], [1, 0, 1], [1, 1])
 

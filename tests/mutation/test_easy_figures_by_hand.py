@@ -35,21 +35,25 @@ def test_every_figure_and_table_by_hand(store):
             label + " (can't tell counts as wrong)", pytest.approx(value), n, "answers")
         assert f[key].note == what + BOOT
     e3, e4 = f["accuracy_expression_3"], f["accuracy_expression_4"]
-    assert (e3.label, e3.value, e3.n, e3.extra["published_human"]) == (
-        "accuracy, expression type 3 (can't tell counts as wrong)", pytest.approx(2 / 5), 5, 0.98)
-    assert e3.note == ("5 answers over 2 items; correct answers / answers, expression type 3 (MCQ and T/F; split in the table below)" + BOOT
-                       + "; RealPref table 8, humans: 0.980")
-    assert (e4.value, e4.extra["published_human"]) == (1.0, 0.96) and e4.note.endswith("humans: 0.960")
+    assert (e3.label, e3.value, e3.n) == ("accuracy, expression type 3 (can't tell counts as wrong)",
+                                          pytest.approx(2 / 5), 5)
+    assert e3.note == ("5 answers over 2 items; correct answers / answers, expression type 3 (MCQ and T/F; split in "
+                       "the table below)" + BOOT)
+    assert "published_human" not in e3.extra and e4.value == 1.0  # Table 8's humans took MCQ only: not this row
 
-    by_type, by_pref, hard = fs.tables
+    t8, by_type, by_pref, hard = fs.tables
+    # RealPref Table 8's layout: MCQ (Type 3) e1 2/3, T/F (Type 3) e2 0/2, MCQ (Type 4) e3 1/1, no T/F item of type 4
+    assert t8.columns == ["tester", "MCQ (Type 3)", "T/F (Type 3)", "MCQ (Type 4)", "T/F (Type 4)"]
+    assert [None if c is None else c.value for c in t8.rows[0][1:]] == [pytest.approx(2 / 3), 0.0, 1.0, None]
+    assert t8.rows[1] == ["Human (RealPref Table 8, published)", 0.98, None, 0.96, None]
     assert (by_type.key, by_type.title) == ("accuracy_by_expression_type", "accuracy by expression type")
     assert by_type.columns == ["format", "expression type", "items", "answers", "accuracy (can't tell counts as wrong)",
                                "ci_low", "ci_high",
-                               "published (humans, RealPref table 8)"]
+                               "published (humans, MCQ, RealPref Table 8)"]
     assert by_type.note == "answers include can't tell; can't tell counts as wrong; 95% bootstrap intervals over items"
     assert [r[:5] + r[7:] for r in by_type.rows] == [
-        ["all items", "3", 2, 5, pytest.approx(0.4), 0.98], ["all items", "4", 1, 1, 1.0, 0.96],
-        ["MCQ", "3", 1, 3, pytest.approx(2 / 3), None], ["MCQ", "4", 1, 1, 1.0, None],
+        ["all items", "3", 2, 5, pytest.approx(0.4), None], ["all items", "4", 1, 1, 1.0, None],
+        ["MCQ", "3", 1, 3, pytest.approx(2 / 3), 0.98], ["MCQ", "4", 1, 1, 1.0, 0.96],
         ["T/F", "3", 1, 2, 0.0, None]]
     assert (by_pref.key, by_pref.title) == ("accuracy_by_preference_type", "accuracy by preference type")
     assert by_pref.columns == ["format", "preference type", "items", "answers", "accuracy (can't tell counts as wrong)",
@@ -69,6 +73,6 @@ def test_every_figure_and_table_by_hand(store):
 
 def test_exactly_half_missed_is_inferable(store):
     data, _ = mcq_study(store, "easy_test", {"h": (0, [0, 1])}, per_item=1)
-    (_, _, hard) = get_task("easy_test").figures(data).tables
+    (_, _, _, hard) = get_task("easy_test").figures(data).tables
     assert hard.rows == []  # a tie: undecided until adjudicated, not failed
     assert get_task("easy_test").outcomes(data)[data.units[0].id].state == "needs_adjudication"

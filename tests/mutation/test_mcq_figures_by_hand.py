@@ -39,11 +39,12 @@ def test_every_figure_by_hand(store):
         "can't tell answers", pytest.approx(1 / 9), 9, "answers", "9 answers over 4 items")
     mv = f["majority_vote_accuracy"]
     assert (mv.label, mv.value, mv.n, mv.extra) == (
-        "majority-vote accuracy (annotators' votes; adjudications not used)", 0.5, 2,
-        {"numerator": 1.0, "denominator": 2.0, "ties": 1})
+        "majority-vote accuracy (annotators' votes; a tie: no label; adjudications not used)", 0.5, 2,
+        {"numerator": 1.0, "denominator": 2.0, "ties": 1, "tie_rule": "no-label"})
     assert mv.note == ("share of items whose plurality answer is the key, over 2 keyed items with at least 2 answers; "
-                       "a tie gives no label and counts as not correct (1 tied items); the annotators' own answers, "
-                       "adjudicated final answers not used" + BOOT)
+                       "tie rule no-label (prefval's default): a tie for first place gives no label and counts as not "
+                       "correct (1 tied items); the annotators' own answers, adjudicated final answers not used"
+                       + BOOT)
     # Fleiss over m1 (A A B) and m2 (D, can't tell, B), categories A B C D can't tell:
     # p_a = (2/6 + 0) / 2 = 1/6; shares A 1/3, B 1/3, C 0, D 1/6, can't tell 1/6: p_e = 10/36 = 5/18
     # kappa = (1/6 - 5/18) / (13/18) = -2/13
@@ -58,7 +59,10 @@ def test_every_figure_by_hand(store):
     sh, base, ratio = f["distractor_share"], f["distractor_baseline"], f["distractor_ratio"]
     what = "among wrong answers (options other than the key; can't tell left out) on items with a distractor"
     assert (sh.label, sh.value, sh.n) == ("wrong answers on the pre-evolution distractor", pytest.approx(2 / 3), 2)
-    assert sh.note == f"share choosing the distractor {what}" + BOOT
+    assert sh.note == (f"share choosing the distractor {what}" + BOOT + "; exact one-sided binomial test, share above "
+                       "uniform 1/(k-1) (HorizonBench 6.2), wrong answers taken as independent trials")
+    # P(X >= 2) for X ~ Binomial(3, 1/3): 3 (1/3)^2 (2/3) + (1/3)^3 = 7/27
+    assert (sh.p_value, sh.p_label) == (pytest.approx(7 / 27), "one-sided binomial test, share above uniform 1/(k-1)")
     assert (base.label, base.value) == ("uniform baseline 1/(k-1)", pytest.approx(1 / 3))
     assert base.note == f"uniform chance 1/(k-1) of picking it {what}" + BOOT
     assert (ratio.label, ratio.value) == ("distractor share / baseline", pytest.approx(2.0))

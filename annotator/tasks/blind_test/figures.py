@@ -12,7 +12,10 @@ from reports.figures import Figure, FigureSet, Table
 from reports.stats import accuracy_vs_chance
 from reports.study_data import StudyData
 
-PUBLISHED_LLM = {"mcq": 0.563, "tf": 0.546}  # RealPref table 9 (Gemini 2.5 Flash-Lite)
+# RealPref Table 9 (appendix G.2): one LLM's blind accuracy (Gemini 2.5 Flash-Lite); no human row. It belongs beside
+# models' answers, so reports/llm_answers.py's Table 9 shows it, never a figure about people.
+PUBLISHED_LLM = {"mcq": 0.563, "tf": 0.546}
+PUBLISHED_LLM_NAME = "Gemini 2.5 Flash-Lite"
 GUESS_MIN_ANSWERS = 2
 GUESS_ALPHA = 0.05
 
@@ -68,6 +71,32 @@ def _groups(items: list[ItemAnswers]) -> list[tuple[str, str, list[ItemAnswers]]
     return out
 
 
+def table9_groups(items: list[ItemAnswers]) -> list[tuple[str, str, list[ItemAnswers]]]:
+    """The columns of RealPref Table 9 (MCQ, then T/F): _groups in the paper's order."""
+    groups = _groups(items)
+    return [g for g in groups if g[0] != "tf"] + [g for g in groups if g[0] == "tf"]
+
+
+def table9_cell(choices: list[tuple[ItemAnswers, dict]], seed: int) -> Figure | None:
+    """One Table 9 cell: blind accuracy of the option answers (item, answer) given, can't tell left out, with its
+    exact one-sided binomial test against the items' chance (reports.stats.accuracy_vs_chance, as the people's
+    figure); None when there is no option answer."""
+    picked = [(it, a) for it, a in choices if not a.get("cant_tell") and a.get("choice") is not None]
+    if not picked:
+        return None
+    ch = chance(picked[0][0])
+    st = accuracy_vs_chance([a["choice"] == it.key for it, a in picked], ch, ci=True, seed=seed)
+    return Figure.from_stat("", "", st, n_of="answers", p_value=st.extra.get("p_value_greater"),
+                            p_label="one-sided binomial test, above chance")
+
+
+def table9_published(suffix: str, label: str) -> float | None:
+    """Table 9's published LLM value for a column: MCQ is RealPref's four-option MCQ."""
+    if suffix == "tf":
+        return PUBLISHED_LLM["tf"]
+    return PUBLISHED_LLM["mcq"] if label == "MCQ (4 options)" else None
+
+
 def blind_test_figures(data: StudyData) -> FigureSet:
     """Accuracy against chance per format, can't-tell rate, the per-item table with guessable flags and the
     odd-one-out polarity figure (see the module docstring)."""
@@ -96,8 +125,6 @@ def blind_test_figures(data: StudyData) -> FigureSet:
         fig.note = (f"{st.n_items} answers over {answered_items} items; exact binomial test against chance {ch:.3g}, "
                     "one-sided (above chance); can't tell answers left out; answers taken as independent trials"
                     if st.value is not None else fig.note)
-        if suffix in PUBLISHED_LLM:
-            fig.extra["published_llm"] = PUBLISHED_LLM[suffix]
         fs.figures.append(fig)
         n_all = sum(len(it.answers) for it in group)
         n_ct = sum(verdicts[it.unit_id]["cant_tell"] for it in group)
@@ -125,6 +152,33 @@ def blind_test_figures(data: StudyData) -> FigureSet:
              f"p < {GUESS_ALPHA} at chance, once the item has its quota of answers (blank until then); can't "
              "tell is not an option answer; outcome: the item's decision, as `prefval release` applies it"))
     return fs
+
+
+def table9_models(data: StudyData, answers: dict[str, dict[str, dict]], fs: FigureSet) -> None:
+    """RealPref Table 9 (blind test): rows people (this study), each model, then the paper's LLM row; columns MCQ
+    (per number of options) and T/F. Every cell: option answers correct / option answers, can't tell left out, with
+    the one-sided exact binomial test against chance (table9_cell). answers: model name -> unit id -> answer
+    (reports.llm_answers.model_answers_by_name)."""
+    from reports.llm_answers import testers
+
+    seed = data.study.seed
+    people = [it for it in collect(data) if it.key is not None]
+    groups = table9_groups(people)
+    by_unit = {it.unit_id: it for it in people}
+    rows = [["people (this study)", *[table9_cell([(it, a) for it in g for a in it.answers.values()], seed)
+                                      for _, _, g in groups]]]
+    for name in testers(answers):
+        rows.append([name, *[table9_cell([(by_unit[it.unit_id], answers[name][it.unit_id]) for it in g
+                                          if it.unit_id in answers[name]], seed) for _, _, g in groups]])
+    rows.append([f"{PUBLISHED_LLM_NAME} (RealPref Table 9, published)",
+                 *[table9_published(suffix, label) for suffix, label, _ in groups]])
+    fs.tables.append(Table(
+        key="table9_models", title="blind test in the layout of RealPref Table 9 (people and models)",
+        columns=["tester"] + [label for _, label, _ in groups], rows=rows,
+        note="RealPref Table 9 (appendix G.2): accuracy with only the question and options; option answers correct / "
+             "option answers (can't tell left out), exact one-sided binomial test against chance (1/k, 0.5 for T/F), "
+             "answers taken as independent trials; 95% bootstrap intervals over items; published: the paper's LLM on "
+             "its four-option MCQ and T/F items (chance 0.25 and 0.5)"))
 
 
 def odd_one_out_figure(mcq: list[ItemAnswers], verdicts: dict[str, dict], seed: int) -> Figure:

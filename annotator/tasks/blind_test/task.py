@@ -68,6 +68,13 @@ class BlindTestTask(McqTask):
             return undecided(f"too few option answers to judge ({v['n']})")
         return failed("guessable without the history (flagged)") if v["guessable"] else passed("not guessable")
 
+    def model_section(self, data, answers, fs) -> None:
+        """McqTask's, then RealPref Table 9 with people, each model and the paper's LLM row."""
+        super().model_section(data, answers, fs)
+        from annotator.tasks.blind_test.figures import table9_models
+
+        table9_models(data, answers, fs)
+
     def figures(self, data):
         """See annotator/tasks/blind_test/figures.py (loaded here, so the TUI start-up stays light)."""
         from annotator.tasks.blind_test.figures import blind_test_figures

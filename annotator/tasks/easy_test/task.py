@@ -10,6 +10,10 @@ type 3, 0.960 for type 4); tables of accuracy per expression type and per prefer
 all / MCQ / T/F; every accuracy is correct answers / answers (can't tell counts as wrong) with a 95% percentile
 bootstrap interval over items (seeded with the study seed). A last table lists the items most annotators miss
 (more than half of the item's answers not correct) as "not inferable".
+
+Generalized preferences (RealPref G.1): given a dataset of generalized preference records instead of MCQ items,
+the study is made over easy-test items derived from them (annotator/tasks/easy_test/generalized.py): the snippet
+shows the user's original preferences, the options the generalized one among other people's preferences.
 """
 from __future__ import annotations
 
@@ -34,6 +38,32 @@ class EasyTestTask(McqTask):
         "- `x`: can't tell (the conversation gives no basis for any answer)\n"
         "- `s`: skip, `u`: back to the previous item, `n`: note, `q`: quit\n"
     )
+
+    def prepare_spec(self, store, spec):
+        """A dataset of generalized preference records (RealPref G.1: the generator's `generalized` stage) and no
+        item an easy test can use: its records become easy-test items first (annotator/tasks/easy_test/
+        generalized.py; the originals from a second --dataset, else found through the records' sources) and the
+        study is made over them. Raises PrefvalError as that module."""
+        from annotator.tasks.easy_test.generalized import derive, is_generalized
+
+        self._generalized_from = None
+        if not spec.datasets or spec.from_study:
+            return spec
+        items = store.items(spec.datasets[0])
+        usable = any(it.kind in self.item_kinds and self.accepts(it) for it in items)
+        if usable or not any(map(is_generalized, items)):
+            return spec
+        name, _ = derive(store, spec)
+        self._generalized_from = list(spec.datasets)
+        return spec.model_copy(update={"datasets": [name]})
+
+    def study_settings(self, spec) -> dict[str, Any]:
+        """McqTask's, plus generalized_from: the datasets of generalized preferences (and originals) the items were
+        made from, when prepare_spec made them."""
+        settings = super().study_settings(spec)
+        if getattr(self, "_generalized_from", None):
+            settings["generalized_from"] = self._generalized_from
+        return settings
 
     def accepts(self, item: Item) -> bool:
         """Only items with a non-empty preference-expression snippet."""
@@ -70,6 +100,13 @@ class EasyTestTask(McqTask):
             return undecided("no key")
         return passed("easy test: the adjudicated answer is the key") if answer.get("choice") == key else \
             failed("easy test: the adjudicated answer is not the key")
+
+    def model_section(self, data, answers, fs) -> None:
+        """McqTask's, then RealPref Table 8 with people, each model and the paper's rows."""
+        super().model_section(data, answers, fs)
+        from annotator.tasks.easy_test.figures import table8_models
+
+        table8_models(data, answers, fs)
 
     def figures(self, data):
         """See annotator/tasks/easy_test/figures.py (loaded here, so the TUI start-up stays light)."""

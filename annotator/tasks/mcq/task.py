@@ -65,6 +65,25 @@ class McqTask(TaskType):
         "- `s`: skip, `u`: back to the previous item, `n`: note, `q`: quit\n"
     )
 
+    def study_settings(self, spec) -> dict[str, Any]:
+        """Adds tie_rule (mcq studies: how majority-vote accuracy settles a tie, `--option tie_rule=no-label` by
+        default, or first-annotator, HorizonBench's agreement script: annotator/tasks/mcq/figures.py). Raises
+        PrefvalError for an unknown rule, and for the option on easy and blind tests, whose items pass by more
+        than half of the answers (no plurality vote)."""
+        from reports.stats.rates import TIE_RULES
+        from storage.errors import PrefvalError
+
+        settings = super().study_settings(spec)
+        if "tie_rule" in spec.options:
+            rule = str(spec.options["tie_rule"]).strip()
+            if self.name != "mcq":
+                raise PrefvalError(f"--option tie_rule applies to mcq studies (majority-vote accuracy), not "
+                                   f"{self.name}")
+            if rule not in TIE_RULES:
+                raise PrefvalError(f"--option tie_rule={rule}: use {' or '.join(TIE_RULES)}")
+            settings["tie_rule"] = rule
+        return settings
+
     def shuffle_size(self, unit: Unit, item: Item, item_b: Item | None) -> int:
         return 0 if is_tf(item) else len(item.payload["options"])
 
@@ -196,6 +215,15 @@ class McqTask(TaskType):
         from annotator.tasks.mcq.figures import mcq_figures
 
         return mcq_figures(data)
+
+    def model_section(self, data, answers, fs) -> None:
+        """The tables of models beside people in the models' section (reports.llm_answers.llm_answers_section):
+        HorizonBench's distractor share per model with its binomial test, when the items have a pre-evolution
+        distractor. answers: model name -> unit id -> answer."""
+        if any(data.items[u.item_id].payload.get("distractor_index") is not None for u in data.units):
+            from annotator.tasks.mcq.figures import models_distractor_table
+
+            models_distractor_table(data, answers, fs)
 
     table_values = {"key": "$.correct_index", "distractor": "$.distractor_index"}
     table_lengths = {"n_options": "$.options"}

@@ -16,6 +16,20 @@ def _outcome(answer: dict) -> str | None:
     return {"A": "win", "B": "loss", "tie": "tie"}.get(answer.get("winner") or "")
 
 
+def win_rates(per_pair: list[list[str | None]], seed: int, n_boot: int = 1000):
+    """Win / loss / tie shares of A against B (RealPref G.1, Table 7) over all judgments and by plurality per pair:
+    (all judgments' {win, loss, tie} StatResults, the majority-per-pair ones, pairs without a majority). per_pair:
+    each pair's outcomes ("win", "loss", "tie", None for none). Pairs whose votes tie for first place
+    (reports.stats.majority_vote) are left out of the second and counted. The figures of pairwise studies and
+    `prefval stats win-rate` both come from here."""
+    flat = [o for pair in per_pair for o in pair]
+    all_res = win_loss_tie(flat, ci=True, seed=seed, n_boot=n_boot)
+    majority = [majority_vote(v) for v in per_pair if any(o is not None for o in v)]
+    no_majority = sum(m is None for m in majority)
+    maj_res = win_loss_tie([m for m in majority if m is not None], ci=True, seed=seed, n_boot=n_boot)
+    return all_res, maj_res, no_majority
+
+
 def pairwise_figures(data: StudyData) -> FigureSet:
     """win/loss/tie (all human judgments; keys win, loss, tie), the same by plurality vote per pair (keys
     win_majority, ...; pairs whose votes tie for first place are left out and counted in the note), left_share,
@@ -26,19 +40,16 @@ def pairwise_figures(data: StudyData) -> FigureSet:
     answers = [a for a in data.answers if a.answer]  # people only (StudyData.answers)
     outcomes = [_outcome(a.answer) for a in answers]
     seed = data.study.seed
-    all_res = win_loss_tie(outcomes, ci=True, seed=seed)
+    per_unit: dict[str, list[str]] = {}
+    for a, o in zip(answers, outcomes):
+        per_unit.setdefault(a.unit_id, []).append(o)
+    all_res, maj_res, no_majority = win_rates(list(per_unit.values()), seed)
     for k in ("win", "loss", "tie"):
         f = Figure.from_stat(k, f"{k} rate of {a_name} vs {b_name} (all judgments)", all_res[k], n_of="judgments")
         if f.value is not None:
             f.note = f"{all_res[k].n_items} judgments over {len({a.unit_id for a in answers})} pairs; " + f.note
         fs.figures.append(f)
 
-    per_unit: dict[str, list[str]] = {}
-    for a, o in zip(answers, outcomes):
-        per_unit.setdefault(a.unit_id, []).append(o)
-    majority = [majority_vote(v) for v in per_unit.values()]
-    no_majority = sum(m is None for m in majority)
-    maj_res = win_loss_tie([m for m in majority if m is not None], ci=True, seed=seed)
     for k in ("win", "loss", "tie"):
         f = Figure.from_stat(f"{k}_majority", f"{k} rate of {a_name} vs {b_name} (majority per pair)", maj_res[k])
         if no_majority:

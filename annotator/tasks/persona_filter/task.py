@@ -17,6 +17,7 @@ Answer: {"decision": "keep" | "drop", "reasons": [reason names, in the study's r
 Options (`--option KEY=VALUE`): keep_rule=majority|unanimous (how this round's answers make a record kept; a
 later round takes the records this round kept by its own rule: annotator.tasks.persona_filter.chain), chain=same|children (default: same without --dataset, children with one),
 record_types=persona,profile,... (only records of these types), allow_open=1 (chain from an unfinished round).
+Several --dataset: one round over all their records, in the order given (life events and preferences together).
 """
 from __future__ import annotations
 
@@ -83,6 +84,9 @@ class PersonaFilterTask(TaskType):
         if bad:
             raise PrefvalError(f"--option record_types: unknown type(s) {', '.join(bad)} "
                                f"(known: {', '.join(RECORD_TYPES)})")
+        twice = sorted({d for d in spec.datasets if spec.datasets.count(d) > 1})
+        if twice:
+            raise PrefvalError(f"--dataset {twice[0]} is given twice")
         if not spec.from_study and not spec.datasets:
             raise PrefvalError("persona_filter needs --dataset (or --from-study EARLIER for a later round)")
         if spec.from_study and chain == "children" and not spec.datasets:
@@ -96,9 +100,11 @@ class PersonaFilterTask(TaskType):
         return settings
 
     def build_units(self, store, spec: StudySpec) -> list[tuple[str, str | None, dict[str, Any]]]:
-        """First round: the dataset's persona_record items (of record_types when given). Later round
-        (--from-study): see annotator.tasks.persona_filter.chain. Then a seeded sample of --sample N.
-        Raises PrefvalError when nothing is left."""
+        """First round: the persona_record items (of record_types when given) of every --dataset, in the order the
+        datasets are given (the generator writes events and preferences as datasets of their own: one round can
+        take both). Later round (--from-study): see annotator.tasks.persona_filter.chain; with chain=children the
+        next records come from every --dataset. Then a seeded sample of --sample N. Raises PrefvalError when
+        nothing is left, naming the datasets."""
         settings = self._settings if self._settings is not None else self.study_settings(spec)
         types = settings["record_types"]
 
@@ -114,15 +120,17 @@ class PersonaFilterTask(TaskType):
                 settings["datasets"] = list(earlier.settings.get("datasets", []))
                 pairs = [(it, None) for it in kept if wanted(it)]
             else:
-                pairs = children_of([it for it in store.items(spec.datasets[0]) if wanted(it)], kept)
+                pairs = children_of([it for ds in spec.datasets for it in store.items(ds) if wanted(it)], kept)
             if not pairs:
                 raise PrefvalError(f"no record of the next round refers to a record kept by '{spec.from_study}'"
                                    if settings["chain_mode"] == "children" else
                                    f"no kept record of '{spec.from_study}' has record type {', '.join(types)}")
         else:
-            pairs = [(it, None) for it in store.items(spec.datasets[0]) if wanted(it)]
+            pairs = [(it, None) for ds in spec.datasets for it in store.items(ds) if wanted(it)]
             if not pairs:
-                raise PrefvalError(f"dataset '{spec.datasets[0]}' has no persona_record items"
+                named = ", ".join(f"'{ds}'" for ds in spec.datasets)
+                raise PrefvalError(f"{'datasets' if len(spec.datasets) > 1 else 'dataset'} {named} "
+                                   f"{'have' if len(spec.datasets) > 1 else 'has'} no persona_record items"
                                    + (f" of type {', '.join(types)}" if types else ""))
         pairs = seeded_sample(pairs, spec)
         # what each record's screen shows beside it (shown.link_units): its profile and, for a generalized
