@@ -94,6 +94,14 @@ class Item(Model):
     context_id: str | None = None
     context_end: int | None = None
 
+    @property
+    def context_missing(self) -> bool:
+        """Whether the item refers to a conversation the database does not hold: its importer gave a context
+        reference (with the end of the part it sees, context_end) that named no imported context, so
+        storage.datasets.import_items stored no context_id (e.g. PersonaMem questions imported without their
+        shared-contexts file). Every importer that gives a reference gives its context_end."""
+        return self.context_id is None and self.context_end is not None
+
 
 class Dataset(Model):
     id: str
