@@ -115,12 +115,17 @@ class Dataset(Model):
 
 
 class ImportResult(Model):
-    """What one import did: counts of items added and already present (same content), contexts added."""
+    """What one import did: counts of items added and already present (same content), contexts added;
+    without_context: external ids of the imported items (added or present) whose context reference names no
+    context of the dataset, in file order; n_context_linked: items stored before without their context that this
+    import gave it."""
 
     dataset: str
     n_added: int
     n_unchanged: int
     n_contexts: int = 0
+    without_context: list[str] = []
+    n_context_linked: int = 0
 
 
 class Study(Model):
