@@ -137,3 +137,20 @@ def test_the_real_sample_without_contexts(db_file, capsys):
                  "--db", db_file]) == 0
     out = capsys.readouterr().out
     assert "task mcq, 411 items" in out and "589 item(s) lack their conversation: kept" in out
+
+
+def test_attention_checks_lacking_the_conversation_follow_the_same_rule(db_file, tmp_path, capsys):
+    first = tmp_path / "ctx.jsonl"  # 6 questions with their conversation, 6 without
+    first.write_text(CONTEXTS.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    assert main(["import", "personamem", str(QUESTIONS), str(first), "--dataset", "pm", "--db", db_file]) == 0
+    # 3 of the 6 with their conversation in the study: 3 left to check with; the 6 without are no checks
+    assert main(["study", "create", "m", "--task", "mcq", "--dataset", "pm", "--sample", "3", "--checks", "4",
+                 "--option", "missing_context=drop", "--db", db_file]) == 1
+    assert "has 3 keyed items a mcq study can use as attention checks besides its items (needs 4)" \
+        in capsys.readouterr().err
+    assert main(["study", "create", "m", "--task", "mcq", "--dataset", "pm", "--sample", "3", "--checks", "3",
+                 "--option", "missing_context=drop", "--db", db_file]) == 0
+    with Store.open(db_file, mode="ro") as s:
+        units = s.units(s.get_study("m").id)
+        checks = [s.get_item(u.item_id) for u in units if u.extra.get("check")]
+    assert len(checks) == 3 and all(it.context_id is not None for it in checks)
