@@ -51,8 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="attention checks: every keyed item of DATASET (or N keyed items of the input dataset not "
                         "in the study) mixed into each annotator's queue, never marked on screen")
     c.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="task option; repeatable. mcq, easy_test, blind_test, item_quality (and others whose "
-                        "screen says so): identical_screens=merge|keep (items identical on screen kept once, the "
+                   help="task option; repeatable. mcq, easy_test, blind_test, item_quality: "
+                        "identical_screens=merge|keep (items identical on screen kept once, the "
                         "default, or every copy kept); sample_unit=query|item (--sample draws whole RealPref "
                         "queries, MCQ and T/F forms together, when the items carry metadata.query_id, the "
                         "default, or items one by one); mcq, item_quality: missing_context=refuse|keep|drop "
