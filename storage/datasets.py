@@ -39,9 +39,10 @@ class DatasetsMixin:
         with the same content is counted as unchanged (re-importing a file never duplicates); with different
         content it is an error. Items that name a context not given and not already stored are stored without one
         (Item.context_missing; their external ids in ImportResult.without_context); an unchanged item stored so
-        gets its context when a later import gives it (ImportResult.n_context_linked). Then the rows are written in batches of BATCH_ROWS items (contexts by message count),
-        each its own transaction, so that people annotating beside a big import never wait long for the write
-        lock; the import is recorded (table imports) after its last batch. An import cut short (killed) leaves
+        gets its context when a later import gives it (ImportResult.n_context_linked). Then the rows are written
+        in batches of BATCH_ROWS items (contexts by message count), each its own transaction, so that people
+        annotating beside a big import never wait long for the write lock; the import is recorded (table
+        imports) after its last batch. An import cut short (killed) leaves
         whole batches, and running it again adds the rest. Inside a caller's transaction it is all one
         transaction. Raises PrefvalError (nothing written) on a conflict or a dataset of another format.
 
