@@ -54,8 +54,8 @@ def attention_check_units(store: Store, task, spec: StudySpec, units: list) -> l
     spec.checks: the name of a dataset, whose items the task can show and check (TaskType.check_key not None)
     all become checks; or a number N, for N such items of the study's first dataset that are not already in the
     study, nor kept once in it as identical on screen to one of its items (a seeded sample); an item lacking the
-    conversation the task shows is a check only with --option missing_context=keep, as for the study's items. Check units carry extra {"check": True}; figures leave them out, the per-annotator
-    table scores them. Raises PrefvalError when there are not enough keyed items.
+    conversation the task shows is a check only with --option missing_context=keep, as for the study's items.
+    Check units carry extra {"check": True}; figures leave them out, the per-annotator table scores them. Raises PrefvalError when there are not enough keyed items.
     """
     in_study = {u[0] for u in units} | {i for u in units for k in ("same_screen", "same_screen_other_key")
                                          for i in u[2].get(k, [])}  # a copy of a study item is in it too
