@@ -209,7 +209,7 @@ async def test_generate_curate_evaluate_adjudicate_release(server, tmp_path, cap
                                                                                           "items": kept}]
     assert gen["models"] == [{"name": "openai/fake-model", "items": kept}] and len(gen["runs"]) == 1
     q = sheet["release"]["data_collection"]["sample-queries"]["generated"]
-    assert q["stages"] == [{"name": "queries", "items": n_bl - guessable}]
+    assert q["stages"] == [{"name": "queries", "items": (n_bl - guessable) * per_screen}]
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "- sample-events: models openai/fake-model (10 items)" in card
     croissant = json.loads((out / "croissant.json").read_text(encoding="utf-8"))
@@ -217,7 +217,7 @@ async def test_generate_curate_evaluate_adjudicate_release(server, tmp_path, cap
     assert croissant["rai:annotatorDemographics"][0].startswith("study events: 3 annotator(s), all people")
     mlc = pytest.importorskip("mlcroissant")
     reader = mlc.Dataset(jsonld=str(out / "croissant.json"))
-    assert [len(list(reader.records(rs["@id"]))) for rs in croissant["recordSet"]] == [kept, n_bl - guessable]
+    assert [len(list(reader.records(rs["@id"]))) for rs in croissant["recordSet"]] == [kept, (n_bl - guessable) * per_screen]
     for name, view in (("events", ev), ("blind", bl)):
         for f in by_study[name]["figures"]:
             r = view["report_figures"][f["key"]]
