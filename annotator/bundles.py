@@ -35,17 +35,22 @@ def _redact_settings(value, aliases: dict[str, str], key: str = ""):
 def _unmarked(unit, position: int):
     """A unit as a bundle stores it: at its place in the annotator's queue (the seeded order that mixes the
     attention checks in; a study appends its checks after its items), and an attention check not marked as one
-    (nor by its every-annotator quota)."""
+    (nor by its every-annotator quota, nor by lacking the copies identical on screen a study item may have)."""
     extra = unit.extra
     if extra.get("check"):
         extra = {k: v for k, v in extra.items() if k not in ("check", "annotators")}
+    if any(k in extra for k in SCREEN_COPY_KEYS):  # only study items have copies: the copies would tell the checks
+        extra = {k: v for k, v in extra.items() if k not in SCREEN_COPY_KEYS}
     return unit.model_copy(update={"extra": extra, "position": position})
 
 
 #: study settings that count units or items chosen when the study was made (--sample, the rubric's shared subset
 #: and calibration items, the unit counts of `prefval status`): set beside the number of items a bundle holds they
 #: would tell how many attention checks were mixed in; no screen reads them
-COUNT_SETTINGS = frozenset({"counts", "sample", "shared", "calibration"})
+COUNT_SETTINGS = frozenset({"counts", "sample", "shared", "calibration", "identical_on_screen", "sampled",
+                            "missing_context"})
+#: unit extras naming a study item's copies identical on screen (annotator.tasks.screens): no screen reads them
+SCREEN_COPY_KEYS = ("same_screen", "same_screen_other_key")
 
 
 def _unmarked_settings(settings: dict) -> dict:

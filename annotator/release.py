@@ -2,7 +2,8 @@
 
 An item is released when every given study that contains it lets it pass (TaskType.outcomes, annotator.tasks.outcome: kept by
 persona_filter, a unanimous or adjudicated gold label, easy test passed, blind test not flagged; an answered item
-for task types without a filter). The output directory holds one JSONL file per dataset of released items, in
+for task types without a filter; an item a study kept once as identical on screen to one of its items takes that
+item's outcome: screen_copies). The output directory holds one JSONL file per dataset of released items, in
 external-id order, and DATASHEET.md + datasheet.json: the funnel, every study's figures with their intervals,
 annotator counts, dates, guidelines and rubric, the excluded items and the annotators excluded from each study
 (`study exclude-annotator`), each with its reason, and the prefval version.
@@ -73,8 +74,10 @@ RELEASE_RULE = ("An item is released when every given study that holds it lets i
                 "as its quota of annotators (annotators per item), counting only people whose answers count (a "
                 "model's answer is never a vote; an annotator excluded with `study exclude-annotator` does not count, "
                 "and the quota is not lowered for them), and then the people's votes decide by the task's rule; a "
-                "tie is undecided until adjudicated. An item a study has not decided is held back. The funnel counts, "
-                "for each study in turn, only that study's items still in the release.")
+                "tie is undecided until adjudicated. An item a study has not decided is held back. An item a study "
+                "kept once as identical on screen to one of its items (`study create`) takes that item's outcome, "
+                "unless its key differs. The funnel counts, for each study in turn, only that study's items still in "
+                "the release.")
 #: the funnel's rows for the items a study holds back, by outcome state (annotator.tasks.outcome)
 HELD_BACK = (("failed", "failed"), ("needs_adjudication", "held back, a tie waiting for adjudication"),
              ("too_few", "held back, too few answers"), ("open", "held back, no answer yet"),
@@ -105,6 +108,29 @@ def release_funnel(study_names: list[str], order: list[str], verdicts: dict[str,
     return funnel
 
 
+def screen_copies(store: Store, data) -> dict[str, list[Any]]:
+    """unit id -> the items the study kept once as identical on screen to the unit's item with the same key (unit
+    extra "same_screen", annotator.tasks.screens), in dataset order: the study judged that screen, so each copy
+    takes the unit's outcome (copied_outcome). Copies with another key (extra "same_screen_other_key") are not
+    released by the study: nobody judged them against their own key."""
+    ids = [i for u in data.units for i in u.extra.get("same_screen", [])]
+    if not ids:
+        return {}
+    found = store.get_items(ids)
+    return {u.id: [found[i] for i in u.extra.get("same_screen", []) if i in found] for u in data.units
+            if u.extra.get("same_screen")}
+
+
+def copied_outcome(outcome, kept):
+    """The outcome (annotator.tasks.outcome.Outcome) of a copy identical on screen to the study item `kept`: the
+    same state and fields, its reason naming the item judged, and the field identical_on_screen_to (kept's
+    external id)."""
+    from dataclasses import replace
+
+    return replace(outcome, reason=f"{outcome.reason} (identical on screen to {kept.external_id})",
+                   fields={**outcome.fields, "identical_on_screen_to": kept.external_id})
+
+
 def build_release(store: Store, study_names: list[str], with_names: bool = False
                   ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
     """The released records by dataset name (each list sorted by external id) and the datasheet as a dict.
@@ -128,12 +154,17 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
         task.check_study(data.study)
         outcomes = task.outcomes(data)
         counts = {"units": len(data.units), **tally(outcomes.values())}
+        copies = screen_copies(store, data)
         for u in data.units:
-            items[u.item_id] = data.items[u.item_id]
-            if u.item_id not in verdicts:
-                order.append(u.item_id)
-            verdicts.setdefault(u.item_id, []).append((name, outcomes[u.id]))
-            members.setdefault(name, set()).add(u.item_id)
+            # the unit's item, then its copies identical on screen (same key), which take its outcome
+            kept = data.items[u.item_id]
+            for item in [kept, *copies.get(u.id, [])]:
+                items[item.id] = item
+                if item.id not in verdicts:
+                    order.append(item.id)
+                verdicts.setdefault(item.id, []).append(
+                    (name, outcomes[u.id] if item is kept else copied_outcome(outcomes[u.id], kept)))
+                members.setdefault(name, set()).add(item.id)
         humans = data.rater_names()
         judges = data.model_names()
         models = sorted({(data.annotators[a.annotator_id].model or "model not recorded") for a in data.model_answers

@@ -23,6 +23,8 @@ def create_study(store: Store, spec: StudySpec) -> Study:
     units = task.build_units(store, spec)
     if not units:
         raise PrefvalError(f"study '{spec.name}' would have no items")
+    # items lacking their conversation, identical on screen, the sample drawn (annotator.tasks.screens)
+    settings.update(task.build_notes)
     if spec.checks:
         checks = attention_check_units(store, task, spec, units)
         settings["checks"] = {"source": spec.checks, "n": len(checks)}
@@ -51,10 +53,12 @@ def attention_check_units(store: Store, task, spec: StudySpec, units: list) -> l
 
     spec.checks: the name of a dataset, whose items the task can show and check (TaskType.check_key not None)
     all become checks; or a number N, for N such items of the study's first dataset that are not already in the
-    study (a seeded sample). Check units carry extra {"check": True}; figures leave them out, the per-annotator
-    table scores them. Raises PrefvalError when there are not enough keyed items.
+    study, nor kept once in it as identical on screen to one of its items (a seeded sample); an item lacking the
+    conversation the task shows is a check only with --option missing_context=keep, as for the study's items.
+    Check units carry extra {"check": True}; figures leave them out, the per-annotator table scores them. Raises PrefvalError when there are not enough keyed items.
     """
-    in_study = {u[0] for u in units}
+    in_study = {u[0] for u in units} | {i for u in units for k in ("same_screen", "same_screen_other_key")
+                                         for i in u[2].get(k, [])}  # a copy of a study item is in it too
     raw = spec.checks.strip()
     if raw.isdigit():
         n = int(raw)
@@ -63,9 +67,11 @@ def attention_check_units(store: Store, task, spec: StudySpec, units: list) -> l
         source = spec.datasets[0]
     else:
         n, source = None, raw
+    keep_bare = str(spec.options.get("missing_context", "")).strip().lower() == "keep"
     pool = [it for it in store.items(source)
             if it.kind in task.item_kinds and task.accepts(it) and task.check_key(it) is not None
-            and it.id not in in_study]
+            and it.id not in in_study
+            and (keep_bare or not (task.needs_conversation and it.context_missing))]  # as the study's own items
     if not pool or (n is not None and len(pool) < n):
         raise PrefvalError(f"--checks {raw}: dataset '{source}' has {len(pool)} keyed items a {task.name} study can "
                            f"use as attention checks{'' if n is None else f' besides its items (needs {n})'} "

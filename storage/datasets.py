@@ -37,10 +37,12 @@ class DatasetsMixin:
 
         Everything is checked before anything is written: an item whose external id is already in the dataset
         with the same content is counted as unchanged (re-importing a file never duplicates); with different
-        content it is an error. Items that name a context not given and not already stored keep the reference in
-        their payload only. Then the rows are written in batches of BATCH_ROWS items (contexts by message count),
-        each its own transaction, so that people annotating beside a big import never wait long for the write
-        lock; the import is recorded (table imports) after its last batch. An import cut short (killed) leaves
+        content it is an error. Items that name a context not given and not already stored are stored without one
+        (Item.context_missing; their external ids in ImportResult.without_context); an unchanged item stored so
+        gets its context when a later import gives it (ImportResult.n_context_linked). Then the rows are written
+        in batches of BATCH_ROWS items (contexts by message count), each its own transaction, so that people
+        annotating beside a big import never wait long for the write lock; the import is recorded (table
+        imports) after its last batch. An import cut short (killed) leaves
         whole batches, and running it again adds the rest. Inside a caller's transaction it is all one
         transaction. Raises PrefvalError (nothing written) on a conflict or a dataset of another format.
 
@@ -95,6 +97,12 @@ class DatasetsMixin:
             "SELECT id FROM items WHERE dataset_id = ? AND source IS NULL", [ds_id])} \
             if known and with_sources else set()
         backfill: list[tuple[str, str]] = []
+        # items imported before without their context, whose context this import gives or the dataset now holds
+        no_context = {r[0] for r in self.db.execute(
+            "SELECT id FROM items WHERE dataset_id = ? AND context_id IS NULL AND context_end IS NOT NULL",
+            [ds_id])} if known else set()
+        ctx_link: list[tuple[str, str]] = []
+        lacking: list[str] = []  # external ids of this import's items whose context reference names no context
         rows = []
         seen: set[str] = set()
         for it in items:
@@ -106,6 +114,15 @@ class DatasetsMixin:
             h = hashlib.sha256(f"{it.kind}\x1f{payload_json}\x1f{it.context_external_id}\x1f{it.context_end}"
                                .encode("utf-8")).hexdigest()
             old = known.get(iid)
+            cid = None
+            if it.context_external_id is not None:
+                cid = ctx_ids.get(it.context_external_id)
+                if cid is None:
+                    cand = derived_id("context", dataset, it.context_external_id)
+                    if cand in known_ctx:
+                        cid = cand
+                if cid is None:
+                    lacking.append(it.external_id)
             if old:
                 if old != h:
                     raise PrefvalError(
@@ -114,14 +131,9 @@ class DatasetsMixin:
                 unchanged += 1
                 if it.source and iid in without_source:
                     backfill.append((json.dumps(it.source, ensure_ascii=False, sort_keys=True), iid))
+                if cid is not None and iid in no_context:  # the same reference (in the content hash), now found
+                    ctx_link.append((cid, iid))
                 continue
-            cid = None
-            if it.context_external_id is not None:
-                cid = ctx_ids.get(it.context_external_id)
-                if cid is None:
-                    cand = derived_id("context", dataset, it.context_external_id)
-                    if cand in known_ctx:
-                        cid = cand
             rows.append({
                 "id": iid, "dataset_id": ds_id, "external_id": it.external_id, "kind": it.kind,
                 "payload": payload_json, "content_hash": h, "context_id": cid,
@@ -164,6 +176,10 @@ class DatasetsMixin:
             with write_transaction(self.db):
                 self.db.conn.executemany("UPDATE contexts SET source = ? WHERE id = ? AND source IS NULL",
                                          ctx_backfill)
+        for start in range(0, len(ctx_link), BATCH_ROWS):
+            with write_transaction(self.db):
+                self.db.conn.executemany("UPDATE items SET context_id = ? WHERE id = ? AND context_id IS NULL",
+                                         ctx_link[start:start + BATCH_ROWS])
         with write_transaction(self.db):
             self.db["imports"].insert({
                 "id": derived_id("import", ds_id, source_path, file_hash, now_iso()), "dataset_id": ds_id,
@@ -172,7 +188,8 @@ class DatasetsMixin:
             })
             self._insert_event("import", None, None, {"dataset": dataset, "format": fmt, "path": source_path,
                                                       "added": added, "unchanged": unchanged})
-        return ImportResult(dataset=dataset, n_added=added, n_unchanged=unchanged, n_contexts=len(new_contexts))
+        return ImportResult(dataset=dataset, n_added=added, n_unchanged=unchanged, n_contexts=len(new_contexts),
+                            without_context=lacking, n_context_linked=len(ctx_link))
 
     def get_dataset(self, name: str) -> Dataset:
         """The dataset called name. Raises PrefvalError naming the known datasets when there is none."""

@@ -94,6 +94,14 @@ class Item(Model):
     context_id: str | None = None
     context_end: int | None = None
 
+    @property
+    def context_missing(self) -> bool:
+        """Whether the item refers to a conversation the database does not hold: its importer gave a context
+        reference (with the end of the part it sees, context_end) that named no imported context, so
+        storage.datasets.import_items stored no context_id (e.g. PersonaMem questions imported without their
+        shared-contexts file). Every importer that gives a reference gives its context_end."""
+        return self.context_id is None and self.context_end is not None
+
 
 class Dataset(Model):
     id: str
@@ -107,12 +115,17 @@ class Dataset(Model):
 
 
 class ImportResult(Model):
-    """What one import did: counts of items added and already present (same content), contexts added."""
+    """What one import did: counts of items added and already present (same content), contexts added;
+    without_context: external ids of the imported items (added or present) whose context reference names no
+    context of the dataset, in file order; n_context_linked: items stored before without their context that this
+    import gave it."""
 
     dataset: str
     n_added: int
     n_unchanged: int
     n_contexts: int = 0
+    without_context: list[str] = []
+    n_context_linked: int = 0
 
 
 class Study(Model):

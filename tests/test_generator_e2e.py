@@ -120,6 +120,52 @@ async def test_blind_test_on_generated_queries(gen_db, tmp_path):
         assert value == pytest.approx(sum(right[e] for e in group) / len(group)), key
 
 
+def _blind_screen(p: dict) -> tuple:
+    """What a blind-test screen shows of an item: the format, the question, the options as a set."""
+    return p.get("fmt"), p["question"], tuple(sorted(p["options"]))
+
+
+def test_generated_queries_are_one_item_per_screen_and_sampled_whole(gen_db, tmp_path, capsys):
+    # issue 21 part 4: --sample 40 --seed 0 gave 40 items on 19 distinct screens (up to 4 copies: the same query at
+    # 4 expression types), each counted as a trial; now every distinct screen of the dataset is one item
+    with Store.open(gen_db, mode="create") as s:
+        items = s.items("sample-queries")
+    distinct = {_blind_screen(it.payload) for it in items}
+    assert len(items) == 108 and len(distinct) < 40  # every screen fits in the sample
+    db = study_on_copy(gen_db, tmp_path, "gen-bt", "blind_test", "sample-queries", "--sample", "40", "--seed", "0",
+                       "--annotators-per-item", "1")
+    out = capsys.readouterr().out
+    assert f"{108 - len(distinct)} item(s) identical on screen to another were kept once" in out
+    with Store.open(db, mode="create") as s:
+        units = s.units(s.get_study("gen-bt").id)
+        shown = [_blind_screen(s.get_item(u.item_id).payload) for u in units]
+        copies = sum(len(u.extra.get("same_screen", [])) + len(u.extra.get("same_screen_other_key", []))
+                     for u in units)
+    assert len(shown) == len(set(shown)) == len(distinct) and copies == 108 - len(distinct)
+    # an easy test (each expression type its own snippet) samples whole queries, and releases them all in
+    # RealPref's layout (it released 2 of 37 queries so)
+    from tests.test_identical_screens import answer_every_unit
+
+    db = study_on_copy(gen_db, tmp_path, "gen-et", "easy_test", "sample-queries", "--sample", "40", "--seed", "0",
+                       "--annotators-per-item", "1")
+    assert "items holding" in capsys.readouterr().out
+    with Store.open(db, mode="create") as s:
+        units = s.units(s.get_study("gen-et").id)
+        forms: dict[str, set] = {}
+        for u in units:
+            for iid in [u.item_id, *u.extra.get("same_screen", [])]:
+                meta = s.get_item(iid).payload["metadata"]
+                forms.setdefault(meta["query_id"], set()).add(meta["variant"])
+    assert len(units) <= 40 and forms and all(v == {"mcq", "t", "f"} for v in forms.values())
+    answer_every_unit(db, "gen-et", "ana")
+    rel = tmp_path / "rel"
+    assert main(["release", "gen-et", "--out", str(rel), "--db", db]) == 0
+    orig = json.loads((rel / "datasheet.json").read_text())["release"]["original_format"]["sample-queries"]
+    assert orig["left_out"] == {}
+    records = [json.loads(x) for x in (rel / "sample-queries.realpref.jsonl").read_text().splitlines()]
+    assert sorted(r["query_id"] for r in records if "Query" in r) == sorted(forms)
+
+
 def test_mcq_study_on_evolved_items_counts_the_distractor(gen_db, tmp_path):
     db = study_on_copy(gen_db, tmp_path, "gen-ev", "mcq", "sample-evolution", "--annotators-per-item", "1")
     from storage.models import AnnotationIn

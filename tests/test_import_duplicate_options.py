@@ -39,7 +39,8 @@ def test_import_warns_once_and_imports_every_row(tmp_path, capsys):
         w.writeheader()
         w.writerows(rows)
     db = tmp_path / "t.db"
-    assert main(["import", "personamem", str(path), "--dataset", "pm", "--db", str(db)]) == 0
+    contexts = S / "personamem" / "shared_contexts_sample.jsonl"  # with them, no line about missing contexts
+    assert main(["import", "personamem", str(path), str(contexts), "--dataset", "pm", "--db", str(db)]) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert err[0].startswith("warning: ") and f"record {rows[1]['question_id']}," in err[0]
@@ -51,8 +52,8 @@ def test_import_warns_once_and_imports_every_row(tmp_path, capsys):
 
 def test_no_warning_without_duplicates(tmp_path, capsys):
     db = tmp_path / "t.db"
-    assert main(["import", "personamem", str(S / "personamem" / "questions_sample.csv"), "--dataset", "pm",
-                 "--db", str(db)]) == 0
+    assert main(["import", "personamem", str(S / "personamem" / "questions_sample.csv"),
+                 str(S / "personamem" / "shared_contexts_sample.jsonl"), "--dataset", "pm", "--db", str(db)]) == 0
     assert capsys.readouterr().err == ""
 
 

@@ -21,13 +21,13 @@ S = Path(__file__).resolve().parents[1] / "sample_data"
 MCQ_ANSWER = {"choice": 0, "letter": "A", "shown": "A", "cant_tell": False}
 
 
-def _mcq_chain(db: str, dataset: str, first: list[str], second: list[str]) -> None:
+def _mcq_chain(db: str, dataset: str, first: list[str], second: list[str], options: dict | None = None) -> None:
     """Two mcq studies over the dataset, each answered by one annotator on the given external ids: an item passes
-    a study once answered, so exactly the ids in both lists are released."""
+    a study once answered, so exactly the ids in both lists are released. options: the studies' --option values."""
     with Store.open(db, mode="rw") as s:
         for name, who, ids in (("s1", "ana", first), ("s2", "bo", second)):
             create_study(s, StudySpec(name=name, task="mcq", datasets=[dataset], seed=1, annotators=[who],
-                                      annotators_per_item=1))
+                                      annotators_per_item=1, options=options or {}))
             _answer(s, name, who, {e: MCQ_ANSWER for e in ids})
 
 
@@ -344,7 +344,10 @@ def test_real_personamem_32k_released_whole_is_the_original_file_byte_for_byte(d
     assert len(rows) == 589
     assert main(["import", "personamem", str(path), "--dataset", "pm32k", "--db", db_file]) == 0
     ids = [r["question_id"] for r in rows]
-    _mcq_chain(db_file, "pm32k", ids, ids[:500])  # s1: all 589 answered; s2: the first 500
+    # the real sample has no contexts file: the studies keep its items without their conversation, and every copy
+    # of a screen (the same question and options under two of its contexts), so that each id is its own item
+    _mcq_chain(db_file, "pm32k", ids, ids[:500], options={"missing_context": "keep", "identical_screens": "keep"})
+    # s1: all 589 answered; s2: the first 500
     whole = tmp_path / "whole"
     assert main(["release", "s1", "--out", str(whole), "--db", db_file]) == 0
     assert (whole / "pm32k.personamem.questions.csv").read_bytes() == path.read_bytes()

@@ -38,7 +38,10 @@ WALKTHROUGH_NUMBERS = {
     # blind test: 12 sampled queries; ana right on all, ben on even positions, cy on positions 0, 3, 6, 9; an item
     # is guessable when all three are right (positions 0 and 6): 2 flagged, 10 pass
     "blind_items": 12, "guessable": 2,
-    "released": 20,
+    # each blind screen shows a generated query that its 4 expression types share: 1 study item and 3 copies
+    # identical on screen (kept once, released with its outcome); 10 events + 10 x 4 queries
+    "copies_per_screen": 3,
+    "released": 50,
 }
 
 
@@ -118,6 +121,9 @@ async def test_generate_curate_evaluate_adjudicate_release(server, tmp_path, cap
         events = sorted(s.get_item(u.item_id).external_id for u in s.units(s.get_study("events").id))
         blind = [s.get_item(u.item_id) for u in s.units(s.get_study("blind").id)]
     assert len(events) == 12 and len(blind) == WALKTHROUGH_NUMBERS["blind_items"]
+    with Store.open(db, mode="ro") as s:
+        copies = [len(u.extra.get("same_screen", [])) for u in s.units(s.get_study("blind").id)]
+    assert copies == [WALKTHROUGH_NUMBERS["copies_per_screen"]] * len(blind)
     index = {ext: j for j, ext in enumerate(events)}
     for who in PEOPLE:
         app = AnnotateApp(db, "events", who, show_timer=False)
@@ -189,8 +195,10 @@ async def test_generate_curate_evaluate_adjudicate_release(server, tmp_path, cap
     out = tmp_path / "release"
     assert main(["release", "events", "blind", "--out", str(out), "--db", db]) == 0
     sheet = json.loads((out / "datasheet.json").read_text())
-    assert sheet["release"]["items"] == WALKTHROUGH_NUMBERS["released"] == kept + n_bl - guessable
-    assert sheet["release"]["by_dataset"] == {"sample-events": kept, "sample-queries": n_bl - guessable}
+    per_screen = 1 + WALKTHROUGH_NUMBERS["copies_per_screen"]
+    assert sheet["release"]["items"] == WALKTHROUGH_NUMBERS["released"] == kept + (n_bl - guessable) * per_screen
+    assert sheet["release"]["by_dataset"] == {"sample-events": kept,
+                                              "sample-queries": (n_bl - guessable) * per_screen}
     by_study = {st["name"]: st for st in sheet["studies"]}
     assert by_study["events"]["funnel"]["passed"] == kept and by_study["blind"]["funnel"]["failed"] == guessable
     assert by_study["events"]["annotators"] == {"human": 3, "llm_judges": 1}
@@ -201,7 +209,7 @@ async def test_generate_curate_evaluate_adjudicate_release(server, tmp_path, cap
                                                                                           "items": kept}]
     assert gen["models"] == [{"name": "openai/fake-model", "items": kept}] and len(gen["runs"]) == 1
     q = sheet["release"]["data_collection"]["sample-queries"]["generated"]
-    assert q["stages"] == [{"name": "queries", "items": n_bl - guessable}]
+    assert q["stages"] == [{"name": "queries", "items": (n_bl - guessable) * per_screen}]
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "- sample-events: models openai/fake-model (10 items)" in card
     croissant = json.loads((out / "croissant.json").read_text(encoding="utf-8"))
@@ -209,7 +217,7 @@ async def test_generate_curate_evaluate_adjudicate_release(server, tmp_path, cap
     assert croissant["rai:annotatorDemographics"][0].startswith("study events: 3 annotator(s), all people")
     mlc = pytest.importorskip("mlcroissant")
     reader = mlc.Dataset(jsonld=str(out / "croissant.json"))
-    assert [len(list(reader.records(rs["@id"]))) for rs in croissant["recordSet"]] == [kept, n_bl - guessable]
+    assert [len(list(reader.records(rs["@id"]))) for rs in croissant["recordSet"]] == [kept, (n_bl - guessable) * per_screen]
     for name, view in (("events", ev), ("blind", bl)):
         for f in by_study[name]["figures"]:
             r = view["report_figures"][f["key"]]

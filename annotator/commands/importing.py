@@ -72,8 +72,25 @@ def run(args: argparse.Namespace) -> int:
     extra = f", {result.n_contexts} contexts" if result.n_contexts else ""
     print(visible(f"dataset {result.dataset}: {result.n_added} items added, {result.n_unchanged} already "
                   f"present{extra}", layout=False))
+    if result.n_context_linked:
+        print(visible(f"{result.n_context_linked} item(s) imported before without their conversation have it now",
+                      layout=False))
+    warn_missing_contexts(result, len(parsed.items))
     warn_duplicate_options(parsed)
     return 0
+
+
+def warn_missing_contexts(result, n_items: int) -> None:
+    """One line on stderr when imported items lack their conversation (storage.models.ImportResult.without_context:
+    a context reference, e.g. PersonaMem's shared_context_id, that names no context of the dataset): how many, the
+    first, what a study does with them and how to add the contexts. The items are imported as they are."""
+    lacking = result.without_context
+    if not lacking:
+        return
+    print(visible(f"warning: {len(lacking)} of {n_items} items lack their conversation: their context reference "
+                  f"names no context of dataset '{result.dataset}' (first: '{lacking[0]}'); an mcq or item_quality "
+                  "study refuses them unless --option missing_context=keep or drop; to add the conversations, "
+                  "import the questions again with their contexts file", layout=False), file=sys.stderr)
 
 
 def warn_duplicate_options(parsed) -> None:

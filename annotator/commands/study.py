@@ -50,7 +50,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--checks", metavar="DATASET_OR_N",
                    help="attention checks: every keyed item of DATASET (or N keyed items of the input dataset not "
                         "in the study) mixed into each annotator's queue, never marked on screen")
-    c.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="task option; repeatable")
+    c.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="task option; repeatable. mcq, easy_test, blind_test, item_quality: "
+                        "identical_screens=merge|keep (items identical on screen kept once, the "
+                        "default, or every copy kept); sample_unit=query|item (--sample draws whole RealPref "
+                        "queries, MCQ and T/F forms together, when the items carry metadata.query_id, the "
+                        "default, or items one by one); mcq, item_quality: missing_context=refuse|keep|drop "
+                        "(items whose conversation was not imported: refused, the default, kept without it, or "
+                        "left out)")
     add_db_option(c)
     c.set_defaults(func=run_create)
     ls = ssub.add_parser("list", help="list studies")
@@ -164,6 +171,10 @@ def run_create(args: argparse.Namespace) -> int:
     extra = f" (and {checks} attention checks for every annotator)" if checks else ""
     print(visible(f"study {study.name}: task {study.task_type}, {n - checks} items{extra}, {k} annotator(s) per "
                   f"item, seed {study.seed}", layout=False))
+    from annotator.tasks.screens import created_lines
+
+    for line in created_lines(study.settings, args.sample):
+        echo(line)
     if study.task_type == "pairwise" and not args.pairs:
         how = study.settings.get("options", {}).get("pairing")
         asked = "pairing" in spec.options
@@ -177,8 +188,10 @@ def run_create(args: argparse.Namespace) -> int:
         else:
             echo(f"paired at random (seed {study.seed})"
                   + ("" if asked else ": the two datasets share no ids; use --pairs FILE to fix pairs"))
-    if args.sample is not None and n < args.sample:
-        echo(f"note: --sample {args.sample} asked for more items than the dataset offers; the study has all {n}")
+    if args.sample is not None and n - checks < args.sample and not study.settings.get("sampled"):
+        distinct = " distinct on screen" if study.settings.get("identical_on_screen") else ""
+        echo(f"note: --sample {args.sample} asked for more items than the dataset offers{distinct}; the study has "
+             f"all {n - checks}")
     return 0
 
 

@@ -154,7 +154,10 @@ class TaskType:
 
     def build_units(self, store: "Store", spec: StudySpec) -> list[tuple[str, str | None, dict[str, Any]]]:
         """The study's units: (item_id, item_b_id, extra). Default: the items of the first dataset whose kind
-        this task accepts, a seeded random sample of `spec.sample` of them when given, in dataset order."""
+        this task accepts, in dataset order, through annotator.tasks.screens.study_items: items lacking their
+        conversation refused (needs_conversation), items identical on screen kept once (screen_key; the copies in
+        extra "same_screen"), then a seeded sample of `spec.sample` (whole RealPref queries when the items carry
+        metadata.query_id). What it did is left in self.build_notes."""
         if not spec.datasets:
             raise PrefvalError(f"task {self.name} needs --dataset")
         items = [it for it in store.items(spec.datasets[0]) if it.kind in self.item_kinds]
@@ -165,7 +168,10 @@ class TaskType:
                 rule = "; " + type(self).accepts.__doc__.strip().splitlines()[0].rstrip(".")
             raise PrefvalError(f"dataset '{spec.datasets[0]}' has no items a {self.name} study can use "
                                f"(needs kind {' or '.join(self.item_kinds)}{rule})")
-        return [(it.id, None, {}) for it in seeded_sample(items, spec)]
+        from annotator.tasks.screens import study_items
+
+        screens, self.build_notes = study_items(self, store, spec, items)
+        return [(s.item.id, None, s.extra()) for s in screens]
 
     def accepts(self, item: Item) -> bool:
         """Whether an item of an accepted kind can be used (override to filter, e.g. only T/F)."""
@@ -175,6 +181,25 @@ class TaskType:
         """Extras of a unit made outside build_units (an attention check) that link the records its screen
         shows beside `item`, as build_units links them (persona_filter: the profile). Default: none."""
         return {}
+
+    #: what build_units did beyond choosing items (annotator.tasks.screens.study_items: items lacking their
+    #: conversation, items identical on screen kept once, the sample drawn); create_study stores it in the settings
+    build_notes: dict[str, Any] = {}
+
+    #: whether the decision needs the item's stored conversation, shown on screen: items whose conversation was not
+    #: imported (Item.context_missing) are refused at study creation unless --option missing_context=keep|drop
+    needs_conversation: ClassVar[bool] = False
+
+    def screen_key(self, store: "Store", item: Item) -> Any:
+        """A hashable value that two items share exactly when the task's screen shows them alike (the fields its
+        view shows, an option list the screen shuffles as a set); None: the item is never merged with another
+        (annotator.tasks.screens). Default None: a task opts in by naming the fields its view shows."""
+        return None
+
+    def key_on_screen(self, item: Item) -> Any:
+        """What an answer on the item is scored against, in the screen's terms (copies identical on screen with
+        another key contradict each other). Default: check_key."""
+        return self.check_key(item)
 
     # ---- the screen -------------------------------------------------------------------------------------
     def shuffle_size(self, unit: Unit, item: Item, item_b: Item | None) -> int:

@@ -263,6 +263,10 @@ def _add_judgments(store: Store, records: list[_Rec], study_name: str, judge: st
         unit = by_ext.get(key)
         if unit is None:
             what = f"{key[0]!r}" + (f" / {key[1]!r}" if key[1] else "")
+            kept = _kept_in_place(store, units, items).get(key[0]) if key[1] is None else None
+            if kept is not None:
+                raise rec.error("item", f"{what} is identical on screen to {kept!r}, which study '{study_name}' "
+                                        f"holds in its place (kept once at study creation): judge {kept!r}")
             raise rec.error("item_b" if ext_b is not None and (str(ext), None) in by_ext else "item",
                             f"{what} is not an item of study '{study_name}'")
         if unit.id in seen:
@@ -293,6 +297,14 @@ def _add_judgments(store: Store, records: list[_Rec], study_name: str, judge: st
             added += 1
         store.log_event("judgments_imported", study.id, ann.id, file=source, added=added, present=present)
     return JudgmentImport(study.name, judge, added, present, n_assigned)
+
+
+def _kept_in_place(store, units: list, items: dict) -> dict[str, str]:
+    """External id of each item a study kept once as identical on screen to one of its items (unit extra
+    "same_screen", "same_screen_other_key": annotator.tasks.screens) -> the external id of that study item."""
+    ids = {i: u.item_id for u in units for k in ("same_screen", "same_screen_other_key") for i in u.extra.get(k, [])}
+    copies = store.get_items(list(ids)) if ids else {}
+    return {c.external_id: items[ids[c.id]].external_id for c in copies.values()}
 
 
 def read(paths, options=None):  # pragma: no cover - the CLI routes "judgments" to import_judgments

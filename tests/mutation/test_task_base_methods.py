@@ -25,8 +25,9 @@ def test_small_helpers():
 
 
 def _mcq_items(store, n=5, keyed=True):
+    """n MCQ items m0..m{n-1}, each its own question (items identical on screen would be one item of a study)."""
     store.import_items("ds", "jsonl", [ItemIn(external_id=f"m{i}", kind="mcq", payload={
-        "question": "q", "options": ["a", "b"], **({"correct_index": 0} if keyed else {})}) for i in range(n)])
+        "question": f"q{i}", "options": ["a", "b"], **({"correct_index": 0} if keyed else {})}) for i in range(n)])
 
 
 def test_default_settings_units_and_sample(store):

@@ -51,6 +51,14 @@ class BlindTestTask(McqTask):
         """Nothing: no stored context, no snippet."""
         return {}
 
+    #: the screen never shows the conversation: items without theirs are blind-test items like any other
+    needs_conversation = False
+
+    def conversation_key(self, item) -> Any:
+        """None: the screen shows the question and options only, so items that differ in their conversation
+        alone (a query at several expression types or context lengths) are one screen."""
+        return None
+
     def vote_outcome(self, answers, item, settings):
         """An item passes when the blind test does not flag it as guessable from the people's answers (item_verdict
         in annotator/tasks/blind_test/figures.py: every option answer correct, or correct above chance by a
@@ -78,5 +86,6 @@ class BlindTestTask(McqTask):
     def figures(self, data):
         """See annotator/tasks/blind_test/figures.py (loaded here, so the TUI start-up stays light)."""
         from annotator.tasks.blind_test.figures import blind_test_figures
+        from annotator.tasks.mcq.task import with_screen_copies
 
-        return blind_test_figures(data)
+        return with_screen_copies(blind_test_figures(data), data.study.settings)

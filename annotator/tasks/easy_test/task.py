@@ -73,6 +73,15 @@ class EasyTestTask(McqTask):
         """The snippet's messages, inline; never the stored long context."""
         return {"snippet": list(payload.snippet or [])}
 
+    #: the screen shows the snippet (accepts requires one), never the stored conversation
+    needs_conversation = False
+
+    def conversation_key(self, item: Item) -> Any:
+        """The snippet, the conversation this screen shows (as canonical JSON)."""
+        from annotator.tasks.screens import canonical
+
+        return canonical(item.payload.get("snippet") or [])
+
     def vote_outcome(self, answers, item, settings):
         """An item passes the easy test when more than half of its people's answers pick the key (RealPref G.2:
         the item can be answered with the conversation) and fails when fewer than half do; exactly half is a tie
@@ -111,5 +120,6 @@ class EasyTestTask(McqTask):
     def figures(self, data):
         """See annotator/tasks/easy_test/figures.py (loaded here, so the TUI start-up stays light)."""
         from annotator.tasks.easy_test.figures import easy_test_figures
+        from annotator.tasks.mcq.task import with_screen_copies
 
-        return easy_test_figures(data)
+        return with_screen_copies(easy_test_figures(data), data.study.settings)

@@ -59,6 +59,29 @@ class ItemQualityTask(TaskType):
         """Only items with a key: the correct response is part of what is checked."""
         return item.payload.get("correct_index") is not None
 
+    #: relevance and correctness are judged against the conversation the screen shows
+    needs_conversation = True
+
+    def screen_key(self, store, item: Item) -> Any:
+        """What compose_item draws: the conversation (context id and end) and the persona that opens it, the
+        question type and topic, the question, the correct and the incorrect responses in their order, and the
+        item's metadata when no persona message opens the conversation (the screen shows it then)."""
+        from annotator.tasks.screens import canonical
+
+        p = item.payload
+        options = list(p.get("options") or [])
+        key = p.get("correct_index")
+        persona = False
+        if item.context_id:
+            first = store.context_messages(item.context_id, 0, 1)
+            persona = bool(first) and first[0].role == "system"
+        return ("item_quality", (item.context_id, item.context_end) if item.context_id else None,
+                p.get("question_type"), p.get("topic"), p.get("question"),
+                options[key] if isinstance(key, int) and 0 <= key < len(options) else None,
+                tuple(o for i, o in enumerate(options) if i != key),
+                None if persona else canonical({k: v for k, v in (p.get("metadata") or {}).items()
+                                                if v not in (None, "")}))
+
     # ---- the screen -------------------------------------------------------------------------------------
     @staticmethod
     def _labels(partial: dict[str, Any] | None) -> dict[str, bool]:
@@ -143,5 +166,6 @@ class ItemQualityTask(TaskType):
 
     def figures(self, data):
         from annotator.tasks.item_quality.figures import item_quality_figures
+        from annotator.tasks.mcq.task import with_screen_copies
 
-        return item_quality_figures(data)
+        return with_screen_copies(item_quality_figures(data), data.study.settings)

@@ -87,6 +87,35 @@ class McqTask(TaskType):
     def shuffle_size(self, unit: Unit, item: Item, item_b: Item | None) -> int:
         return 0 if is_tf(item) else len(item.payload["options"])
 
+    # ---- study creation: what the screen shows (annotator.tasks.screens) ----------------------------------
+    #: the mcq screen shows the item's stored conversation: an item whose conversation was not imported is a
+    #: memory question without the memory (easy_test and blind_test, which never show it, set this False)
+    needs_conversation = True
+
+    def screen_key(self, store, item: Item) -> Any:
+        """What compose_item draws: the format, the question, the options (as a set for MCQ items, whose order
+        each annotator sees shuffled; in order for T/F) and the conversation (conversation_key)."""
+        p = item.payload
+        options = list(p.get("options") or [])
+        shown = tuple(options) if is_tf(item) else tuple(sorted(options))
+        return ("mcq", p.get("fmt"), p.get("question"), shown, self.conversation_key(item))
+
+    def conversation_key(self, item: Item) -> Any:
+        """The conversation the screen shows, in a screen key: the stored context and how much of it
+        (context id, end), or None without one. Variants override (easy_test: the snippet; blind_test: none)."""
+        return (item.context_id, item.context_end) if self.show_context and item.context_id else None
+
+    def key_on_screen(self, item: Item) -> Any:
+        """The texts of the key and of the pre-evolution distractor (None when the item has none): copies with
+        the same option set are scored alike only when these agree."""
+        p = item.payload
+        options = list(p.get("options") or [])
+
+        def text(i):
+            return options[i] if isinstance(i, int) and 0 <= i < len(options) else None
+
+        return text(p.get("correct_index")), text(p.get("distractor_index"))
+
     def decision_keys(self, view: UnitView, partial: dict[str, Any] | None) -> list[KeyChoice]:
         if is_tf(view.item):
             keys = [KeyChoice("t", "True", "t/1"), KeyChoice("f", "False", "f/2")]
@@ -214,7 +243,7 @@ class McqTask(TaskType):
     def figures(self, data):
         from annotator.tasks.mcq.figures import mcq_figures
 
-        return mcq_figures(data)
+        return with_screen_copies(mcq_figures(data), data.study.settings)
 
     def model_section(self, data, answers, fs) -> None:
         """The tables of models beside people in the models' section (reports.llm_answers.llm_answers_section):
@@ -231,4 +260,15 @@ class McqTask(TaskType):
     def figures_from_table(self, table):
         from annotator.tasks.mcq.figures import mcq_figures_table
 
-        return mcq_figures_table(table)
+        return with_screen_copies(mcq_figures_table(table), table.study.settings)
+
+
+def with_screen_copies(fs, settings: dict[str, Any]):
+    """fs (a reports.figures.FigureSet) with the figure saying how many items identical on screen the study kept
+    once (annotator.tasks.screens.screen_copies_figure) appended, when it kept any."""
+    from annotator.tasks.screens import screen_copies_figure
+
+    fig = screen_copies_figure(settings)
+    if fig is not None:
+        fs.figures.append(fig)
+    return fs
