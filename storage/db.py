@@ -93,6 +93,27 @@ def write_transaction(db: "sqlite_utils.Database"):
         conn.execute("COMMIT")
 
 
+def _enable_wal(db: "sqlite_utils.Database", timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+    """Put the database in WAL mode, waiting for another process doing the same: switching the journal mode takes
+    an exclusive lock and SQLite answers "database is locked" at once instead of calling the busy handler, so two
+    processes opening one new database together (two `prefval generate`) failed 3 of 20 times here. Retried every
+    20 ms up to timeout_ms; the mode read again each time (the other process may have switched it). Raises
+    sqlite3.OperationalError when still locked after that."""
+    import sqlite3
+    import time
+
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        try:
+            if db.journal_mode != "wal":
+                db.enable_wal()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 def _m1_initial(db: sqlite_utils.Database) -> None:
     db["datasets"].create(
         {
@@ -802,8 +823,7 @@ def open_database(path: str | Path = ":memory:", mode: str | None = None) -> sql
                 raise PrefvalError(f"{path}: database schema version {version} is older than this prefval "
                                    f"({SCHEMA_VERSION}); any writing command (e.g. `prefval import`) upgrades it")
             return db
-        if db.journal_mode != "wal":
-            db.enable_wal()
+        _enable_wal(db)
         db.execute("PRAGMA synchronous = FULL")
         migrate(db)
         return db

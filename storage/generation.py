@@ -80,13 +80,15 @@ class GenerationMixin:
     def gen_summary(self) -> list[dict[str, Any]]:
         """Per (pipeline, stage): done, failed, prompt/completion tokens and cost (USD) summed, in stage order of
         first creation. A sum is None (unknown) when a row that made LLM calls has no count for it (a server that
-        sent no usage, a model without a price): a partial sum would read as the whole."""
+        sent no usage, a model without a price; a cached reply of an unpriced model): a partial sum would read as
+        the whole."""
         return list(self.db.query(
             "SELECT pipeline, stage, SUM(status = 'done') AS done, SUM(status = 'failed') AS failed, "
             "CASE WHEN SUM(calls > 0 AND prompt_tokens IS NULL) THEN NULL ELSE COALESCE(SUM(prompt_tokens), 0) END "
             "AS prompt_tokens, "
             "CASE WHEN SUM(calls > 0 AND completion_tokens IS NULL) THEN NULL "
             "ELSE COALESCE(SUM(completion_tokens), 0) END AS completion_tokens, "
-            "CASE WHEN SUM(calls > 0 AND cost_usd IS NULL) THEN NULL ELSE COALESCE(SUM(cost_usd), 0) END AS cost_usd, "
+            "CASE WHEN SUM((calls > 0 OR prompt_tokens IS NOT NULL OR completion_tokens IS NOT NULL) AND cost_usd IS NULL) "
+            "THEN NULL ELSE COALESCE(SUM(cost_usd), 0) END AS cost_usd, "
             "SUM(calls) AS calls, MIN(created_at) AS first "
             "FROM gen_rows GROUP BY pipeline, stage ORDER BY pipeline, first"))

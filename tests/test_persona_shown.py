@@ -37,8 +37,8 @@ SMALL, LARGE = (60, 16), (120, 50)
 EVENT_TEXT = "Life event number 2: a change of routine that mattered for a while."
 #: the life event 2 of u002 and the preference p02 of u001: what each one's screen must show
 EVENT = {"dataset": "sample-events", "item": "u002:e02", "record": EVENT_TEXT,
-         "values": {"the profile": "Name: Ada Moreno; Birth: 1990", "the date": "Date: 2014/02/02",
-                    "the duration": "Duration: months"}}
+         "values": {"the profile": "Name: Ada Moreno; Birth: 1990", "the date": "Date: 2014/12/02",
+                    "the duration": "Duration: days"}}
 PREFERENCE = {
     "dataset": "sample-preferences", "item": "u001:p02:preference",
     "record": "Strongly favours the quieter, simpler option when it comes to travel: planning style.",
@@ -217,11 +217,13 @@ async def test_two_peoples_life_event_2_read_alike_and_their_screens_tell_them_a
         other = _words(_rows(app))
     for words in (mine, other):
         assert f"Life event {EVENT_TEXT}" in words  # the record box's title, then the record
-    for value in EVENT["values"].values():
-        assert value in mine and value not in other
+    for label, value in EVENT["values"].items():
+        assert value in mine
+        if label != "the duration":  # both last days: the date and the person tell them apart
+            assert value not in other
     assert "This person is a beekeeper who sells honey at the weekend market." in mine
-    assert "Name: Owen Farrukh; Birth: 1971" in other and "Date: 2003/11/02" in other
-    assert "Duration: weeks" in other and "Not in the record" not in mine + other
+    assert "Name: Owen Farrukh; Birth: 1971" in other and "Date: 2003/04/02" in other
+    assert "Duration: days" in other and "Not in the record" not in mine + other
 
 
 async def test_generated_preference_shows_every_field_at_once_on_a_large_terminal(gen_db):
@@ -373,7 +375,7 @@ def test_a_bundle_keeps_the_shown_fields_and_never_the_key_or_the_source(generat
         **event.payload["metadata"], "expected_decision": "drop"}}})
     assert task.bundle_payload(None, planted) == {
         "text": EVENT_TEXT, "record_type": "event", "parent_external_id": "u002:profile",
-        "metadata": {"date": "2014/02/02", "duration_type": "months"}}
+        "metadata": {"date": "2014/12/02", "duration_type": "days"}}
     assert task.bundle_payload(None, pref)["metadata"] == {
         "Reason": "it keeps the week calm", "date": "2015/02/10", "preference_type": "Relative Preference",
         "event": "A tiring experience around travel: planning style made the simpler way feel right.",
