@@ -15,10 +15,14 @@ from storage.studies import unit_quota as _unit_quota
 def create_study(store: Store, spec: StudySpec) -> Study:
     """Create a study from a spec: the task builds its units, then annotators named in the spec are assigned.
 
-    Raises PrefvalError (nothing left written) for an unknown task, dataset or a taken name.
+    Raises PrefvalError (nothing left written) for an unknown task, dataset or a taken name, and for more --dataset
+    than the task takes (TaskType.check_datasets, before and after TaskType.prepare_spec).
     """
     task = get_task(spec.task)
+    task.check_datasets(spec.datasets)
+    given = list(spec.datasets)
     spec = task.prepare_spec(store, spec)
+    task.check_datasets(given, spec.datasets)
     settings = task.study_settings(spec)
     units = task.build_units(store, spec)
     if not units:

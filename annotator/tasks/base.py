@@ -135,12 +135,26 @@ class TaskType:
     default_annotators_per_item: ClassVar[int] = 1
     blind: ClassVar[bool] = True
     default_guidelines: ClassVar[str] = ""
+    #: how many --dataset a study of this task takes at most (None: any number, e.g. persona_filter's rounds over
+    #: the generator's event and preference datasets); create_study refuses more, in one line, before writing
+    max_datasets: ClassVar[int | None] = 1
 
     # ---- study creation ---------------------------------------------------------------------------------
     def prepare_spec(self, store: "Store", spec: StudySpec) -> StudySpec:
         """Override to settle choices that depend on the data before settings and units are built (e.g. how a
         pairwise study pairs its datasets); the returned spec is used from then on. Raises PrefvalError."""
         return spec
+
+    def check_datasets(self, given: list[str], prepared: list[str] | None = None) -> None:
+        """Refuse more --dataset than the task takes (max_datasets): one line naming them, raised before anything
+        is written. Called with the datasets given, then with those prepare_spec left (prepared); the default
+        checks the given ones only. Raises PrefvalError."""
+        most = self.max_datasets
+        if prepared is not None or most is None or len(given) <= most:
+            return
+        named = ", ".join(f"'{d}'" for d in given)
+        takes = "one --dataset" if most == 1 else f"at most {most} --dataset"
+        raise PrefvalError(f"task {self.name} takes {takes}; {len(given)} given ({named}); nothing was created")
 
     def study_settings(self, spec: StudySpec) -> dict[str, Any]:
         """Settings stored with the study (override to validate and add task options). Raises PrefvalError."""

@@ -21,6 +21,7 @@ from typing import Any
 
 from annotator.tasks.base import UnitView
 from annotator.tasks.mcq.task import McqTask
+from storage.errors import PrefvalError
 from storage.models import Item
 from storage.payloads import McqPayload
 
@@ -29,6 +30,7 @@ class EasyTestTask(McqTask):
     name = "easy_test"
     title = "Easy test: infer the preference from its conversation"
     default_annotators_per_item = 3
+    max_datasets = None  # a dataset of generalized preferences, then the originals' (prepare_spec); else one
     default_guidelines = (
         "# Easy test\n\n"
         "Each screen shows a short conversation in which a user reveals something about what they like or "
@@ -56,6 +58,18 @@ class EasyTestTask(McqTask):
         name, _ = derive(store, spec)
         self._generalized_from = list(spec.datasets)
         return spec.model_copy(update={"datasets": [name]})
+
+    def check_datasets(self, given: list[str], prepared: list[str] | None = None) -> None:
+        """More than one --dataset only for a first dataset of generalized preferences, the others holding their
+        originals (prepare_spec then makes the study over one derived dataset): when prepare_spec kept several
+        datasets as given, the first holds items an easy test can use and the others would be ignored, so they
+        are refused in one line. Raises PrefvalError."""
+        if prepared is None or len(prepared) <= 1:
+            return
+        named = ", ".join(f"'{d}'" for d in given)
+        raise PrefvalError(f"task {self.name} takes one --dataset; {len(given)} given ({named}): a second --dataset "
+                           f"is only for the originals of a first dataset of generalized preferences, and "
+                           f"'{given[0]}' holds easy-test items; nothing was created")
 
     def study_settings(self, spec) -> dict[str, Any]:
         """McqTask's, plus generalized_from: the datasets of generalized preferences (and originals) the items were

@@ -28,6 +28,7 @@ class PairwiseTask(TaskType):
     name = "pairwise"
     title = "Pairwise plausibility"
     item_kinds = ("conversation_record",)
+    max_datasets = 2  # dataset A and dataset B
     default_annotators_per_item = 3
     default_guidelines = (
         "# Which record is more believable?\n\n"

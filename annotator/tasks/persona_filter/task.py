@@ -41,6 +41,7 @@ class PersonaFilterTask(TaskType):
     name = "persona_filter"
     title = "Persona record filtering (keep / drop)"
     item_kinds = ("persona_record",)
+    max_datasets = None  # one round over every --dataset (the generator's events and preferences)
     default_annotators_per_item = 1
     default_guidelines = (
         "# Keep or drop each generated record\n\n"
