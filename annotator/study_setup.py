@@ -20,6 +20,9 @@ def create_study(store: Store, spec: StudySpec) -> Study:
     """
     task = get_task(spec.task)
     task.check_datasets(spec.datasets)
+    from annotator.tasks.strata import spec_rule
+
+    spec_rule(spec)  # --stratify/--balance: one of them, with --sample
     given = list(spec.datasets)
     spec = task.prepare_spec(store, spec)
     task.check_datasets(given, spec.datasets)

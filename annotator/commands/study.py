@@ -35,6 +35,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--task", required=True, choices=sorted(TASKS))
     c.add_argument("--dataset", action="append", default=[], help="input dataset (repeat for two, e.g. pairwise)")
     c.add_argument("--sample", type=int, help="use a seeded random sample of N items")
+    c.add_argument("--stratify", metavar="FIELD",
+                   help="with --sample N: draw per value of this item field, in proportion to each value's items "
+                        "(largest remainder, summing to N), e.g. expression_type for RealPref; FIELD: a payload or "
+                        "metadata field, or a dotted path")
+    c.add_argument("--balance", metavar="FIELD",
+                   help="with --sample N: draw N/k items of each of the k values of this item field, e.g. "
+                        "candidate_label for BenchPreS's 300 balanced over gold labels; refused when N is not a "
+                        "multiple of k or a value has too few items")
     c.add_argument("--seed", type=int, default=0, help="seed for sampling and per-annotator shuffles")
     c.add_argument("--annotators-per-item", type=int, help="annotators per item (task default otherwise)")
     c.add_argument("--annotators", help="comma-separated names to assign now (otherwise claimed on first annotate)")
@@ -152,7 +160,11 @@ def run_create(args: argparse.Namespace) -> int:
     if args.guidelines:
         guidelines = read_text(regular_file(args.guidelines, "guidelines file"))
     names = [n.strip() for n in (args.annotators or "").split(",") if n.strip()]
+    from annotator.tasks.strata import spec_rule
+
+    spec_rule(args)  # --stratify/--balance: one of them, with --sample (before anything is read)
     spec = StudySpec(name=args.name, task=args.task, datasets=args.dataset, sample=args.sample, seed=args.seed,
+                     stratify=args.stratify, balance=args.balance,
                      annotators_per_item=args.annotators_per_item, annotators=names, guidelines=guidelines,
                      from_study=args.from_study, rubric=args.rubric, pairs=args.pairs,
                      reasons=_split(args.reasons), dimensions=_split(args.dimensions),

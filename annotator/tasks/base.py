@@ -93,6 +93,8 @@ class StudySpec(Model):
     task: str
     datasets: list[str]
     sample: int | None = None
+    stratify: str | None = None        # --stratify FIELD: the sample proportional per value (annotator.tasks.strata)
+    balance: str | None = None         # --balance FIELD: the sample equal per value (annotator.tasks.strata)
     seed: int = 0
     annotators_per_item: int | None = None
     annotators: list[str] = []
@@ -451,13 +453,24 @@ class TaskType:
         raise NotImplementedError
 
 
-def seeded_sample(rows: list, spec: StudySpec) -> list:
+def seeded_sample(rows: list, spec: StudySpec, items_of=None, dataset: str = "", unit_word: str = "item",
+                  notes: dict | None = None) -> list:
     """The study's `--sample N` of rows: N rows drawn with random.Random(spec.seed), kept in their order; all rows
-    when no sample is asked or N >= len(rows). Raises PrefvalError for N <= 0."""
+    when no sample is asked or N >= len(rows). With --stratify or --balance FIELD, drawn per value of the field of
+    the items items_of(row) gives (annotator.tasks.strata.sample_rows; its record stored in notes["sampled"]
+    when notes is given). Raises PrefvalError for N <= 0 and as strata.sample_rows."""
     if spec.sample is None:
         return rows
     if spec.sample <= 0:
         raise PrefvalError("--sample must be positive")
+    if items_of is not None:
+        from annotator.tasks.strata import sample_rows
+
+        got, record = sample_rows(rows, spec, items_of, dataset, unit_word)
+        if record is not None:
+            if notes is not None:
+                notes["sampled"] = {"unit": unit_word, "items": len(got), "strata": record}
+            return got
     if spec.sample >= len(rows):
         return rows
     return [rows[i] for i in sorted(random.Random(spec.seed).sample(range(len(rows)), spec.sample))]

@@ -16,7 +16,8 @@ Three rules applied by TaskType.build_units to the items a task accepts, before 
    forms) draws whole queries: queries in a seeded random order (with the queries that share a screen with them),
    each taken when its screens still fit in N, so that `prefval release` can write every sampled query back in
    RealPref's layout (annotator.release.realpref_release writes only queries released whole; a copy is released
-   with its study item's verdict). ``--option sample_unit=item`` draws items one by one.
+   with its study item's verdict). ``--option sample_unit=item`` draws items one by one. With ``--stratify FIELD``
+   or ``--balance FIELD`` the draw is made per value of an item field (annotator.tasks.strata), in the same units.
 
 What each rule did is stored in the study's settings (``missing_context``, ``identical_on_screen``, ``sampled``)
 and said by `prefval study create`.
@@ -181,9 +182,14 @@ def sample(screens: list[Screen], spec: "StudySpec") -> tuple[list[Screen], dict
     if spec.sample <= 0:
         raise PrefvalError("--sample must be positive")
     n = spec.sample
-    if n >= len(screens):
+    from annotator.tasks.strata import spec_rule
+
+    rule = spec_rule(spec)
+    if n >= len(screens) and (rule is None or rule[0] == "stratify"):
         return screens, None
     with_queries = any(query_id(it) is not None for s in screens for it in [s.item, *s.copies])
+    if rule is not None:
+        return _strata(screens, spec, rule, unit == "item" or not with_queries)
     if unit == "item" or not with_queries:
         picked = sorted(random.Random(spec.seed).sample(range(len(screens)), n))
         return [screens[i] for i in picked], {"unit": "item", "items": n}
@@ -203,6 +209,28 @@ def sample(screens: list[Screen], spec: "StudySpec") -> tuple[list[Screen], dict
     chosen = [screens[i] for i in sorted(taken)]
     queries = {q for s in chosen for it in [s.item, *s.copies] for q in [query_id(it)] if q is not None}
     return chosen, {"unit": "query", "queries": len(queries), "groups": n_groups, "items": len(taken)}
+
+
+def _strata(screens: list[Screen], spec: "StudySpec", rule: tuple[str, str], by_item: bool
+            ) -> tuple[list[Screen], dict]:
+    """Rule 3 with --stratify or --balance (annotator.tasks.strata): units are screens (by_item) or the groups of
+    query_groups (whole queries: a group's size is its screens); a unit's value is that of every item shown on its
+    screens, study item and copies. The record adds "strata" (strata.strata_sample's)."""
+    from annotator.tasks.strata import strata_sample, unit_values
+
+    groups = [[i] for i in range(len(screens))] if by_item else query_groups(screens)
+    units = [[it for i in g for it in (screens[i].item, *screens[i].copies)] for g in groups]
+    dataset = spec.datasets[0] if spec.datasets else "the dataset"
+    values = unit_values(units, rule[1], rule[0], dataset)
+    picked, record = strata_sample(values, [len(g) for g in groups], spec.sample, spec.seed, rule[0], rule[1],
+                                   "screen" if by_item else "query")
+    chosen_idx = sorted(i for gi in picked for i in groups[gi])
+    chosen = [screens[i] for i in chosen_idx]
+    if by_item:
+        return chosen, {"unit": "item", "items": len(chosen), "strata": record}
+    queries = {q for s in chosen for it in [s.item, *s.copies] for q in [query_id(it)] if q is not None}
+    return chosen, {"unit": "query", "queries": len(queries), "groups": len(picked), "items": len(chosen),
+                    "strata": record}
 
 
 def study_items(task: "TaskType", store: "Store", spec: "StudySpec", items: list[Item]
@@ -245,6 +273,10 @@ def created_lines(settings: dict[str, Any], asked: int | None) -> list[str]:
                    "query's MCQ and T/F forms together, with the queries that share a screen with them, so that "
                    "`prefval release` can write them in RealPref's layout; --option sample_unit=item samples "
                    "items one by one)")
+    if sampled and sampled.get("strata"):
+        from annotator.tasks.strata import strata_line
+
+        out.append(strata_line(sampled["strata"]))
     same = settings.get("identical_on_screen")
     if same and same.get("copies"):
         other = (f"; {same['other_key']} of them have another key than the item kept (the same screen scored "

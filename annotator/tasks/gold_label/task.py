@@ -83,11 +83,33 @@ class GoldLabelTask(TaskType):
         items = [it for it in store.items(spec.datasets[0]) if it.kind in self.item_kinds]
         if not items:
             raise PrefvalError(f"dataset '{spec.datasets[0]}' has no gold_candidate items")
+        self.build_notes = {}
         if spec.sample is not None:
             if spec.sample <= 0:
                 raise PrefvalError("--sample must be positive")
-            items = self._sample(items, spec.sample, spec.seed, self.study_settings(spec)["sample_unit"])
+            unit = self.study_settings(spec)["sample_unit"]
+            from annotator.tasks.strata import sample_rows, spec_rule
+
+            if spec_rule(spec) is not None:  # --stratify / --balance FIELD, in items or whole contexts
+                groups = [[it] for it in items] if unit == "item" else list(self._contexts(items).values())
+                got, record = sample_rows(groups, spec, lambda g: g, spec.datasets[0],
+                                          "item" if unit == "item" else "context", count_units=unit != "item")
+                if record is not None:
+                    self.build_notes = {"sampled": {"unit": unit, "items": sum(map(len, got)), "strata": record}}
+                keep = {it.id for g in got for it in g}
+                items = [it for it in items if it.id in keep]
+            else:
+                items = self._sample(items, spec.sample, spec.seed, unit)
         return [(it.id, None, {}) for it in items]
+
+    @staticmethod
+    def _contexts(items: list[Item]) -> dict[tuple, list[Item]]:
+        """The items by (profile, recipient, task) context, in dataset order (the sample_unit=context groups)."""
+        groups: dict[tuple, list[Item]] = {}
+        for it in items:
+            p = it.payload
+            groups.setdefault((p.get("profile_name"), p["recipient"], p["task"]), []).append(it)
+        return groups
 
     @staticmethod
     def _sample(items: list[Item], n: int, seed: int, unit: str) -> list[Item]:

@@ -105,7 +105,8 @@ class PairwiseTask(TaskType):
             rng.shuffle(a_sh)
             rng.shuffle(b_sh)
             pairs = list(zip(a_sh, b_sh))
-        pairs = seeded_sample(pairs, spec)
+        self.build_notes = {}
+        pairs = seeded_sample(pairs, spec, lambda pair: [pair[0]], spec.datasets[0], "pair", self.build_notes)
         how = "file" if spec.pairs else pairing(spec)
         return [(a.id, b.id, {"paired_by": how}) for a, b in pairs]
 

@@ -133,7 +133,9 @@ class PersonaFilterTask(TaskType):
                 raise PrefvalError(f"{'datasets' if len(spec.datasets) > 1 else 'dataset'} {named} "
                                    f"{'have' if len(spec.datasets) > 1 else 'has'} no persona_record items"
                                    + (f" of type {', '.join(types)}" if types else ""))
-        pairs = seeded_sample(pairs, spec)
+        self.build_notes = {}
+        pairs = seeded_sample(pairs, spec, lambda pair: [pair[0]], ", ".join(spec.datasets) or "the dataset",
+                              "record", self.build_notes)
         # what each record's screen shows beside it (shown.link_units): its profile and, for a generalized
         # preference, the preferences it was made from; a chained round's kept parent is the profile
         links = link_units(store, [it for it, _ in pairs])

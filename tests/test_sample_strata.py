@@ -1,0 +1,211 @@
+"""--sample N --stratify FIELD and --sample N --balance FIELD at study creation (issue 25, part 1): counts per value
+worked by hand, whole RealPref queries kept whole, one-line refusals with nothing written, the same seed the same
+sample. Data: hand-made BenchPreS rows and the repo's RealPref and BenchPreS samples (sample_data/; the shared
+datasets folder holds no RealPref or BenchPreS rows, see /work/shared/datasets/*/README.md)."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from annotator.cli import main
+from annotator.tasks.strata import largest_remainder
+from storage.store import Store
+
+RP = ["sample_data/realpref/queries.jsonl", "sample_data/realpref/conversations.jsonl",
+      "sample_data/realpref/profiles.json", "sample_data/realpref/preferences.json"]
+
+
+@pytest.mark.parametrize("sizes, n, quotas", [
+    # A:6 B:3 C:1, n 5: exact shares 3.0, 1.5, 0.5 -> 3, 1, 0 and one seat left; B and C tie at .5, B is larger
+    ([6, 3, 1], 5, [3, 2, 0]),
+    # shares 2.0, 1.2, 0.8 -> 2, 1, 0; the seat left to the largest remainder, C's .8
+    ([5, 3, 2], 4, [2, 1, 1]),
+    # BenchPreS sample, 41 false / 19 true, n 20: 13.67, 6.33 -> 13, 6, the seat to false (.67)
+    ([41, 19], 20, [14, 6]),
+    # equal strata, equal remainders: the strata seen first take the seats left
+    ([3, 3, 3, 3], 6, [2, 2, 1, 1]),
+    ([2, 2], 4, [2, 2]),
+    ([7, 0, 3], 0, [0, 0, 0]),
+])
+def test_largest_remainder_by_hand(sizes, n, quotas):
+    assert largest_remainder(sizes, n) == quotas
+    assert sum(quotas) == n
+
+
+def _bp_rows(path, rows):
+    """BenchPreS rows (domain, [labels]): one gold_candidate item per (row, attribute)."""
+    with open(path, "w") as f:
+        for r, (domain, labels) in enumerate(rows):
+            f.write(json.dumps({"prompt": f"p{r}", "preference_attribute": [f"attr {a}" for a in range(len(labels))],
+                                "preference_label": labels, "name": f"user {r}", "task": f"task {r}",
+                                "recipient": f"recipient {r}", "domain": domain}) + "\n")
+    return str(path)
+
+
+def _counts(db, study, field):
+    with Store.open(db, mode="ro") as s:
+        st = s.get_study(study)
+        items = s.get_items([u.item_id for u in s.units(st.id)])
+    if field == "expression_type":
+        return Counter(it.payload["metadata"][field] for it in items.values()), items, st
+    return Counter(it.payload[field] for it in items.values()), items, st
+
+
+def _n_studies(db):
+    with Store.open(db, mode="ro") as s:
+        return len(s.studies(include_archived=True))
+
+
+def test_ten_items_stratified_by_hand(tmp_path, capsys):
+    db = str(tmp_path / "s.db")
+    # A: 6 items (rows of 5 and 1 attributes), B: 3, C: 1
+    path = _bp_rows(tmp_path / "bp.jsonl", [("A", [True] * 5), ("A", [False]), ("B", [True, False, True]),
+                                             ("C", [False])])
+    assert main(["import", "benchpres", path, "--dataset", "ten", "--db", db]) == 0
+    assert main(["study", "create", "st", "--task", "gold_label", "--dataset", "ten", "--sample", "5",
+                 "--stratify", "domain", "--seed", "3", "--db", db]) == 0
+    counts, items, st = _counts(db, "st", "domain")
+    assert counts == {"A": 3, "B": 2}  # C's 0.5 loses the tie to B's 1.5
+    rec = st.settings["sampled"]["strata"]
+    assert rec["items"] == {"A": 3, "B": 2, "C": 0} and rec["in_dataset"] == {"A": 6, "B": 3, "C": 1}
+    assert "--stratify domain: items drawn per value A: 3 of 6, B: 2 of 3, C: 0 of 1" in capsys.readouterr().out
+    # each stratum drawn with the study's seed: the first quota items of random.Random(3).shuffle of its items
+    import random
+
+    with Store.open(db, mode="ro") as s:
+        all_items = [it for it in s.items("ten")]
+    expect = set()
+    for dom, q in (("A", 3), ("B", 2)):
+        members = [it.id for it in all_items if it.payload["domain"] == dom]
+        order = list(range(len(members)))
+        random.Random(3).shuffle(order)
+        expect |= {members[i] for i in order[:q]}
+    assert set(items) == expect
+    # the same seed gives the same sample
+    assert main(["study", "create", "st2", "--task", "gold_label", "--dataset", "ten", "--sample", "5",
+                 "--stratify", "domain", "--seed", "3", "--db", db]) == 0
+    assert set(_counts(db, "st2", "domain")[1]) == set(items)
+    # balance over 3 domains: 3 items = 1 each; 6 items would need 2 of C, which has 1
+    assert main(["study", "create", "bal", "--task", "gold_label", "--dataset", "ten", "--sample", "3",
+                 "--balance", "domain", "--db", db]) == 0
+    assert _counts(db, "bal", "domain")[0] == {"A": 1, "B": 1, "C": 1}
+    n = _n_studies(db)
+    capsys.readouterr()
+    assert main(["study", "create", "bal6", "--task", "gold_label", "--dataset", "ten", "--sample", "6",
+                 "--balance", "domain", "--db", db]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "domain C has 1 items, fewer than the 2" in err and "--sample 3" in err
+    assert main(["study", "create", "bal4", "--task", "gold_label", "--dataset", "ten", "--sample", "4",
+                 "--balance", "domain", "--db", db]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "4 items cannot be split equally among 3 values" in err
+    assert "ask for 3 or 6" in err
+    assert _n_studies(db) == n
+
+
+def test_unknown_or_missing_field_refused_in_one_line(tmp_path, capsys):
+    db = str(tmp_path / "s.db")
+    assert main(["import", "realpref", *RP, "--dataset", "rp", "--db", db]) == 0
+    capsys.readouterr()
+    for flag in ("--stratify", "--balance"):
+        assert main(["study", "create", "x", "--task", "mcq", "--dataset", "rp", "--sample", "6", flag,
+                     "colour", "--db", db]) == 1
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1
+        assert f"{flag} colour: no item of dataset 'rp' has a field 'colour' (item '" in err
+    # items lacking the field: a dataset where one query has no Expression_Type
+    qs = [json.loads(line) for line in open(RP[0])]
+    qs[0].pop("Expression_Type")
+    path = tmp_path / "q.jsonl"
+    path.write_text("".join(json.dumps(q) + "\n" for q in qs))
+    assert main(["import", "realpref", str(path), "--dataset", "rp2", "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["study", "create", "y", "--task", "blind_test", "--dataset", "rp2", "--sample", "6",
+                 "--stratify", "expression_type", "--db", db]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "--stratify expression_type: item '" in err and "has no field 'expression_type' (3 of the 36" in err
+    # --stratify without --sample, and with --balance
+    assert main(["study", "create", "z", "--task", "mcq", "--dataset", "rp", "--stratify", "expression_type",
+                 "--db", db]) == 1
+    assert "give --sample N too" in capsys.readouterr().err
+    assert main(["study", "create", "z", "--task", "mcq", "--dataset", "rp", "--sample", "6", "--stratify",
+                 "expression_type", "--balance", "expression_type", "--db", db]) == 1
+    assert "give one" in capsys.readouterr().err
+    assert _n_studies(db) == 0
+
+
+def test_realpref_stratified_by_expression_type_in_whole_queries(tmp_path, capsys):
+    db = str(tmp_path / "s.db")
+    assert main(["import", "realpref", *RP, "--dataset", "rp", "--db", db]) == 0
+    # the sample: 12 queries, 3 per expression type 1-4, each an MCQ and its T and F forms (36 items)
+    assert main(["study", "create", "rp18", "--task", "mcq", "--dataset", "rp", "--sample", "18", "--stratify",
+                 "expression_type", "--db", db]) == 0
+    counts, items, st = _counts(db, "rp18", "expression_type")
+    # 18 items = 6 queries; shares 6 * 3/12 = 1.5 each -> 1 each and 2 seats left, to types 1 and 2 (seen first)
+    assert counts == {1: 6, 2: 6, 3: 3, 4: 3}
+    per_query = Counter(it.payload["metadata"]["query_id"] for it in items.values())
+    assert len(per_query) == 6 and set(per_query.values()) == {3}  # whole queries: MCQ, T and F
+    assert st.settings["sampled"]["unit"] == "query" and st.settings["sampled"]["queries"] == 6
+    # 20 items: still 6 whole queries (20 // 3)
+    assert main(["study", "create", "rp20", "--task", "mcq", "--dataset", "rp", "--sample", "20", "--stratify",
+                 "expression_type", "--db", db]) == 0
+    assert sum(_counts(db, "rp20", "expression_type")[0].values()) == 18
+    # item by item: 5 items, shares 1.25 each -> 1 each, the seat left to type 1
+    assert main(["study", "create", "rp5", "--task", "mcq", "--dataset", "rp", "--sample", "5", "--stratify",
+                 "expression_type", "--option", "sample_unit=item", "--db", db]) == 0
+    assert _counts(db, "rp5", "expression_type")[0] == {1: 2, 2: 1, 3: 1, 4: 1}
+    # RealPref's easy test: half type 3, half type 4 -> balanced over two types on a dataset holding only them
+    qs = [json.loads(line) for line in open(RP[0])]
+    path = tmp_path / "q34.jsonl"
+    path.write_text("".join(json.dumps(q) + "\n" for q in qs if q["Expression_Type"] in (3, 4)))
+    assert main(["import", "realpref", str(path), *RP[1:], "--dataset", "rp34", "--db", db]) == 0
+    assert main(["study", "create", "easy", "--task", "easy_test", "--dataset", "rp34", "--sample", "12",
+                 "--balance", "expression_type", "--db", db]) == 0
+    counts, items, _ = _counts(db, "easy", "expression_type")
+    assert counts == {3: 6, 4: 6}
+    assert set(Counter(it.payload["metadata"]["query_id"] for it in items.values()).values()) == {3}
+    capsys.readouterr()
+    assert main(["study", "create", "easy9", "--task", "easy_test", "--dataset", "rp34", "--sample", "9",
+                 "--balance", "expression_type", "--db", db]) == 1
+    assert "ask for 6 or 12" in capsys.readouterr().err  # 2 values x 3 items per query
+
+
+def test_benchpres_balanced_over_gold_labels(tmp_path, capsys):
+    db = str(tmp_path / "s.db")
+    assert main(["import", "benchpres", "sample_data/benchpres/sample.jsonl", "--dataset", "bp", "--db", db]) == 0
+    with Store.open(db, mode="ro") as s:
+        assert Counter(it.payload["candidate_label"] for it in s.items("bp")) == {False: 41, True: 19}
+    assert main(["study", "create", "b30", "--task", "gold_label", "--dataset", "bp", "--sample", "30", "--balance",
+                 "candidate_label", "--db", db]) == 0
+    assert _counts(db, "b30", "candidate_label")[0] == {False: 15, True: 15}
+    assert main(["study", "create", "s20", "--task", "gold_label", "--dataset", "bp", "--sample", "20",
+                 "--stratify", "candidate_label", "--db", db]) == 0
+    assert _counts(db, "s20", "candidate_label")[0] == {False: 14, True: 6}
+    n = _n_studies(db)
+    capsys.readouterr()
+    assert main(["study", "create", "b40", "--task", "gold_label", "--dataset", "bp", "--sample", "40", "--balance",
+                 "candidate_label", "--db", db]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "candidate_label true has 19 items, fewer than the 20" in err and "--sample 38" in err
+    assert _n_studies(db) == n
+
+
+def test_persona_filter_strata(tmp_path):
+    db = str(tmp_path / "s.db")
+    recs = [{"id": f"r{i}", "text": f"record {i}", "record_type": "event" if i < 4 else "preference"}
+            for i in range(6)]
+    path = tmp_path / "recs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    assert main(["import", "jsonl", str(path), "--kind", "persona_record", "--dataset", "recs", "--db", db]) == 0
+    # 4 events, 2 preferences; 3 records: shares 2.0 and 1.0
+    assert main(["study", "create", "pf", "--task", "persona_filter", "--dataset", "recs", "--sample", "3",
+                 "--stratify", "record_type", "--db", db]) == 0
+    assert _counts(db, "pf", "record_type")[0] == {"event": 2, "preference": 1}
+    assert main(["study", "create", "pfb", "--task", "persona_filter", "--dataset", "recs", "--sample", "4",
+                 "--balance", "record_type", "--db", db]) == 0
+    assert _counts(db, "pfb", "record_type")[0] == {"event": 2, "preference": 2}
