@@ -335,7 +335,7 @@ def _majority_tables(r: _Ratings, lab: Labeler, fs: FigureSet) -> None:
 
 
 def _alt_results(r: _Ratings, lab: Labeler, epsilon: float, min_instances: int,
-                 seed: int) -> list[tuple[str, Verdict]]:
+                 seed: int, rule: str = "paper") -> list[tuple[str, Verdict]]:
     """(dimension, verdict) per dimension (and "overall" when dims pool) and judge: the alt-test of the judge
     against the people (Verdict.alt) and the answer built on it (reports.stats.replacement.replacement_verdict)."""
     humans = r.humans()
@@ -350,14 +350,15 @@ def _alt_results(r: _Ratings, lab: Labeler, epsilon: float, min_instances: int,
         people = {h: flat(h) for h in humans}
         for j in r.judges():
             llm = flat(j)
-            res = alt_test(people, llm, judge=j, scoring=scoring, epsilon=epsilon, min_instances=min_instances)
+            res = alt_test(people, llm, judge=j, scoring=scoring, epsilon=epsilon, min_instances=min_instances,
+                           rule=rule)
             out.append((d, replacement_verdict(res, people, llm, ordinal=lab.ordinal, seed=seed,
                                                min_instances=min_instances)))
     return out
 
 
 def _alt_tables(results: list[tuple[str, Verdict]], lab: Labeler, fs: FigureSet, epsilon: float,
-                min_instances: int) -> None:
+                min_instances: int, rule: str = "paper") -> None:
     scoring = "neg_rmse" if lab.ordinal else "accuracy"
     rows, detail = [], []
     dims = list(dict.fromkeys(d for d, _ in results))
@@ -375,13 +376,13 @@ def _alt_tables(results: list[tuple[str, Verdict]], lab: Labeler, fs: FigureSet,
                                            f"{v.answer})",
                                      value=res.winning_rate, n=res.n_instances,
                                      note=res.note, extra={"passed": res.passed, "answer": v.answer,
-                                                           "why": v.why,
+                                                           "why": v.why, "rule": res.rule,
                                                            "advantage_probability": res.advantage_probability,
                                                            "epsilon": epsilon}))
             for c in res.comparisons:
                 detail.append([res.judge, d, c.annotator, c.n_instances, c.rho_llm, c.rho_human, c.t_stat,
-                               c.p_value, c.p_adjusted, ("yes" if c.rejected else "no") if c.p_value is not None
-                               else c.note])
+                               c.p_value, c.p_adjusted, TEST_NAMES.get(c.test, c.test),
+                               ("yes" if c.rejected else "no") if c.p_value is not None else c.note])
     if rows:
         fs.tables.append(Table(
             key="alt_test", title="alternative annotator test (Calderon, Reichart and Dror, ACL 2025)",
@@ -390,16 +391,25 @@ def _alt_tables(results: list[tuple[str, Verdict]], lab: Labeler, fs: FigureSet,
             note=f"leave one annotator out; {scoring} alignment with the remaining annotators; one-sided paired "
                  f"t-test with margin epsilon = {epsilon:g}; Benjamini-Yekutieli at q = 0.05 across annotators; "
                  "the test passes when the judge wins against at least half the annotators; rank by advantage "
-                 f"probability; annotators with fewer than {min_instances} instances are left out. "
-                 "'may replace the people' is the answer of the sentence above the section: yes or no only when "
-                 "3 or more people have 30 or more items each, the people agree beyond chance, and (for a yes) "
-                 "a judge answering at random would not pass"))
+                 f"probability; " + (
+                     f"the authors' small-sample rule (FAQ): annotators with fewer than {min_instances} instances "
+                     "are tested by a one-sided Wilcoxon signed-rank test, and two annotators suffice. 'may replace "
+                     "the people' is the answer of the sentence above the section: by this rule yes or no when 2 or "
+                     "more people have an item each" if rule == "small-sample" else
+                     f"annotators with fewer than {min_instances} instances are left out. "
+                     "'may replace the people' is the answer of the sentence above the section: yes or no only when "
+                     "3 or more people have 30 or more items each") +
+                 ", the people agree beyond chance, and (for a yes) a judge answering at random would not pass"))
     if detail:
         fs.tables.append(Table(
             key="alt_test_annotators", title="alternative annotator test: the judge against each left-out annotator",
-            columns=["judge", "dimension", "annotator", "instances", "rho judge", "rho annotator", "t", "p",
-                     "p (BY adjusted)", "judge wins"], rows=detail))
+            columns=["judge", "dimension", "annotator", "instances", "rho judge", "rho annotator", "t or W+", "p",
+                     "p (BY adjusted)", "test", "judge wins"], rows=detail,
+            note="test: the one-sided paired t-test (statistic t), or, by the authors' small-sample rule, the "
+                 "one-sided Wilcoxon signed-rank test (statistic W+, the rank sum of the positive d - epsilon)"))
 
+
+TEST_NAMES = {"t": "t-test", "wilcoxon": "Wilcoxon signed-rank (small-sample rule)", "": ""}
 
 ANSWER_TEXT = {YES: "Yes", NO: "No", CANNOT_TELL: "Cannot tell yet"}
 VERDICT_TITLE = "judge validation: may the judge replace the people on this study?"
@@ -505,22 +515,22 @@ def _ratings(data: StudyData) -> tuple[_Ratings, Labeler] | None:
 
 
 def judge_validation(data: StudyData, *, epsilon: float = DEFAULT_EPSILON,
-                     min_instances: int = DEFAULT_MIN_INSTANCES) -> JudgeSection | None:
+                     min_instances: int = DEFAULT_MIN_INSTANCES, rule: str = "paper") -> JudgeSection | None:
     """The judge-validation section of a study (module doc), or None when the study's task has no labeler or no
     unit carries both a person's and a model's label. epsilon: the alt-test's cost-benefit margin;
     min_instances: the alt-test's minimum instances per left-out annotator (the answer needs 30 whatever it is:
-    reports.stats.replacement)."""
+    reports.stats.replacement); rule: the alt-test's rule, "paper" or "small-sample" (reports.stats.alt_test)."""
     got = _ratings(data)
     if got is None:
         return None
     r, lab = got
     fs = FigureSet(study=data.study.name, task=data.study.task_type)
     seed = data.study.seed
-    results = _alt_results(r, lab, epsilon, min_instances, seed)
+    results = _alt_results(r, lab, epsilon, min_instances, seed, rule)
     collected = _pair_tables(r, lab, fs, seed, pairwise=data.study.task_type == "pairwise")
     _ceiling_table(r, collected, fs)
     _majority_tables(r, lab, fs)
-    _alt_tables(results, lab, fs, epsilon, min_instances)
+    _alt_tables(results, lab, fs, epsilon, min_instances, rule)
     _ppi_table(r, lab, fs)
     verdicts: dict[str, dict[str, Verdict]] = {}
     for d, v in results:
@@ -529,18 +539,18 @@ def judge_validation(data: StudyData, *, epsilon: float = DEFAULT_EPSILON,
 
 
 def judge_verdicts(data: StudyData, *, epsilon: float = DEFAULT_EPSILON,
-                   min_instances: int = DEFAULT_MIN_INSTANCES) -> list[str] | None:
+                   min_instances: int = DEFAULT_MIN_INSTANCES, rule: str = "paper") -> list[str] | None:
     """Only the section's sentences (one per judge), without its tables: what `prefval status STUDY` shows. None
     when the study has no judge-validation section."""
     got = _ratings(data)
     if got is None:
         return None
     r, lab = got
-    return _sentences(r, _alt_results(r, lab, epsilon, min_instances, data.study.seed))
+    return _sentences(r, _alt_results(r, lab, epsilon, min_instances, data.study.seed, rule))
 
 
 def judge_validation_section(data: StudyData, *, epsilon: float = DEFAULT_EPSILON,
-                             min_instances: int = DEFAULT_MIN_INSTANCES) -> FigureSet | None:
+                             min_instances: int = DEFAULT_MIN_INSTANCES, rule: str = "paper") -> FigureSet | None:
     """The figures of judge_validation (its FigureSet), or None when there is no section."""
-    section = judge_validation(data, epsilon=epsilon, min_instances=min_instances)
+    section = judge_validation(data, epsilon=epsilon, min_instances=min_instances, rule=rule)
     return None if section is None else section.figures

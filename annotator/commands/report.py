@@ -29,19 +29,23 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "judge and another annotator (default 30, for the t-test; below 30 the test's winning rate "
                         "is shown, but the report answers 'cannot tell yet' to whether the judge may replace the "
                         "people)")
+    p.add_argument("--alt-test-rule", choices=["paper", "small-sample"], default="paper",
+                   help="alternative annotator test: 'paper' (default: 3 or more people, the t-test on 30 or more "
+                        "items each) or 'small-sample', the authors' FAQ rule: people with fewer items tested by a "
+                        "one-sided Wilcoxon signed-rank test, two people enough; its answers say they rest on it")
     add_out_option(p)
     add_db_option(p)
     p.set_defaults(func=run)
 
 
 def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: float = 0.2,
-                  alt_test_min_items: int = 30) -> list:
+                  alt_test_min_items: int = 30, alt_test_rule: str = "paper") -> list:
     """One reports.render.StudyReport per study name, in the order given. A study with human and LLM-judge
     answers on the same units gets the judge-validation section (reports.judge_vs_human) after its task's
     figures, opened by one sentence per judge (a reports.render.Lead: may it replace the people on this study?),
-    and a study with model answers or judge runs the section of reports.llm_answers; epsilon and
-    alt_test_min_items go to the alternative annotator test. Raises PrefvalError for an unknown study (before
-    anything is rendered) and for epsilon outside [0, 1)."""
+    and a study with model answers or judge runs the section of reports.llm_answers; epsilon,
+    alt_test_min_items and alt_test_rule go to the alternative annotator test. Raises PrefvalError for an unknown
+    study (before anything is rendered) and for epsilon outside [0, 1)."""
     from annotator.tasks import get_task
     from reports.judge_vs_human import VERDICT_TITLE, judge_validation
     from reports.llm_answers import llm_answers_section
@@ -84,7 +88,7 @@ def build_reports(store, names: list[str], min_seconds: float = 2.0, epsilon: fl
             header["adjudicated"] = kinds.count("final")
             header["excluded by adjudication"] = kinds.count("exclude")
         leads = []
-        judged = judge_validation(data, epsilon=epsilon, min_instances=alt_test_min_items)
+        judged = judge_validation(data, epsilon=epsilon, min_instances=alt_test_min_items, rule=alt_test_rule)
         if judged is not None:  # the answer first: may the judge replace the people (reports.stats.replacement)
             leads.append(Lead(VERDICT_TITLE, judged.sentences, before=judged.figures.tables[0].key
                               if judged.figures.tables else None))
@@ -162,7 +166,8 @@ def run(args: argparse.Namespace) -> int:
     from reports.study_data import gc_paused
 
     with Store.open(db, mode="ro") as store, gc_paused():
-        reports = build_reports(store, args.studies, args.too_fast, args.epsilon, args.alt_test_min_items)
+        reports = build_reports(store, args.studies, args.too_fast, args.epsilon, args.alt_test_min_items,
+                                args.alt_test_rule)
     title = "prefval report: " + ", ".join(args.studies)
     text = render(reports, args.format, title=title)
     if args.out:

@@ -25,6 +25,22 @@ The procedure, for one LLM judge f and human annotators h_1..h_m (m >= 3 recomme
 
 The t-test assumes roughly normal means: the FAQ asks for at least 30 instances per annotator
 (``min_instances``); annotators with fewer are left out and named in the result.
+
+Two rules (``rule``):
+
+- ``"paper"`` (the default): the procedure above as the paper recommends it: at least ``min_humans`` (3) human
+  annotators, each tested with the t-test on ``min_instances`` (30) or more instances, the others left out.
+- ``"small-sample"``: what the authors say to do with fewer, in the FAQ of the paper (appendix) and of the README of
+  their code, github.com/nitaytech/AltTest. (a) "What if I have fewer than 30 annotated instances per annotator?
+  ... the normality assumption of the t-test does not hold, so a non-parametric test, such as the Wilcoxon
+  signed-rank test, should be used instead": an annotator with fewer than ``min_instances`` instances (and at least
+  one) is tested by the one-sided Wilcoxon signed-rank test of H0: the differences d_ij are centred at epsilon or
+  above, against H1: below (one_sided_wilcoxon), instead of being left out; annotators with ``min_instances`` or
+  more keep the t-test, and the Benjamini-Yekutieli correction and omega run over all of them. (b) "While our
+  procedure can be used with two annotators, we believe it is less reliable": two annotators suffice (their code's
+  alt_test drops instances with fewer than two annotators and sets no minimum number of annotators); each is then
+  compared with the other alone, without a consensus. The result says which rule ran (AltTestResult.rule, note) and
+  which test each annotator had (AnnotatorComparison.test).
 """
 from __future__ import annotations
 
@@ -35,12 +51,16 @@ from typing import Any, Callable, Hashable, Mapping
 import numpy as np
 
 __all__ = ["AltTestResult", "AnnotatorComparison", "alt_test", "benjamini_yekutieli", "one_sided_paired_t",
-           "SCORING", "DEFAULT_EPSILON", "DEFAULT_Q", "DEFAULT_MIN_INSTANCES", "DEFAULT_MIN_HUMANS"]
+           "one_sided_wilcoxon", "RULES", "SMALL_SAMPLE", "SMALL_SAMPLE_MIN_HUMANS", "SCORING", "DEFAULT_EPSILON",
+           "DEFAULT_Q", "DEFAULT_MIN_INSTANCES", "DEFAULT_MIN_HUMANS"]
 
 DEFAULT_EPSILON = 0.2      # the paper's recommendation for expert annotators (FAQ: 0.15 skilled, 0.1 crowd)
 DEFAULT_Q = 0.05           # FDR level of the Benjamini-Yekutieli correction
 DEFAULT_MIN_INSTANCES = 30  # per left-out annotator, for the t-test's normal approximation (FAQ)
 DEFAULT_MIN_HUMANS = 3     # the paper recommends three or more human annotators
+SMALL_SAMPLE = "small-sample"  # the authors' FAQ rule for fewer instances or annotators (module doc)
+RULES = ("paper", SMALL_SAMPLE)
+SMALL_SAMPLE_MIN_HUMANS = 2  # FAQ: "can be used with two annotators"; their code needs two per instance
 
 
 def _accuracy(pred: Any, others: list[Any]) -> float:
@@ -61,7 +81,9 @@ class AnnotatorComparison:
     n_instances: instances compared; rho_llm / rho_human: advantage probabilities (shares in [0, 1]);
     t_stat / p_value: the one-sided paired t-test of H0: rho_human - rho_llm >= epsilon (p None when the annotator
     was left out); p_adjusted: the Benjamini-Yekutieli adjusted p-value; rejected: H0 rejected after the
-    correction (the LLM "wins" against this annotator); note: why left out, or the degenerate-variance convention.
+    correction (the LLM "wins" against this annotator); note: why left out, or the degenerate-variance convention;
+    test: "t" (one-sided paired t-test), "wilcoxon" (one-sided Wilcoxon signed-rank test, the small-sample rule;
+    t_stat then holds W+, the sum of the ranks of the positive d - epsilon) or "" (left out).
     """
 
     annotator: str
@@ -73,6 +95,7 @@ class AnnotatorComparison:
     p_adjusted: float | None = None
     rejected: bool = False
     note: str = ""
+    test: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,7 +104,8 @@ class AltTestResult:
 
     winning_rate: omega in [0, 1] (None when undefined, see note); passed: omega >= 0.5 (None when undefined);
     advantage_probability: rho, the mean of rho_llm over the annotators tested; comparisons: one per human
-    annotator (tested or left out); n_humans_tested; epsilon, q, scoring: the settings used.
+    annotator (tested or left out); n_humans_tested; epsilon, q, scoring: the settings used; rule: "paper" or
+    "small-sample" (module doc), also named in note.
     """
 
     judge: str
@@ -95,6 +119,7 @@ class AltTestResult:
     scoring: str
     comparisons: list[AnnotatorComparison] = field(default_factory=list)
     note: str = ""
+    rule: str = "paper"
 
 
 def one_sided_paired_t(d: np.ndarray, epsilon: float) -> tuple[float | None, float]:
@@ -117,6 +142,39 @@ def one_sided_paired_t(d: np.ndarray, epsilon: float) -> tuple[float | None, flo
         return None, (0.0 if mean < epsilon else 1.0)
     t = (mean - epsilon) / (sd / math.sqrt(n))
     return t, float(stats.t.cdf(t, df=n - 1))
+
+
+def one_sided_wilcoxon(d: np.ndarray, epsilon: float) -> tuple[float, float]:
+    """(W+, p) of the one-sided Wilcoxon signed-rank test (Wilcoxon 1945, "Individual comparisons by ranking
+    methods", Biometrics Bulletin 1(6)) of H0: the differences d are symmetric about a centre at epsilon or above,
+    against H1: below epsilon; the alt-test's small-sample rule (module doc).
+
+    x_i = d_i - epsilon; zeros are dropped (Wilcoxon's own treatment, scipy's zero_method="wilcox"); the |x_i| are
+    ranked, ties at their mid-rank; W+ = the sum of the ranks of the positive x_i. p = P(W+ <= observed) under H0,
+    exact: each x_i's sign is + or - with probability 1/2 independently given the ranks, so W+ is a sum of
+    independent (rank or 0) terms, whose distribution is counted exactly over doubled mid-ranks (integers). The
+    alt-test's d_ij take the values -1, 0 and 1 only, so ties are the rule: the exact count keeps them (the normal
+    approximation and tie-free exact tables do not). No non-zero x_i: (0, 1.0), nothing against H0. d: 1 or more
+    values. Raises ValueError for no values.
+    """
+    x = np.asarray(d, dtype=np.float64) - epsilon
+    if x.size == 0:
+        raise ValueError("a signed-rank test needs at least 1 instance")
+    x = x[np.abs(x) > 1e-12]
+    if x.size == 0:
+        return 0.0, 1.0
+    from scipy.stats import rankdata
+
+    twice = np.rint(2 * rankdata(np.abs(x))).astype(int)  # doubled mid-ranks: integers
+    observed = int(twice[x > 0].sum())
+    counts = np.zeros(int(twice.sum()) + 1, dtype=object)  # exact integer counts of each doubled W+
+    counts[0] = 1
+    for r in twice:
+        shifted = np.zeros_like(counts)
+        shifted[r:] = counts[:counts.size - r]
+        counts = counts + shifted
+    p = float(sum(counts[:observed + 1]) / 2 ** int(x.size))
+    return observed / 2, p
 
 
 def benjamini_yekutieli(p_values: list[float], q: float = DEFAULT_Q) -> tuple[list[bool], list[float]]:
@@ -148,17 +206,25 @@ def benjamini_yekutieli(p_values: list[float], q: float = DEFAULT_Q) -> tuple[li
 
 def alt_test(humans: Mapping[str, Mapping[Hashable, Any]], llm: Mapping[Hashable, Any], *, judge: str = "LLM",
              scoring: str = "accuracy", epsilon: float = DEFAULT_EPSILON, q: float = DEFAULT_Q,
-             min_instances: int = DEFAULT_MIN_INSTANCES, min_humans: int = DEFAULT_MIN_HUMANS) -> AltTestResult:
-    """Run the alt-test (module doc) for one LLM judge.
+             min_instances: int = DEFAULT_MIN_INSTANCES, min_humans: int | None = None,
+             rule: str = "paper") -> AltTestResult:
+    """Run the alt-test (module doc) for one LLM judge, by `rule` ("paper" or "small-sample", module doc).
 
     humans: annotator name -> {instance id: annotation}; llm: {instance id: annotation}. Missing annotations
     are simply absent (None values are dropped). scoring: "accuracy" (labels compared for equality) or
     "neg_rmse" (numbers). Instances count only when the LLM and at least two humans annotated them.
     Undefined (winning_rate None, reason in note): fewer than ``min_humans`` human annotators on such
-    instances, or no annotator with at least ``min_instances`` instances. Annotators under ``min_instances``
-    are left out of the correction and of omega and rho, and listed with the reason.
-    Raises ValueError for an unknown scoring name or epsilon outside [0, 1).
+    instances (default DEFAULT_MIN_HUMANS, 3; SMALL_SAMPLE_MIN_HUMANS, 2, by the small-sample rule), or no
+    annotator with at least ``min_instances`` instances (by the paper's rule). By the paper's rule annotators under
+    ``min_instances`` are left out of the correction and of omega and rho, and listed with the reason; by the
+    small-sample rule they are tested by one_sided_wilcoxon (those with at least 1 instance).
+    Raises ValueError for an unknown scoring name or rule, or epsilon outside [0, 1).
     """
+    if rule not in RULES:
+        raise ValueError(f"unknown alt-test rule {rule!r} (choose one of {', '.join(RULES)})")
+    small = rule == SMALL_SAMPLE
+    if min_humans is None:
+        min_humans = SMALL_SAMPLE_MIN_HUMANS if small else DEFAULT_MIN_HUMANS
     if scoring not in SCORING:
         raise ValueError(f"unknown alignment scoring {scoring!r} (choose one of {', '.join(SCORING)})")
     if not 0 <= epsilon < 1:
@@ -173,11 +239,12 @@ def alt_test(humans: Mapping[str, Mapping[Hashable, Any]], llm: Mapping[Hashable
     usable = {i for i, hs in by_instance.items() if len(hs) >= 2}
     names = sorted(h for h, anns in hum.items() if any(i in usable for i in anns))
     n_inst = len(usable)
-    base = dict(judge=judge, epsilon=epsilon, q=q, scoring=scoring, n_instances=n_inst)
+    base = dict(judge=judge, epsilon=epsilon, q=q, scoring=scoring, n_instances=n_inst, rule=rule)
     if len(names) < min_humans:
         return AltTestResult(winning_rate=None, passed=None, advantage_probability=None, n_humans_tested=0,
                              note=f"undefined: {len(names)} human annotators share instances with the LLM and "
-                                  f"another annotator; the alt-test needs at least {min_humans}", **base)
+                                  f"another annotator; the alt-test needs at least {min_humans}"
+                                  + (" (small-sample rule)" if small else ""), **base)
     tested: list[AnnotatorComparison] = []
     skipped: list[AnnotatorComparison] = []
     for h in names:
@@ -188,16 +255,22 @@ def alt_test(humans: Mapping[str, Mapping[Hashable, Any]], llm: Mapping[Hashable
             s_f, s_h = score(llm[i], others), score(hum[h][i], others)
             w_f.append(1.0 if s_f >= s_h else 0.0)
             w_h.append(1.0 if s_h >= s_f else 0.0)
+        d = np.array(w_h) - np.array(w_f)
+        if small and 1 <= len(insts) < max(min_instances, 2):
+            w, p = one_sided_wilcoxon(d, epsilon)
+            tested.append(AnnotatorComparison(h, len(insts), float(np.mean(w_f)), float(np.mean(w_h)), w, p,
+                                              note=f"Wilcoxon signed-rank test: {len(insts)} instances, fewer than "
+                                                   f"{max(min_instances, 2)} (small-sample rule)", test="wilcoxon"))
+            continue
         if len(insts) < max(min_instances, 2):
             skipped.append(AnnotatorComparison(h, len(insts), None, None, None, None,
                                                note=f"left out: {len(insts)} instances, fewer than "
                                                     f"{max(min_instances, 2)}"))
             continue
-        d = np.array(w_h) - np.array(w_f)
         t, p = one_sided_paired_t(d, epsilon)
         note = "" if t is not None else "all differences equal (sd 0): p set to 0 if mean < epsilon, else 1"
         tested.append(AnnotatorComparison(h, len(insts), float(np.mean(w_f)), float(np.mean(w_h)), t, p,
-                                          note=note))
+                                          note=note, test="t"))
     if not tested:
         return AltTestResult(winning_rate=None, passed=None, advantage_probability=None, n_humans_tested=0,
                              comparisons=skipped,
@@ -205,12 +278,20 @@ def alt_test(humans: Mapping[str, Mapping[Hashable, Any]], llm: Mapping[Hashable
                                   "with the LLM and another annotator", **base)
     rejected, adjusted = benjamini_yekutieli([c.p_value for c in tested], q)
     tested = [AnnotatorComparison(c.annotator, c.n_instances, c.rho_llm, c.rho_human, c.t_stat, c.p_value,
-                                  adj, rej, c.note) for c, rej, adj in zip(tested, rejected, adjusted)]
+                                  adj, rej, c.note, c.test) for c, rej, adj in zip(tested, rejected, adjusted)]
     omega = sum(rejected) / len(tested)
     rho = float(np.mean([c.rho_llm for c in tested]))
     note = (f"alt-test (Calderon et al. 2025): {scoring} alignment, epsilon {epsilon:g}, one-sided paired t-tests, "
             f"Benjamini-Yekutieli at q {q:g}; passes when the winning rate is >= 0.5")
     if skipped:
         note += f"; {len(skipped)} annotators with fewer than {max(min_instances, 2)} instances left out"
+    if small:
+        n_w = sum(1 for c in tested if c.test == "wilcoxon")
+        note += (f"; the authors' small-sample rule (Calderon et al. 2025, FAQ): {n_w} of {len(tested)} annotators "
+                 f"with fewer than {max(min_instances, 2)} instances tested by a one-sided Wilcoxon signed-rank "
+                 "test instead of the t-test")
+        if len(tested) < DEFAULT_MIN_HUMANS:
+            note += (f"; {len(tested)} annotators, fewer than the {DEFAULT_MIN_HUMANS} the paper recommends: each "
+                     "is compared with the others alone, without a consensus (the FAQ: usable, less reliable)")
     return AltTestResult(winning_rate=omega, passed=omega >= 0.5, advantage_probability=rho,
                          n_humans_tested=len(tested), comparisons=tested + skipped, note=note, **base)

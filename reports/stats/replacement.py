@@ -53,13 +53,23 @@ what the test rests on holds. The rule, checked in this order (the first that fa
    chance judge would be expected to win.
 
 4. Otherwise the test decides: YES when the winning rate is at least 0.5, else NO.
+
+By the authors' small-sample rule (reports.stats.alt_test, rule "small-sample": their FAQ, in the paper and in the
+README of github.com/nitaytech/AltTest: "a non-parametric test, such as the Wilcoxon signed-rank test, should be
+used instead" below 30 instances; "While our procedure can be used with two annotators, we believe it is less
+reliable"), check 1 asks for SMALL_SAMPLE_MIN_HUMANS = 2 people, each with at least 1 instance, and every answer
+says, first, that it rests on that rule (Verdict.rule; "by the authors' small-sample rule ..."), how many people
+had the Wilcoxon test and, with two people, that there is no consensus to stand in for. Checks 2-4 are the same;
+the control of check 3 stays the large-sample expectation (mean E[d_ij] below epsilon), which with the few items
+of this rule is only a rough guide.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Hashable, Mapping
 
-from .alt_test import DEFAULT_MIN_HUMANS, DEFAULT_MIN_INSTANCES, SCORING, AltTestResult
+from .alt_test import (DEFAULT_MIN_HUMANS, DEFAULT_MIN_INSTANCES, SCORING, SMALL_SAMPLE, SMALL_SAMPLE_MIN_HUMANS,
+                       AltTestResult)
 from .result import StatResult
 
 __all__ = ["YES", "NO", "CANNOT_TELL", "MIN_PEOPLE", "MIN_ITEMS", "FLOOR", "PersonCount", "Verdict",
@@ -106,6 +116,7 @@ class Verdict:
     counts: list[PersonCount] = field(default_factory=list)
     need_items: dict[str, int] = field(default_factory=dict)
     need_people: int = 0
+    rule: str = "paper"
 
 
 def people_counts(humans: Mapping[str, Mapping[Hashable, Any]], llm: Mapping[Hashable, Any]) -> list[PersonCount]:
@@ -231,25 +242,45 @@ def _short_groups(short: list[PersonCount], need: int) -> list[str]:
     return [_short(g, need) for g in groups.values()]
 
 
+def _small_label(alt: AltTestResult) -> str:
+    """The words that open an answer resting on the small-sample rule: which tests ran, and the two-people case."""
+    tested = [c for c in alt.comparisons if c.p_value is not None]
+    n_w = sum(1 for c in tested if c.test == "wilcoxon")
+    text = (f"by the authors' small-sample rule, not the paper's main procedure ({PAPER}, FAQ): {n_w} of "
+            f"{len(tested)} people with fewer than {MIN_ITEMS} items tested by a one-sided Wilcoxon signed-rank test "
+            "instead of the t-test")
+    if len(tested) < MIN_PEOPLE:
+        text += (f", and {len(tested)} people, fewer than the {MIN_PEOPLE} the paper recommends, so each is compared "
+                 "with the other alone, without a consensus (usable, the FAQ says, but less reliable)")
+    return text + ": "
+
+
 def replacement_verdict(alt: AltTestResult, humans: Mapping[str, Mapping[Hashable, Any]],
                         llm: Mapping[Hashable, Any], *, ordinal: bool = False, seed: int = 0,
                         min_instances: int = MIN_ITEMS, n_boot: int = 1000) -> Verdict:
     """The answer for one judge on one dimension (module doc): alt is reports.stats.alt_test.alt_test(humans,
     llm, ...) as reported, min_instances the ``min_instances`` it ran with (the verdict needs
     max(min_instances, MIN_ITEMS) per person)."""
-    need = max(min_instances, MIN_ITEMS)
+    small = alt.rule == SMALL_SAMPLE
+    need = 1 if small else max(min_instances, MIN_ITEMS)
+    need_people = SMALL_SAMPLE_MIN_HUMANS if small else MIN_PEOPLE
     counts = people_counts(humans, llm)
     tested = [c.annotator for c in alt.comparisons if c.p_value is not None]
     enough = [c for c in counts if c.instances >= need]
     short_tested = [c for c in counts if c.name in tested and c.instances < need]
-    base = dict(judge=alt.judge, alt=alt, counts=counts)
-    cond = (f"the alternative annotator test needs at least {MIN_PEOPLE} people, each with at least {need} items "
-            f"that the judge and another person also labelled ({PAPER}, FAQ: three or more annotators for a "
-            f"consensus signal, 30 or more items each for its t-test)")
-    if len(enough) < MIN_PEOPLE or short_tested:
+    base = dict(judge=alt.judge, alt=alt, counts=counts, rule=alt.rule)
+    if small:
+        cond = (f"by the authors' small-sample rule the alternative annotator test needs at least {need_people} "
+                f"people, each with at least 1 item that the judge and another person also labelled ({PAPER}, "
+                "FAQ: two annotators usable, less reliable; a Wilcoxon signed-rank test below 30 items)")
+    else:
+        cond = (f"the alternative annotator test needs at least {MIN_PEOPLE} people, each with at least {need} "
+                f"items that the judge and another person also labelled ({PAPER}, FAQ: three or more annotators "
+                f"for a consensus signal, 30 or more items each for its t-test)")
+    if len(enough) < need_people or short_tested:
         short = [c for c in counts if c.instances < need]
         need_items = {c.name: need - c.instances for c in short}
-        missing_people = max(0, MIN_PEOPLE - len(counts))
+        missing_people = max(0, need_people - len(counts))
         have = f"{len(enough)} of the {len(counts)} people who labelled these items have them"
         if enough:
             have += " (" + ", ".join(f"{c.name} {c.instances}" for c in enough) + ")"
@@ -263,6 +294,7 @@ def replacement_verdict(alt: AltTestResult, humans: Mapping[str, Mapping[Hashabl
             why += f"; {missing_people} more {'person is' if missing_people == 1 else 'people are'} needed"
         return Verdict(answer=CANNOT_TELL, reason="people" if missing_people else "items", why=why,
                        need_items=need_items, need_people=missing_people, **base)
+    label = _small_label(alt) if small else ""
     agreement = people_agreement(humans, llm, ordinal=ordinal, seed=seed, n_boot=n_boot)
     agree = agreement_text(agreement)
     beyond = agreement.value is not None and agreement.ci_low is not None and agreement.ci_low > FLOOR
@@ -273,7 +305,7 @@ def replacement_verdict(alt: AltTestResult, humans: Mapping[str, Mapping[Hashabl
                f"the value of agreement by chance ({agreement_source(agreement)}); so there is no consensus for a "
                f"judge to stand in for, and the alternative annotator test's {rate} at epsilon "
                f"{alt.epsilon:g} is no evidence either way")
-        return Verdict(answer=CANNOT_TELL, reason="agreement", why=why, agreement=agreement, **base)
+        return Verdict(answer=CANNOT_TELL, reason="agreement", why=label + why, agreement=agreement, **base)
     gaps = chance_judge_gaps(humans, llm, tested, alt.scoring)
     chance_wins = sum(1 for g in gaps.values() if g < alt.epsilon)
     chance_passes = bool(gaps) and chance_wins >= 0.5 * len(gaps)
@@ -287,12 +319,13 @@ def replacement_verdict(alt: AltTestResult, humans: Mapping[str, Mapping[Hashabl
                f"{chance} (labels drawn from the people's own label shares) at epsilon {alt.epsilon:g}, so this "
                f"judge's {rate} is no evidence; it needs more agreement among the people, or a smaller epsilon "
                f"({PAPER}, FAQ: smaller when agreement is low)")
-        return Verdict(answer=CANNOT_TELL, reason="chance", why=why, agreement=agreement, chance_wins=chance_wins,
-                       **base)
+        return Verdict(answer=CANNOT_TELL, reason="chance", why=label + why, agreement=agreement,
+                       chance_wins=chance_wins, **base)
     if alt.passed:
         why = f"it passes {test}; {people}; and {chance}"
-        return Verdict(answer=YES, reason="test", why=why, agreement=agreement, chance_wins=chance_wins, **base)
+        return Verdict(answer=YES, reason="test", why=label + why, agreement=agreement, chance_wins=chance_wins,
+                       **base)
     why = f"it fails {test}; {people}"
     if chance_passes:
         why += f"; and {chance}, which this judge does not"
-    return Verdict(answer=NO, reason="test", why=why, agreement=agreement, chance_wins=chance_wins, **base)
+    return Verdict(answer=NO, reason="test", why=label + why, agreement=agreement, chance_wins=chance_wins, **base)
