@@ -33,7 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         description="Create a study: the task type decides what annotators see and answer.")
     c.add_argument("name")
     c.add_argument("--task", required=True, choices=sorted(TASKS))
-    c.add_argument("--dataset", action="append", default=[], help="input dataset (repeat for two, e.g. pairwise)")
+    c.add_argument("--dataset", action="append", default=[], help="input dataset: one (pairwise: two; persona_filter: several; easy_test: a "
+                                "second with the originals of generalized preferences); more are refused")
     c.add_argument("--sample", type=int, help="use a seeded random sample of N items")
     c.add_argument("--stratify", metavar="FIELD",
                    help="with --sample N: draw per value of this item field, in proportion to each value's items "
