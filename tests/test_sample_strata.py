@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from annotator.cli import main
-from annotator.tasks.strata import largest_remainder
+from annotator.tasks.strata import field_value, largest_remainder
 from storage.store import Store
 
 RP = ["sample_data/realpref/queries.jsonl", "sample_data/realpref/conversations.jsonl",
@@ -209,3 +209,45 @@ def test_persona_filter_strata(tmp_path):
     assert main(["study", "create", "pfb", "--task", "persona_filter", "--dataset", "recs", "--sample", "4",
                  "--balance", "record_type", "--db", db]) == 0
     assert _counts(db, "pfb", "record_type")[0] == {"event": 2, "preference": 2}
+
+
+PERSONAMEM = "/work/shared/datasets/personamem/questions_32k.csv"
+
+
+@pytest.mark.skipif(not __import__("os").path.exists(PERSONAMEM), reason="shared PersonaMem split not present")
+def test_real_personamem_split_stratified_by_question_type(tmp_path, capsys):
+    import csv
+
+    with open(PERSONAMEM, newline="", encoding="utf-8") as fh:
+        types = Counter(r["question_type"] for r in csv.DictReader(fh))
+    assert types == {"track_full_preference_evolution": 139, "recall_user_shared_facts": 129,
+                     "recalling_the_reasons_behind_previous_updates": 99, "suggest_new_ideas": 93,
+                     "generalizing_to_new_scenarios": 57, "provide_preference_aligned_recommendations": 55,
+                     "recalling_facts_mentioned_by_the_user": 17}
+    db = str(tmp_path / "pm.db")
+    assert main(["import", "personamem", PERSONAMEM, "--dataset", "pm", "--db", db]) == 0
+    # 100 of 589, every copy kept: shares 23.60, 21.90, 16.81, 15.79, 9.68, 9.34, 2.89 -> integer parts 95; the 5
+    # seats left to the largest fractional parts .90, .89, .81, .79, .68 (not .60 and .34)
+    assert main(["study", "create", "pm100", "--task", "blind_test", "--dataset", "pm", "--sample", "100",
+                 "--stratify", "question_type", "--option", "identical_screens=keep", "--seed", "2", "--db", db]) == 0
+    with Store.open(db, mode="ro") as s:
+        st = s.get_study("pm100")
+        items = s.get_items([u.item_id for u in s.units(st.id)]).values()
+    got = Counter(field_value(it, "question_type") for it in items)
+    assert got == {"track_full_preference_evolution": 23, "recall_user_shared_facts": 22,
+                   "recalling_the_reasons_behind_previous_updates": 17, "suggest_new_ideas": 16,
+                   "generalizing_to_new_scenarios": 10, "provide_preference_aligned_recommendations": 9,
+                   "recalling_facts_mentioned_by_the_user": 3}
+    # balanced: 70 = 10 of each of 7 types; 140 would take 20 of a type that has 17: the largest is 7 x 17 = 119
+    assert main(["study", "create", "pm70", "--task", "blind_test", "--dataset", "pm", "--sample", "70",
+                 "--balance", "question_type", "--option", "identical_screens=keep", "--db", db]) == 0
+    with Store.open(db, mode="ro") as s:
+        st = s.get_study("pm70")
+        items = s.get_items([u.item_id for u in s.units(st.id)]).values()
+    assert set(Counter(field_value(it, "question_type") for it in items).values()) == {10}
+    capsys.readouterr()
+    assert main(["study", "create", "pm140", "--task", "blind_test", "--dataset", "pm", "--sample", "140",
+                 "--balance", "question_type", "--option", "identical_screens=keep", "--db", db]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "recalling_facts_mentioned_by_the_user has 17 items, fewer than the 20" in err and "--sample 119" in err

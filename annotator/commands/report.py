@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="alternative annotator test: leave out annotators with fewer than N items shared with the "
                         "judge and another annotator (default 30, for the t-test; below 30 the test's winning rate "
                         "is shown, but the report answers 'cannot tell yet' to whether the judge may replace the "
-                        "people)")
+                        "people); with --alt-test-rule small-sample they are tested by a Wilcoxon signed-rank test")
     p.add_argument("--alt-test-rule", choices=["paper", "small-sample"], default="paper",
                    help="alternative annotator test: 'paper' (default: 3 or more people, the t-test on 30 or more "
                         "items each) or 'small-sample', the authors' FAQ rule: people with fewer items tested by a "
