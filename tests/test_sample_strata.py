@@ -251,3 +251,20 @@ def test_real_personamem_split_stratified_by_question_type(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert "recalling_facts_mentioned_by_the_user has 17 items, fewer than the 20" in err and "--sample 119" in err
+
+
+def test_units_of_several_sizes():
+    from annotator.tasks.strata import strata_sample
+    from storage.errors import PrefvalError
+
+    # A: one unit of 6 items (queries sharing a screen), B: two units of 3; 9 items asked.
+    # 3 units (1 A, 2 B) hold 12 > 9; 2 units: shares 2/3 and 4/3 -> 0 and 1, the seat left to A (remainder 2/3)
+    # -> A's unit and one of B's: 6 + 3 = 9 items
+    picked, rec = strata_sample(["A", "B", "B"], [6, 3, 3], 9, 0, "stratify", "f", "query")
+    assert picked[0] == 0 and len(picked) == 2 and picked[1] in (1, 2)
+    assert rec["items"] == {"A": 6, "B": 3} and rec["units"] == {"A": 1, "B": 1}
+    assert rec["in_dataset"] == {"A": 6, "B": 6}
+    with pytest.raises(PrefvalError, match="different numbers of items"):
+        strata_sample(["A", "B", "B"], [6, 3, 3], 6, 0, "balance", "f", "query")
+    with pytest.raises(PrefvalError, match="hold no whole query"):
+        strata_sample(["A", "B"], [6, 3], 2, 0, "stratify", "f", "query")
