@@ -268,3 +268,24 @@ def test_units_of_several_sizes():
         strata_sample(["A", "B", "B"], [6, 3, 3], 6, 0, "balance", "f", "query")
     with pytest.raises(PrefvalError, match="hold no whole query"):
         strata_sample(["A", "B"], [6, 3], 2, 0, "stratify", "f", "query")
+
+
+def test_pairwise_pairs_stratified_by_a_field_of_side_a(tmp_path, capsys):
+    db = str(tmp_path / "pw.db")
+    for side in "ab":
+        path = tmp_path / f"{side}.jsonl"
+        path.write_text("".join(json.dumps({"id": f"p{i}", "preference": f"pref {i}", "level": "high" if i < 4
+                                            else "low", "messages": [{"role": "user", "content": f"hi {side}{i}"}]})
+                                + "\n" for i in range(6)))
+        assert main(["import", "jsonl", str(path), "--kind", "conversation_record", "--dataset", side.upper(),
+                     "--db", db]) == 0
+    # 6 pairs by id, 4 high and 2 low; 3 pairs: shares 2.0 and 1.0
+    assert main(["study", "create", "pw", "--task", "pairwise", "--dataset", "A", "--dataset", "B", "--sample", "3",
+                 "--stratify", "level", "--db", db]) == 0
+    assert "--stratify level: pairs drawn per value high: 2 of 4, low: 1 of 2" in capsys.readouterr().out
+    with Store.open(db, mode="ro") as s:
+        st = s.get_study("pw")
+        units = s.units(st.id)
+        items = s.get_items([u.item_id for u in units] + [u.item_b_id for u in units])
+    assert Counter(items[u.item_id].payload["metadata"]["level"] for u in units) == {"high": 2, "low": 1}
+    assert all(items[u.item_id].external_id == items[u.item_b_id].external_id for u in units)  # still by id

@@ -466,7 +466,7 @@ def seeded_sample(rows: list, spec: StudySpec, items_of=None, dataset: str = "",
     if items_of is not None:
         from annotator.tasks.strata import sample_rows
 
-        got, record = sample_rows(rows, spec, items_of, dataset, unit_word)
+        got, record = sample_rows(rows, spec, items_of, dataset, unit_word, count_units=True)
         if record is not None:
             if notes is not None:
                 notes["sampled"] = {"unit": unit_word, "items": len(got), "strata": record}

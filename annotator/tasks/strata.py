@@ -25,8 +25,9 @@ Within each stratum the units are taken in a seeded order: random.Random(seed).s
 dataset order), its first quota units, so that one stratum's draw does not depend on the others. The units drawn
 are returned in dataset order. The same seed gives the same sample.
 
-Allocation rules: Cochran, "Sampling Techniques", 3rd ed. (1977), section 5.5 (proportional allocation) and the
-largest-remainder rounding of apportionment (Balinski and Young, "Fair Representation", 2nd ed. 2001, ch. 2).
+Allocation rules: proportional allocation of stratified random sampling (Cochran, "Sampling Techniques", 3rd ed.,
+1977, ch. 5), rounded to whole units by Hamilton's largest-remainder method of apportionment (Balinski and Young,
+"Fair Representation", 2nd ed., 2001).
 """
 from __future__ import annotations
 
