@@ -175,7 +175,8 @@ def sample(screens: list[Screen], spec: "StudySpec") -> tuple[list[Screen], dict
     random.Random(seed) and taken in that order while their screens fit in N (a group that does not fit is passed
     over and the next tried), so the study holds at most N items and every item of a query drawn is on one of its
     screens. Item unit: N screens drawn with random.Random(seed).sample, as annotator.tasks.base.seeded_sample does.
-    Raises PrefvalError for N <= 0 and when no group fits in N."""
+    With --stratify or --balance FIELD (annotator.tasks.strata), drawn per value of the field in the same units, and
+    the record adds "strata". Raises PrefvalError for N <= 0, when no group fits in N, and as strata does."""
     unit = option(spec, "sample_unit", SAMPLE_UNITS, "query")
     if spec.sample is None:
         return screens, None
