@@ -11,6 +11,7 @@ import pytest
 
 from reports.stats.alt_test import alt_test, one_sided_wilcoxon
 from reports.stats.replacement import CANNOT_TELL, YES, replacement_verdict
+from tests.test_judge_vs_human import judged_db  # noqa: F401 (a fixture)
 
 
 @pytest.mark.parametrize("d, eps, w, p", [
@@ -177,3 +178,22 @@ def test_report_section_labels_the_rule():
     default = judge_validation(data)
     assert table(default.figures, "alt_test").rows[0][6] == "cannot tell yet"
     assert not any("small-sample" in s for s in default.sentences)
+
+
+def test_prefval_report_alt_test_rule(judged_db, capsys):
+    import json
+
+    from annotator.cli import main
+
+    db = judged_db  # tests.test_judge_vs_human's: 3 people on 9 items, judges a and b
+    assert main(["report", "jvs", "--format", "json", "--alt-test-rule", "small-sample", "--db", db]) == 0
+    fs = json.loads(capsys.readouterr().out)["studies"][0]["figure_set"]
+    alt = next(f for f in fs["figures"] if f["key"] == "alt_test:judge-a:reflected")
+    assert alt["extra"]["rule"] == "small-sample" and alt["value"] is not None  # 9 < 30: Wilcoxon, not left out
+    assert alt["extra"]["why"].startswith("by the authors' small-sample rule")
+    rows = next(t for t in fs["tables"] if t["key"] == "alt_test_annotators")["rows"]
+    assert {r[9] for r in rows} == {"Wilcoxon signed-rank (small-sample rule)"}
+    assert main(["report", "jvs", "--format", "json", "--db", db]) == 0
+    fs = json.loads(capsys.readouterr().out)["studies"][0]["figure_set"]
+    alt = next(f for f in fs["figures"] if f["key"] == "alt_test:judge-a:reflected")
+    assert alt["extra"]["rule"] == "paper" and alt["value"] is None  # every person left out below 30
