@@ -62,14 +62,14 @@ class EasyTestTask(McqTask):
     def check_datasets(self, given: list[str], prepared: list[str] | None = None) -> None:
         """More than one --dataset only for a first dataset of generalized preferences, the others holding their
         originals (prepare_spec then makes the study over one derived dataset): when prepare_spec kept several
-        datasets as given, the first holds items an easy test can use and the others would be ignored, so they
-        are refused in one line. Raises PrefvalError."""
+        datasets as given (the first holds easy-test items, or no generalized preferences, or --from-study was
+        given), the others would be ignored, so they are refused in one line. Raises PrefvalError."""
         if prepared is None or len(prepared) <= 1:
             return
         named = ", ".join(f"'{d}'" for d in given)
         raise PrefvalError(f"task {self.name} takes one --dataset; {len(given)} given ({named}): a second --dataset "
-                           f"is only for the originals of a first dataset of generalized preferences, and "
-                           f"'{given[0]}' holds easy-test items; nothing was created")
+                           f"holds the originals when the first holds generalized preferences and no easy-test "
+                           f"items, which '{given[0]}' does not; nothing was created")
 
     def study_settings(self, spec) -> dict[str, Any]:
         """McqTask's, plus generalized_from: the datasets of generalized preferences (and originals) the items were
