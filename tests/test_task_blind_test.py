@@ -57,6 +57,15 @@ def _tail(n: int, k: int, p: float) -> float:
     return sum(comb(n, j) * p**j * (1 - p) ** (n - j) for j in range(k, n + 1))
 
 
+async def _until(pilot, cond, tries: int = 200) -> None:
+    """Let the app run until cond() holds (a loaded machine draws late); fails after `tries` pauses."""
+    for _ in range(tries):
+        if cond():
+            return
+        await pilot.pause()
+    raise AssertionError("the screen did not get there")
+
+
 async def test_every_reachable_screen_is_blind(blind_db):
     seen: list[str] = []
     for who in ("ana", "ben"):
@@ -72,11 +81,13 @@ async def test_every_reachable_screen_is_blind(blind_db):
             assert len({w.rich_style for w in rows}) == 1
             seen.append(screen_text(app))
             tf = app.session.view().item.payload.get("fmt") == "tf"
-            await pilot.press("t" if tf else "a")
+            await decide(pilot, "t" if tf else "a")
             await pilot.press("u")  # back: the screen with cy's answer
+            await _until(pilot, lambda: "your answer" in screen_text(app))
             seen.append(screen_text(app))
-            assert "your answer" in seen[-1]
-            await pilot.press("f" if tf else "b")
+            before = app.session.view().item.external_id
+            await decide(pilot, "f" if tf else "b")  # the revision is saved and the next item shows
+            await _until(pilot, lambda: app.session.finished or app.session.view().item.external_id != before)
         await pilot.pause()
         seen.append(" ".join(str(w.render()) for w in app.screen.query("Static")))  # the summary
     assert n_before == 12 and len(seen) == 12 + 10 + 1
