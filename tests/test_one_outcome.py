@@ -72,7 +72,8 @@ def test_every_place_gives_the_same_kept_count_before_and_after_adjudication(db_
     assert set(_everywhere(db_file, capsys, tmp_path, "before").values()) == {7}
     status = _json(capsys, "status", "r1", "--format", "json", "--db", db_file)["studies"][0]
     assert status["outcomes"] == {"passed": 7, "failed": 3, "needs_adjudication": 2, "too_few": 0, "open": 0,
-                                  "undecided": 0, "by_adjudication": 0}
+                                  "undecided": 0, "by_adjudication": 0, "passed_by_adjudication": 0,
+                                  "failed_by_adjudication": 0}
     capsys.readouterr()
     assert main(["status", "r1", "--db", db_file]) == 0
     text = capsys.readouterr().out
@@ -101,7 +102,8 @@ def test_every_place_gives_the_same_kept_count_before_and_after_adjudication(db_
     report = _json(capsys, "report", "r1", "--format", "json", "--db", db_file)["studies"][0]["figure_set"]
     figs = {f["key"]: f for f in report["figures"]}
     # the headline is after adjudication and says so; the votes alone are beside it
-    assert figs["kept"]["label"] == "records kept (majority of the people's answers, 2 by adjudication)"
+    assert figs["kept"]["label"] == ("records kept (majority of the people's answers; after adjudication: 2 kept and "
+                                     "0 dropped by the adjudicator)")
     assert figs["kept_by_votes"]["value"] == 7 and figs["needs_adjudication"]["value"] == 0
 
 
@@ -145,3 +147,20 @@ def test_gold_label_outcomes_match_release_and_status(db_file, capsys, tmp_path)
         assert main(["release", "g", "--out", str(out), "--db", db]) == 0
         released = [json.loads(x)["external_id"] for x in (out / "c.jsonl").read_text().splitlines()]
         assert released == ["g0", "g1"]
+
+
+def test_adjudicated_items_are_counted_with_the_state_they_got():
+    """The trial's case: 12 records, the votes keep 9; the adjudicator drops one the votes kept, keeps one they
+    dropped, excludes one and drops one more: 8 passed (1 by adjudication), 4 failed (3 by adjudication), never
+    "8 passed (4 decided by adjudication)"."""
+    from annotator.tasks.outcome import ADJUDICATION, FAILED, PASSED, VOTES, Outcome, summary, summary_text
+
+    outs = ([Outcome(PASSED, "kept (majority)", decided_by=VOTES)] * 7
+            + [Outcome(PASSED, "kept by adjudication", decided_by=ADJUDICATION)]
+            + [Outcome(FAILED, "dropped (majority)", decided_by=VOTES)]
+            + [Outcome(FAILED, "dropped by adjudication", decided_by=ADJUDICATION)] * 2
+            + [Outcome(FAILED, "excluded by adjudication: unclear", decided_by=ADJUDICATION)])
+    counts = summary(outs)
+    assert (counts["passed"], counts["failed"], counts["by_adjudication"]) == (8, 4, 4)
+    assert (counts["passed_by_adjudication"], counts["failed_by_adjudication"]) == (1, 3)
+    assert summary_text(counts, "events") == "12 items: 8 passed (1 by adjudication), 4 failed (3 by adjudication)"

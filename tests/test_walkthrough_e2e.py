@@ -181,6 +181,9 @@ async def test_generate_curate_evaluate_adjudicate_release(server, tmp_path, cap
     assert ev["status_figures"]["kept"]["value"] == ev["report_figures"]["kept"]["value"] == kept
     assert ev["report_figures"]["kept_by_votes"]["value"] == WALKTHROUGH_NUMBERS["kept_by_votes"]
     assert ev["status"]["outcomes"]["passed"] == kept and ev["status"]["outcomes"]["by_adjudication"] == 3
+    # of the three: the one the votes dropped and the adjudicator kept is a passed item, the two dropped are failed
+    assert (ev["status"]["outcomes"]["passed_by_adjudication"], ev["status"]["outcomes"]["failed_by_adjudication"]) \
+        == (1, 2)
     assert ev["report_tables"]["funnel"]["rows"][-1][4] == kept
     assert sum(r["outcome"] == "passed" for r in ev["outcomes"]) == kept
     outcome_rows = {r[0]: r[1] for r in ev["report_tables"]["outcomes"]["rows"]}

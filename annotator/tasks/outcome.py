@@ -149,14 +149,20 @@ def tally(outcomes: Any) -> dict[str, int]:
 
 def summary(outcomes: Any) -> dict[str, int]:
     """The counts `prefval status STUDY` and `prefval report` print of a study's outcomes (an iterable of Outcome):
-    tally() of the states, and "by_adjudication": how many an adjudicator decided."""
+    tally() of the states; "by_adjudication": how many of them an adjudicator decided, whatever the outcome; and
+    per decided state, "passed_by_adjudication" / "failed_by_adjudication": how many of that state's items an
+    adjudicator decided (an item the adjudicator dropped or excluded is one of the failed, never of the passed)."""
     outcomes = list(outcomes)
-    return {**tally(outcomes), "by_adjudication": sum(1 for o in outcomes if o.decided_by == ADJUDICATION)}
+    by_adj = [o for o in outcomes if o.decided_by == ADJUDICATION]
+    return {**tally(outcomes), "by_adjudication": len(by_adj),
+            "passed_by_adjudication": sum(1 for o in by_adj if o.state == PASSED),
+            "failed_by_adjudication": sum(1 for o in by_adj if o.state == FAILED)}
 
 
 def summary_text(counts: dict[str, int], study: str) -> str:
-    """One line of a study's outcome counts (summary()): "12 items: 9 passed (2 by adjudication), 1 failed, 2
-    undecided: needs adjudication (`prefval adjudicate S`)"; states with no item are left out."""
+    """One line of a study's outcome counts (summary()): "12 items: 9 passed (1 by adjudication), 1 failed (2 by
+    adjudication), 2 undecided: needs adjudication (`prefval adjudicate S`)"; each state's count of adjudicated
+    items is said beside that state; states with no item are left out."""
     n = sum(counts.get(s, 0) for s in STATES)
     parts = []
     for state in STATES:
@@ -164,8 +170,9 @@ def summary_text(counts: dict[str, int], study: str) -> str:
         if not k:
             continue
         text = f"{k} {STATE_WORDS[state]}"
-        if state == PASSED and counts.get("by_adjudication"):
-            text += f" ({counts['by_adjudication']} decided by adjudication)"
+        by_adj = counts.get(f"{state}_by_adjudication", 0)
+        if by_adj:
+            text += f" ({by_adj} by adjudication)"
         if state == NEEDS_ADJUDICATION:
             text += f" (`prefval adjudicate {study}`)"
         parts.append(text)

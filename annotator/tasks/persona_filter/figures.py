@@ -88,8 +88,12 @@ def _figure_set(study, outcomes: list, cited: dict[str, int], records_citing: di
     n_units = len(outcomes)
     kept, n_decided = counts["passed"], counts["passed"] + counts["failed"]
     waiting = counts[NEEDS_ADJUDICATION]
-    adjudicated = sum(1 for o in outcomes if o.decided_by == "adjudication")
-    after = f", {adjudicated} by adjudication" if adjudicated else ""
+    # the headline applies the adjudications and says how many records the adjudicator kept and dropped (or
+    # excluded): a record the adjudicator dropped is not among the kept ones (the votes alone: kept_by_votes)
+    by_adj = [o for o in outcomes if o.decided_by == "adjudication"]
+    adj_kept = sum(1 for o in by_adj if o.state == "passed")
+    after = f"; after adjudication: {adj_kept} kept and {len(by_adj) - adj_kept} dropped by the adjudicator" \
+        if by_adj else ""
     fs = FigureSet(study=study.name, task=study.task_type)
     fs.figures.append(Figure(key="records", label="records in this round", value=n_units, n=n_units))
     fs.figures.append(Figure(key="kept", label=f"records kept ({rule} of the people's answers{after})", value=kept,
