@@ -76,8 +76,9 @@ RELEASE_RULE = ("An item is released when every given study that holds it lets i
                 "and the quota is not lowered for them), and then the people's votes decide by the task's rule; a "
                 "tie is undecided until adjudicated. An item a study has not decided is held back. An item a study "
                 "kept once as identical on screen to one of its items (`study create`) takes that item's outcome, "
-                "unless its key differs. The funnel counts, for each study in turn, only that study's items still in "
-                "the release.")
+                "unless its key differs. A later round drawn from an earlier study of the release holds back the "
+                "records the earlier study kept after the later round was made (it never filtered them). The "
+                "funnel counts, for each study in turn, only that study's items still in the release.")
 #: the funnel's rows for the items a study holds back, by outcome state (annotator.tasks.outcome)
 HELD_BACK = (("failed", "failed"), ("needs_adjudication", "held back, a tie waiting for adjudication"),
              ("too_few", "held back, too few answers"), ("open", "held back, no answer yet"),
@@ -195,6 +196,25 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
             entry["annotator_names"] = humans
             entry["llm_judge_names"] = judges
         sheet_studies.append(entry)
+    # a later round drawn from an earlier study of this release holds back the records the earlier study kept
+    # after the later round was made: the later round never filtered them (TaskType.unfiltered_by_later_round)
+    from annotator.tasks.outcome import Outcome, UNDECIDED
+
+    by_name = {e["name"]: e for e in sheet_studies}
+    for later in study_names:
+        study = store.get_study(later)
+        earlier = study.settings.get("from_study")
+        if earlier not in by_name or earlier == later:
+            continue
+        passed_there = [items[iid] for iid in order if iid in members.get(earlier, set())
+                        and dict(verdicts[iid])[earlier].passed]
+        for item in get_task(study.task_type).unfiltered_by_later_round(study, earlier, passed_there):
+            if item.id in members.get(later, set()):
+                continue
+            verdicts[item.id].append((later, Outcome(
+                UNDECIDED, f"kept by {earlier} after {later} was drawn from it: never filtered by {later} (put it "
+                           f"in a later round, or release {earlier} alone)")))
+            members.setdefault(later, set()).add(item.id)
     released: dict[str, list[dict[str, Any]]] = {}
     exclusions = []
     funnel = release_funnel(study_names, order, verdicts, members)

@@ -164,3 +164,40 @@ def test_adjudicated_items_are_counted_with_the_state_they_got():
     assert (counts["passed"], counts["failed"], counts["by_adjudication"]) == (8, 4, 4)
     assert (counts["passed_by_adjudication"], counts["failed_by_adjudication"]) == (1, 3)
     assert summary_text(counts, "events") == "12 items: 8 passed (1 by adjudication), 4 failed (3 by adjudication)"
+
+
+def test_a_record_kept_after_the_next_round_was_drawn_is_held_back(db_file, capsys, tmp_path):
+    """r2 is drawn from r1 (--option allow_open=1) while p07 and p08 tie: it holds r1's 7 kept records. Both
+    people of r2 keep all 7; then the adjudicator keeps p07 in r1. r1 now keeps 8, but r2 never filtered p07: a
+    release of r1 and r2 holds p07 back (before: 8 released, p07 'not in r2 (not filtered by it)'), and releases
+    the 7 that both rounds kept."""
+    _round(db_file)
+    capsys.readouterr()
+    assert main(["study", "create", "r2", "--task", "persona_filter", "--from-study", "r1", "--option",
+                 "allow_open=1", "--annotators", "ana,ben", "--annotators-per-item", "2", "--db", db_file]) == 0
+    with Store.open(db_file, mode="create") as s:
+        st = s.get_study("r2")
+        units = list(s.units(st.id))
+        assert len(units) == 7
+        for who in ("ana", "ben"):
+            ann = s.ensure_annotator(who)
+            for u in units:
+                s.add_annotation(AnnotationIn(study_id=st.id, unit_id=u.id, item_id=u.item_id, annotator_id=ann.id,
+                                              status="answered", answer=KEEP))
+        session = AdjudicationSession(s, "r1", "dee")
+        assert session.items[session.unit.item_id].external_id == "p07"
+        session.decide(Decision(KEEP))
+    out = tmp_path / "rel"
+    capsys.readouterr()
+    assert main(["release", "r1", "r2", "--out", str(out), "--db", db_file]) == 0
+    sheet = json.loads((out / "datasheet.json").read_text())
+    assert sheet["release"]["items"] == 7
+    funnel = {r["stage"]: r["items"] for r in sheet["release"]["funnel"]}
+    assert funnel["r1: passed"] == 8 and funnel["r2: its items still in"] == 8
+    assert funnel["r2: held back, undecided (other reason)"] == 1 and funnel["r2: passed"] == 7
+    assert funnel["released"] == 7
+    held = [e for e in sheet["exclusions"] if e["study"] == "r2"]
+    assert [(e["item"], e["outcome"]) for e in held] == [("p07", "undecided")]
+    # r1 alone releases its 8: the rule is about a release of both rounds
+    assert main(["release", "r1", "--out", str(tmp_path / "rel1"), "--db", db_file]) == 0
+    assert json.loads((tmp_path / "rel1" / "datasheet.json").read_text())["release"]["items"] == 8

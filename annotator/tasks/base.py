@@ -371,6 +371,14 @@ class TaskType:
 
         return passed("adjudicated")
 
+    def unfiltered_by_later_round(self, later: "Study", earlier: str, passed_there: list[Item]) -> list[Item]:
+        """Of the items that the study named `earlier` lets pass (passed_there), those that `later`, a study of
+        this task drawn from it (`study create --from-study`), was meant to filter and does not hold: an item the
+        earlier study passed only after the later round was made (e.g. a tie adjudicated afterwards). A release of
+        both holds them back rather than release what the later round never saw. Default: none (tasks without
+        rounds)."""
+        return []
+
     def study_rule(self, data: "StudyData") -> dict[str, "Outcome"]:
         """unit id -> an outcome that a study-wide rule imposes before adjudication and votes (gold_label: items
         of a context dropped for low unanimity). Default: none."""

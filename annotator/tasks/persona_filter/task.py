@@ -142,6 +142,18 @@ class PersonaFilterTask(TaskType):
         return [(it.id, None, {**links.get(it.id, {}), **({"parent_item": parent.id} if parent is not None else {})})
                 for it, parent in pairs]
 
+    def unfiltered_by_later_round(self, later, earlier: str, passed_there: list[Item]) -> list[Item]:
+        """A later round of the same records (--from-study EARLIER, chain=same, no --sample) filters every record
+        of its record types that EARLIER keeps: those it does not hold (kept by EARLIER after this round was made,
+        e.g. a tie adjudicated later) were never filtered by it. A round of the next records (chain=children) or
+        a sampled round filters other records or a sample, and holds nothing back."""
+        s = later.settings
+        if s.get("from_study") != earlier or s.get("chain_mode") != "same" or s.get("sampled"):
+            return []
+        types = s.get("record_types") or []
+        return [it for it in passed_there
+                if it.kind in self.item_kinds and (not types or it.payload.get("record_type") in types)]
+
     def unit_links(self, store, item: Item) -> dict[str, Any]:
         """The unit extras linking what the screen shows beside `item` (shown.link_units), for a unit not made by
         build_units (an attention check): a check shows its profile as any other record does."""
