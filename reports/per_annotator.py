@@ -92,7 +92,8 @@ def _mixed_scale(pairs: list[tuple]) -> list | None:
 
 def per_annotator_table(data: StudyData, min_seconds: float = DEFAULT_MIN_SECONDS,
                         label_fn: Callable[[dict], Any] | None = None,
-                        check_fn: Callable[[Any, dict], bool | None] | None = None) -> Table:
+                        check_fn: Callable[[Any, dict], bool | None] | None = None,
+                        group_field: str | None = None) -> Table:
     """One row per annotator with a current answer or a skip: annotator, kind, items done, skipped, median
     seconds, too fast (count), agreement with the majority of the others, units compared, kappa vs that majority,
     then fastest seconds, the share of answers too fast, attention-check accuracy and the number of checks
@@ -101,7 +102,9 @@ def per_annotator_table(data: StudyData, min_seconds: float = DEFAULT_MIN_SECOND
 
     data: the study's StudyData (times per item and `decided` come from the log, read with the answers). Cells
     are None where a value is undefined (no timing, no unit with a majority of others); the kappa column then
-    says why in words.
+    says why in words. group_field: an item payload field (mcq: "fmt") whose values are never pooled in one
+    kappa: an annotator whose compared items span several values gets one kappa per value, in words
+    ("MCQ 0.211 (n=9); T/F 0.077 (n=7)"); agreement (a share) is over all compared items.
     """
     label = label_fn or default_label
     per_item = seconds_per_item(data)
@@ -133,7 +136,8 @@ def per_annotator_table(data: StudyData, min_seconds: float = DEFAULT_MIN_SECOND
                 others = [lab for oid, lab in labels.get(a.unit_id, {}).items() if oid != aid]
                 maj = majority_vote(others) if others else None
             if maj is not None:
-                pairs.append((labels[a.unit_id][aid], maj))
+                group = data.items[a.item_id].payload.get(group_field) if group_field else None
+                pairs.append((labels[a.unit_id][aid], maj, group))
     out_done: dict[str, int] = {}
     for a in data.excluded_answers:
         out_done[a.annotator_id] = out_done.get(a.annotator_id, 0) + 1
@@ -146,6 +150,33 @@ def per_annotator_table(data: StudyData, min_seconds: float = DEFAULT_MIN_SECOND
     return _table(data.study, data.annotators, data.excluded, data.decided, min_seconds, per_item,
                   {aid: len(m) for aid, m in mine_of.items()}, skips, check_rows, pairs_of,
                   excluded_work=(out_done, out_skips, seconds_per_item(data, excluded_too=True)))
+
+
+#: how a group value of an mcq-family item is named in the kappa cell
+GROUP_WORDS = {"tf": "T/F", "mcq": "MCQ", None: "MCQ"}
+
+
+def _kappa_cell(pairs: list[tuple]) -> Any:
+    """Cohen's kappa (Cohen 1960) of (own, reference, group) pairs against the majority of the others: the value
+    (or why it is undefined, in words) when every pair is of one group; else one kappa per group, never pooled, as
+    text "MCQ 0.211 (n=9); T/F 0.077 (n=7)" (groups in GROUP_WORDS order, then by name)."""
+    by_group: dict[Any, list[tuple]] = {}
+    for own, ref, group in pairs:
+        by_group.setdefault(group if group != "mcq" else None, []).append((own, ref))
+
+    def one(ps):
+        k = cohen_kappa(ps, categories=_mixed_scale(ps))
+        return k.value if k.value is not None else k.note
+
+    if len(by_group) == 1:
+        return one(next(iter(by_group.values())))
+    order = sorted(by_group, key=lambda g: (g is not None, str(g)))
+    parts = []
+    for g in order:
+        v = one(by_group[g])
+        text = f"{v:.3f}" if isinstance(v, float) else str(v)
+        parts.append(f"{GROUP_WORDS.get(g, g)} {text} (n={len(by_group[g])})")
+    return "; ".join(parts)
 
 
 def _table(study, annotators, excluded, decided, min_seconds, per_item, n_mine, skips, check_rows, pairs_of,
@@ -167,12 +198,8 @@ def _table(study, annotators, excluded, decided, min_seconds, per_item, n_mine, 
     for aid in ids:
         secs = all_secs.get(aid, []) if aid in excluded_ids else per_item.get(aid, [])
         pairs = pairs_of.get(aid, [])
-        agree = sum(x == y for x, y in pairs) / len(pairs) if pairs else None
-        if pairs:
-            k = cohen_kappa(pairs, categories=_mixed_scale(pairs))
-            kappa = k.value if k.value is not None else k.note
-        else:
-            kappa = None
+        agree = sum(x == y for x, y, _ in pairs) / len(pairs) if pairs else None
+        kappa = _kappa_cell(pairs) if pairs else None
         ann = annotators[aid]
         fast = sum(1 for s in secs if s < threshold)
         fast_share = fast / len(secs) if secs else None
@@ -196,7 +223,7 @@ def _table(study, annotators, excluded, decided, min_seconds, per_item, n_mine, 
     note = (f"too fast = answered in under {threshold:.1f} s (max of {min_seconds:g} s and a tenth of the median "
             "human time per item); seconds = time to the first complete answer of each item; agreement = share "
             "of answers equal to the majority of the other annotators on the same item, or to the adjudicated answer "
-            "where there is one (items without such a majority, or excluded by adjudication, left out); kappa = Cohen's kappa against that majority; attention checks = share of the "
+            "where there is one (items without such a majority, or excluded by adjudication, left out); kappa = Cohen's kappa against that majority (T/F and MCQ items apart, never pooled); attention checks = share of the "
             "keyed check items answered correctly; flags = thresholds missed (study options min_check_accuracy, "
             "max_too_fast_share, min_agreement); an excluded annotator's answers are left out of every figure (their row "
             "shows the items they did and their times, flagged excluded, with no agreement).")
@@ -249,7 +276,8 @@ def _majority_of_others(unit, own, n_units: int, n_labels: int):
 
 def per_annotator_table_columns(t: "StudyTable", min_seconds: float = DEFAULT_MIN_SECONDS,
                                 label_fn: Callable[[dict], Any] | None = None,
-                                check_fn: Callable[[Any, dict], bool | None] | None = None) -> Table:
+                                check_fn: Callable[[Any, dict], bool | None] | None = None,
+                                group_field: str | None = None) -> Table:
     """per_annotator_table from a reports.study_table.StudyTable (the same table, the same rules; see there), in
     memory that is a few words per answer: labels are taken once per distinct answer, and the majority of the
     others on each unit comes from a units x labels count matrix (MAX_VECTOR_LABELS labels at most; more distinct
@@ -284,6 +312,7 @@ def per_annotator_table_columns(t: "StudyTable", min_seconds: float = DEFAULT_MI
     ids = t.annotator_ids
     n_mine = {ids[k]: n for k, n in enumerate(np.bincount(t.annotator, minlength=len(ids)).tolist()) if n}
     skips = {ids[k]: n for k, n in enumerate(np.bincount(t.skip_annotator, minlength=len(ids)).tolist()) if n}
+    groups = t.values.get(group_field) if group_field else None
     pairs_of: dict[str, list[tuple]] = {}
     for k in np.unique(t.annotator).tolist():
         sel = t.annotator == k
@@ -295,9 +324,9 @@ def per_annotator_table_columns(t: "StudyTable", min_seconds: float = DEFAULT_MI
             if adj is not None and adj.kind == "final":
                 ref = label(adj.answer or {})
                 if ref is not None:
-                    pairs.append((code_label[c], ref))
+                    pairs.append((code_label[c], ref, groups[u] if groups is not None else None))
             elif m >= 0:
-                pairs.append((code_label[c], lab_values[m]))
+                pairs.append((code_label[c], lab_values[m], groups[u] if groups is not None else None))
     check_rows: dict[str, list[bool]] = {}
     if check_fn is not None:
         for item, aid, answer in t.check_answers:

@@ -291,6 +291,9 @@ class TaskType:
     #: item payload fields figures_from_table reads per unit: name -> JSON path (values) / path of an array whose
     #: length it reads (lengths); see reports.study_table.load_study_table
     table_values: ClassVar[dict[str, str]] = {}
+    #: a payload field whose values must never be pooled in one chance-corrected agreement figure (mcq: "fmt",
+    #: T/F apart from MCQ); None: one group
+    agreement_group_field: ClassVar[str | None] = None
     table_lengths: ClassVar[dict[str, str]] = {}
 
     def figures_from_table(self, table: "StudyTable") -> "FigureSet":
@@ -312,7 +315,7 @@ class TaskType:
         from reports.per_annotator import per_annotator_table_columns
 
         return per_annotator_table_columns(table, min_seconds=min_seconds, label_fn=self.answer_key,
-                                           check_fn=self.check_correct)
+                                           check_fn=self.check_correct, group_field=self.agreement_group_field)
 
     def quality_table(self, store: "Store", data: "StudyData", min_seconds: float = 2.0):
         """The per-annotator table of `prefval report` and `prefval status STUDY` (reports.per_annotator): speed,
@@ -320,7 +323,7 @@ class TaskType:
         from reports.per_annotator import per_annotator_table
 
         return per_annotator_table(data, min_seconds=min_seconds, label_fn=self.answer_key,
-                                   check_fn=self.check_correct)
+                                   check_fn=self.check_correct, group_field=self.agreement_group_field)
 
     # ---- adjudication -------------------------------------------------------------------------------------
     def answer_key(self, answer: dict[str, Any]) -> Any:

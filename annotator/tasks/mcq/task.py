@@ -254,7 +254,10 @@ class McqTask(TaskType):
 
             models_distractor_table(data, answers, fs)
 
-    table_values = {"key": "$.correct_index", "distractor": "$.distractor_index"}
+    table_values = {"key": "$.correct_index", "distractor": "$.distractor_index", "fmt": "$.fmt"}
+    #: T/F and MCQ items of one study are never pooled in one kappa (issue 21, part 3): the per-annotator kappa is
+    #: computed per value of the payload's "fmt" (reports.per_annotator)
+    agreement_group_field = "fmt"
     table_lengths = {"n_options": "$.options"}
 
     def figures_from_table(self, table):
