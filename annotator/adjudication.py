@@ -80,7 +80,9 @@ class AdjudicationSession:
             rows.sort(key=lambda r: r.annotator)
         self.answers = shown
         self.units = self.task.units_to_adjudicate(data, {uid: [r.answer for r in rows if r.answer is not None]
-                                                          for uid, rows in shown.items()})
+                                                          for uid, rows in shown.items()},
+                                                   flagged={uid for uid, rows in shown.items()
+                                                            if any(r.flagged for r in rows)})
         if not self.units:
             raise PrefvalError(f"study '{study_name}' has no disagreements to adjudicate in {store.path}"
                                f"{self.task.nothing_to_adjudicate(data)}")

@@ -10,7 +10,7 @@ import pytest
 from annotator.app import AnnotateApp
 from annotator.study_setup import create_study
 from annotator.tasks import get_task
-from annotator.tasks.base import StudySpec
+from annotator.tasks.base import Decision, StudySpec
 from reports.study_data import load_study_data
 from storage.models import ContextIn, ItemIn, Message
 from storage.payloads import McqPayload
@@ -221,3 +221,36 @@ async def test_binomial_p_value_in_status_and_every_report_format(blind_db, caps
         text = capsys.readouterr().out
         assert "p = 0.00423" in text, fmt
         assert "8 answers" in text and "8 answers over 3 items" in text, fmt
+
+
+async def test_a_blind_test_adjudicates_flagged_items_only_and_releases_no_adjudicated_answer(blind_db, tmp_path):
+    """Answers that differ are no dispute on a blind test (its outcome is the guessable test): `prefval adjudicate`
+    listed all 5 items with different answers, and an adjudicator's option against the key passed the item with
+    an "adjudicated_answer" contradicting it. Now: nothing to adjudicate until a person flags an item; the flagged
+    item is the only one listed; kept by the adjudicator, it is released with decided_by and no answer."""
+    import json
+
+    from annotator.adjudication import AdjudicationSession
+    from annotator.cli import main
+    from storage.errors import PrefvalError
+    from storage.models import AnnotationIn
+
+    for who, plan in PLAN.items():
+        await answer_all(blind_db, "bt", who, plan)
+    with Store.open(blind_db, mode="create") as s:
+        with pytest.raises(PrefvalError, match="only items an annotator flagged 'needs review'"):
+            AdjudicationSession(s, "bt", "dee")
+        st = s.get_study("bt")
+        units = {s.get_item(u.item_id).external_id: u for u in s.units(st.id)}
+        ana = s.ensure_annotator("ana")
+        u = units["b2"]  # key 1; ana 1, ben 0, cy can't tell
+        s.add_annotation(AnnotationIn(study_id=st.id, unit_id=u.id, item_id=u.item_id, annotator_id=ana.id,
+                                      status="flag"))
+        session = AdjudicationSession(s, "bt", "dee")
+        assert [s.get_item(x.item_id).external_id for x in session.units] == ["b2"]
+        session.decide(Decision(answer={"choice": 3}))  # not the key
+    out = tmp_path / "rel"
+    assert main(["release", "bt", "--out", str(out), "--db", blind_db]) == 0
+    rows = [json.loads(x) for f in out.rglob("*.jsonl") for x in f.read_text().splitlines()]
+    b2 = [r for r in rows if r.get("external_id") == "b2"]
+    assert b2 and b2[0]["release"] == {"decided_by": "adjudication"}

@@ -294,6 +294,9 @@ class TaskType:
     #: a payload field whose values must never be pooled in one chance-corrected agreement figure (mcq: "fmt",
     #: T/F apart from MCQ); None: one group
     agreement_group_field: ClassVar[str | None] = None
+    #: whether an item passed by an adjudicator's final answer carries that answer in its release record
+    #: (annotator.tasks.outcome.adjudicated_fields); blind_test: no (its adjudicator keeps or excludes)
+    releases_adjudicated_answer: ClassVar[bool] = True
     table_lengths: ClassVar[dict[str, str]] = {}
 
     def figures_from_table(self, table: "StudyTable") -> "FigureSet":
@@ -342,10 +345,12 @@ class TaskType:
         """Override to refuse a study that can no longer be annotated or adjudicated (raise PrefvalError with one
         line saying why). Default: every study can."""
 
-    def units_to_adjudicate(self, data: "StudyData", answers: dict[str, list[dict[str, Any]]]) -> list[Unit]:
-        """The units `prefval adjudicate` lists, in study order. answers: unit id -> the current human answers.
-        Default: the units whose answers disagree (disagrees). gold_label overrides (its unanimity and context
-        rules). Raises PrefvalError when the study cannot be adjudicated."""
+    def units_to_adjudicate(self, data: "StudyData", answers: dict[str, list[dict[str, Any]]],
+                            flagged: set[str] | frozenset[str] = frozenset()) -> list[Unit]:
+        """The units `prefval adjudicate` lists, in study order. answers: unit id -> the current human answers;
+        flagged: ids of the units a person flagged "needs review". Default: the units whose answers disagree
+        (disagrees). gold_label (its unanimity and context rules) and blind_test (flagged units only) override.
+        Raises PrefvalError when the study cannot be adjudicated."""
         return [u for u in data.units if self.disagrees(answers.get(u.id, []), data.study.settings)]
 
     def nothing_to_adjudicate(self, data: "StudyData") -> str:

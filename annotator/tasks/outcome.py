@@ -116,7 +116,10 @@ def decide(task: Any, item: Any, answers: list[dict[str, Any]], quota: int, adju
     if adjudication is not None:
         if adjudication.kind == "final":
             got = task.adjudicated_outcome(adjudication.answer or {}, item, settings)
-            fields = {**got.fields, **adjudicated_fields(adjudication.answer)} if got.state == PASSED else got.fields
+            extra = adjudicated_fields(adjudication.answer)
+            if not getattr(task, "releases_adjudicated_answer", True):
+                extra = {"decided_by": extra["decided_by"]}
+            fields = {**got.fields, **extra} if got.state == PASSED else got.fields
             return replace(got, fields=fields, decided_by=ADJUDICATION, answers=n, quota=quota)
         return Outcome(FAILED, f"excluded by adjudication: {adjudication.reason or ''}".rstrip(": "),
                        decided_by=ADJUDICATION, answers=n, quota=quota)

@@ -30,6 +30,8 @@ from storage.payloads import McqPayload
 
 
 class BlindTestTask(McqTask):
+    #: an adjudicator's option on a blind item is no answer key: the release records "decided_by" only
+    releases_adjudicated_answer = False
     name = "blind_test"
     title = "Blind test: answer without the user's history"
     default_annotators_per_item = 3
@@ -75,6 +77,24 @@ class BlindTestTask(McqTask):
         if v["guessable"] is None:
             return undecided(f"too few option answers to judge ({v['n']})")
         return failed("guessable without the history (flagged)") if v["guessable"] else passed("not guessable")
+
+    def units_to_adjudicate(self, data, answers, flagged=frozenset()):
+        """Only the units a person flagged "needs review": a blind test's outcome is the guessable test over the
+        people's answers (vote_outcome), not a vote an adjudicator settles, so answers that differ are no
+        dispute. The adjudicator of a flagged item keeps it or excludes it; that decision stands over the test's."""
+        return [u for u in data.units if u.id in flagged]
+
+    def nothing_to_adjudicate(self, data) -> str:
+        return ("; a blind test's outcome is the guessable test over the people's answers, not a vote: only items "
+                "an annotator flagged 'needs review' go to adjudication")
+
+    def adjudicated_outcome(self, answer, item, settings):
+        """An adjudicator's answer on a flagged blind-test item does not decide it (the blind test asks whether
+        people guess the key without the history, not what the answer is): the item is kept, with no adjudicated
+        answer in its release record; an exclusion (annotator.tasks.outcome.decide) fails it."""
+        from annotator.tasks.outcome import passed
+
+        return passed("kept by adjudication (flagged item reviewed)")
 
     def model_section(self, data, answers, fs) -> None:
         """McqTask's, then RealPref Table 9 with people, each model and the paper's LLM row."""

@@ -162,7 +162,7 @@ class GoldLabelTask(TaskType):
     def answer_key(self, answer: dict[str, Any]) -> Any:
         return answer.get("label")
 
-    def units_to_adjudicate(self, data, answers: dict[str, list[dict[str, Any]]]) -> list[Unit]:
+    def units_to_adjudicate(self, data, answers: dict[str, list[dict[str, Any]]], flagged=frozenset()) -> list[Unit]:
         """The complete non-unanimous items of contexts the study keeps (annotator.tasks.gold_label.figures)."""
         from annotator.tasks.gold_label.figures import units_to_adjudicate
 
