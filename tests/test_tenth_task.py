@@ -87,6 +87,11 @@ async def test_annotated_reported_judged_and_released(likert3, tmp_path, capsys)
     db = str(tmp_path / "t.db")
     assert _cli("import", "jsonl", str(FOLDER / "items.jsonl"), "--kind", "rubric_item", "--dataset", "fits",
                 "--db", db) == 0
+    # the task's own flag belongs to it: another task refuses it, naming its own options
+    assert _cli("study", "create", "other", "--task", "rubric", "--dataset", "fits", "--scale", "a,b,c",
+                "--db", db) == 1
+    assert capsys.readouterr().err.strip() == ("prefval: error: --scale is not an option of task rubric (its "
+                                               "options: --rubric, --dimensions, --calibration, --shared)")
     assert _cli("study", "create", "fit", "--task", "likert3", "--dataset", "fits", "--db", db) == 0
     # annotated: keys pressed on the screen, the answers read back from the database
     for who, ratings in RATINGS.items():
