@@ -71,8 +71,8 @@ def test_the_conversation_is_read_before_drawing_and_kept_between_items_of_its_c
     assert len(conv.context_sizes(conv.context_id)) == 30  # the whole conversation's sizes, as storage gives them
     # the items further on in the same context read only the messages past those read: [10, 11), then [11, 12)
     reads = []
-    real = store.context_messages
-    store.context_messages = lambda cid, start=0, stop=None: reads.append((start, stop)) or real(cid, start, stop)
+    real = store.context_texts
+    store.context_texts = lambda cid, start=0, stop=None: reads.append((start, stop)) or real(cid, start, stop)
     store.context_sizes = lambda cid: reads.append("sizes")
     later = [s.task.screen_input(v, store).conversation for v in views[1:]]
     assert reads == [(10, 11), (11, 12)]
@@ -107,8 +107,8 @@ async def test_no_widget_reads_the_database_while_the_conversation_is_scrolled_a
                 raise AssertionError(f"{name} read while drawing")
             return read
 
-        monkeypatch.setattr(Store, "context_messages", refuse("context_messages"))
-        monkeypatch.setattr(Store, "context_sizes", refuse("context_sizes"))
+        for name in ("context_messages", "context_texts", "context_sizes"):
+            monkeypatch.setattr(Store, name, refuse(name))
         from annotator.widgets.context import ContextView
 
         pane = app.screen.query_one(ContextView)

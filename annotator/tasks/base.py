@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from pydantic import model_validator
 
@@ -58,13 +58,20 @@ class UnitView:
         return self.current.answer
 
 
+class Said(NamedTuple):
+    """One message of a Conversation: who said it and what (storage.models.Message's fields, without a model)."""
+
+    role: str
+    content: str
+
+
 class Conversation:
     """context[:end] of one stored conversation as a screen may show it, read from the database BEFORE the screen
     draws (TaskType.screen_input), so that no widget reads SQLite while it draws and none holds the Store.
 
     context_id, end: the conversation and the end of the part shown (None: all of it); sizes: (role, length in
-    characters) of every message of the conversation (storage's context_sizes); messages: the messages [0, end)
-    (and the first message when end is 0).
+    characters) of every message of the conversation (storage's context_sizes); messages: Said (role, content)
+    of the messages [0, end) (and the first message when end is 0).
     context_sizes / context_messages answer as storage.datasets does for this one conversation, from memory (the
     two calls annotator.widgets.context.ContextView makes). Raises KeyError for another conversation or a message
     past the part read."""
@@ -90,23 +97,29 @@ class Conversation:
         return self.messages[start:stop]
 
 
-#: conversations a task keeps read for its screen (an annotator moves between items of a few contexts)
-CONVERSATIONS_KEPT = 4
+#: conversations a task keeps read for its screen (an annotator moves between items of a few contexts), and the
+#: characters they may hold together (the most recent one is kept whatever its size)
+CONVERSATIONS_KEPT = 8
+CONVERSATION_CHARS_KEPT = 4_000_000
 
 
 def read_conversation(store: "Store", context_id: str, end: int | None, kept: dict) -> Conversation:
     """Conversation context_id[:end] read from `store`, reusing what `kept` (context id -> Conversation, most
-    recent last, at most CONVERSATIONS_KEPT) already holds: only the messages past what was read are read."""
+    recent last; at most CONVERSATIONS_KEPT of them and CONVERSATION_CHARS_KEPT characters) already holds: only
+    the messages past what was read are read (storage's context_texts)."""
     have = kept.pop(context_id, None)
     sizes = have.sizes if have is not None else store.context_sizes(context_id)
     n = len(sizes) if end is None else max(0, min(end, len(sizes)))
     n = max(n, min(1, len(sizes)))  # the first message too (a persona that opens it), even for end 0
     messages = list(have.messages) if have is not None else []
     if len(messages) < n:
-        messages += store.context_messages(context_id, len(messages), n)
+        messages += [Said(role, content) for role, content in store.context_texts(context_id, len(messages), n)]
     kept[context_id] = Conversation(context_id, None, sizes, messages)
-    while len(kept) > CONVERSATIONS_KEPT:
-        kept.pop(next(iter(kept)))
+    chars = {cid: sum(len(m.content) for m in c.messages) for cid, c in kept.items()}
+    while len(kept) > 1 and (len(kept) > CONVERSATIONS_KEPT or sum(chars.values()) > CONVERSATION_CHARS_KEPT):
+        oldest = next(iter(kept))
+        chars.pop(oldest)
+        kept.pop(oldest)
     return Conversation(context_id, end, sizes, messages[:n] if len(messages) > n else messages)
 
 
@@ -341,7 +354,8 @@ class TaskType:
     def screen_input(self, view: UnitView, store: "Store") -> ScreenInput:
         """Everything compose_item may show, read before the screen draws (ScreenInput): the payloads a blind
         task's screen may read (bundle_payload), the conversation it shows (screen_conversation), read whole up
-        to its end (the last CONVERSATIONS_KEPT conversations are kept on the task). Override to add `extra`."""
+        to its end (the last few conversations are kept on the task: read_conversation). Override to add
+        `extra`."""
         def shown(item: Item | None) -> Item | None:
             if item is None or not self.blind:
                 return item

@@ -387,9 +387,9 @@ class _Contexts:
     def context_sizes(self, context_id):
         return [(m.role, len(m.content)) for m in self.first]
 
-    def context_messages(self, context_id, start, stop):
+    def context_texts(self, context_id, start, stop):
         assert (start, stop) == (0, 1)
-        return self.first
+        return [(m.role, m.content) for m in self.first]
 
 
 IQ_SETTINGS = {"dimensions": ["answerable", "single_correct"], "dimension_help": {"answerable": "the history says"}}
