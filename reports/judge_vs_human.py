@@ -3,11 +3,12 @@ in for the people?
 
 A study's answers are read as labels per dimension (the task's storage.task_specs.Labeler, declared in its package's
 spec.py: e.g. an MCQ's chosen option, a pairwise winner, each rubric dimension's 1..5 score). Who is a person is
-storage.models.Annotator.is_person (StudyData.answers); every other rater (LLM judges, `prefval evaluate answer` models, consensus validators
-``validator:<model>``: StudyData.model_answers) is a model, and every row or column named "human" holds people
-only. A study whose Labeler has by_format (the MCQ tasks) and that mixes True/False and multiple-choice items gets
-each format as a dimension of its own ("T/F items", "MCQ items", as the easy and blind figures split them with
-annotator.tasks.mcq.task.is_tf), never pooled: no confusion table, kappa or test merges the two. The section has:
+storage.models.Annotator.is_person (StudyData.answers); every other rater (LLM judges, `prefval evaluate answer`
+models, consensus validators ``validator:<model>``: StudyData.model_answers) is a model, and every row or column
+named "human" holds people only. A study whose Labeler has by_format (the MCQ tasks) and that mixes True/False and
+multiple-choice items gets each format as a dimension of its own ("T/F items", "MCQ items", as the easy and blind
+figures split them with annotator.tasks.mcq.task.is_tf), never pooled: no confusion table, kappa or test merges the
+two. The section has:
 
 - ``verdicts``: first, one sentence per judge answering "may this judge replace the people on this study?": yes,
   no or cannot tell yet, with why (reports.stats.replacement: the alternative annotator test's own conditions,

@@ -189,9 +189,10 @@ class ContextView(ScrollView, can_focus=True):
 
     source, context_id, end: the stored conversation, end=None meaning all of it; source answers context_sizes and
     context_messages for it (annotator.tasks.base.Conversation: the messages read before the screen draws, so the
-    pane never reads the database; the Store's methods of those names answer too). messages: inline messages shown instead. title: the border title ("Conversation (N messages)").
-    show(context_id, end, source) / show_messages(messages) put another conversation in the same mounted view (an item of
-    the same context reuses everything already laid out).
+    pane never reads the database; the Store's methods of those names answer too). messages: inline messages
+    shown instead. title: the border title ("Conversation (N messages)"). show(context_id, end, source) /
+    show_messages(messages) put another conversation in the same mounted view (an item of the same context reuses
+    everything already laid out).
     """
 
     DEFAULT_CSS = """

@@ -155,7 +155,8 @@ class ItemQualityTask(TaskType):
         if view.current is not None and view.current.status == "answered" and not self._labels(partial):
             previous = view.answer.get("labels") or {}
         return ItemQualityView(
-            conversation=conversation, context=ctx, persona=persona, details=details, metadata=extra, question=p.question, correct=correct,
+            conversation=conversation, context=ctx, persona=persona, details=details, metadata=extra,
+            question=p.question, correct=correct,
             incorrect=incorrect, dimensions=view.settings["dimensions"],
             help=view.settings.get("dimension_help") or {}, labels=self._labels(partial), previous=previous,
             unit_id=view.unit.id)
