@@ -1,13 +1,14 @@
 """Judge validation for any study with people's and LLM-judge annotations of the same units: may the judge stand
 in for the people?
 
-A study's answers are read as labels per dimension (``LABELERS``: one per task type, e.g. an MCQ's chosen option,
-a pairwise winner, each rubric dimension's 1..5 score). Who is a person is storage.models.Annotator.is_person
-(StudyData.answers); every other rater (LLM judges, `prefval evaluate answer` models, consensus validators
-``validator:<model>``: StudyData.model_answers) is a model, and every row or column named "human" holds people
-only. An mcq, easy_test or blind_test study that mixes True/False and multiple-choice items gets each format as a
-dimension of its own ("T/F items", "MCQ items", as the easy and blind figures split them with
-annotator.tasks.mcq.task.is_tf), never pooled: no confusion table, kappa or test merges the two. The section has:
+A study's answers are read as labels per dimension (the task's storage.task_specs.Labeler, declared in its package's
+spec.py: e.g. an MCQ's chosen option, a pairwise winner, each rubric dimension's 1..5 score). Who is a person is
+storage.models.Annotator.is_person (StudyData.answers); every other rater (LLM judges, `prefval evaluate answer`
+models, consensus validators ``validator:<model>``: StudyData.model_answers) is a model, and every row or column
+named "human" holds people only. A study whose Labeler has by_format (the MCQ tasks) and that mixes True/False and
+multiple-choice items gets each format as a dimension of its own ("T/F items", "MCQ items", as the easy and blind
+figures split them with annotator.tasks.mcq.task.is_tf), never pooled: no confusion table, kappa or test merges the
+two. The section has:
 
 - ``verdicts``: first, one sentence per judge answering "may this judge replace the people on this study?": yes,
   no or cannot tell yet, with why (reports.stats.replacement: the alternative annotator test's own conditions,
@@ -19,7 +20,7 @@ annotator.tasks.mcq.task.is_tf), never pooled: no confusion table, kappa or test
   Pearson r and Spearman rho with two-sided p-values; 95% percentile bootstrap intervals over items. The shape of
   BenchPreS table 6 (agreement and kappa per evaluator pair) and, for scores, RealPref table 10 (``judge_pearson``:
   Pearson r per pair and dimension, with an "overall" column pooling item x dimension). Pairwise tasks get their
-  rows twice: with ties (tie is a label of its own) and without ties (units where either rater said tie dropped),
+  rows twice (a Labeler with a tie label): with ties (tie is a label of its own) and without ties (units where either rater said tie dropped),
   as MT-Bench reports judge agreement (Zheng et al. 2023, section 4.2).
 - ``judge_ceiling``: per dimension, the mean over human-human pairs of agreement and kappa (the ceiling a judge
   is compared with) beside each judge's mean over its judge-human pairs.
@@ -29,7 +30,7 @@ annotator.tasks.mcq.task.is_tf), never pooled: no confusion table, kappa or test
 - ``alt_test``: the alternative annotator test (reports.stats.alt_test; Calderon, Reichart and Dror, ACL 2025)
   per judge and dimension: winning rate, the answer (may replace the people: yes / no / cannot tell yet) and
   average advantage probability, judges ranked by it; and ``alt_test_annotators``: the per-annotator t-tests.
-- ``ppi``: the study's headline figure (``LABELERS[task].value_label``: e.g. the share answered correctly, the
+- ``ppi``: the study's headline figure (``Labeler.value_label``: e.g. the share answered correctly, the
   share reflected, the mean score) by prediction-powered inference (reports.stats.ppi; Angelopoulos et al.,
   Science 2023) from the judge's labels on every unit plus the human labels (mean over a unit's annotators) where
   people labelled, beside the human-only and the judge-only estimates.
@@ -40,7 +41,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any, Callable
+from typing import Any
 
 from reports.figures import Figure, FigureSet, Plot, Table
 from reports.stats import cohen_kappa, majority_vote, pearson, percent_agreement, spearman
@@ -48,29 +49,12 @@ from reports.stats.alt_test import DEFAULT_EPSILON, DEFAULT_MIN_INSTANCES, alt_t
 from reports.stats.ppi import classical_mean, ppi_mean
 from reports.stats.replacement import CANNOT_TELL, NO, YES, Verdict, replacement_verdict
 from reports.study_data import StudyData
+from storage import task_specs
+from storage.task_specs import Labeler
 
 N_BOOT = 1000
 SCORES = [1, 2, 3, 4, 5]
 OVERALL = "overall"
-
-
-@dataclass(frozen=True)
-class Labeler:
-    """How a task's answers read as labels.
-
-    labels(answer, item_payload) -> {dimension: label} (labels are hashable; None/absent = no label);
-    value(label, item_payload) -> the label as a number for the PPI estimate (None when it has none, e.g. an MCQ
-    item without key); ordinal: labels are 1..5 scores (weighted kappa, correlations, -RMSE alignment);
-    value_label: what the PPI estimate is the mean of; by_format: the items may be True/False or multiple choice
-    (payload fmt "tf", annotator.tasks.mcq.task.is_tf), and a study with both gets one dimension per format, never
-    pooled into an "overall" one.
-    """
-
-    labels: Callable[[dict, dict], dict[str, Any]]
-    value: Callable[[Any, dict], float | None]
-    ordinal: bool
-    value_label: str
-    by_format: bool = False
 
 
 #: the dimension of each item format in a study that mixes them (Labeler.by_format)
@@ -78,58 +62,8 @@ TF_DIM, MCQ_DIM = "T/F items", "MCQ items"
 
 
 def _is_tf(payload: dict) -> bool:
-    """annotator.tasks.mcq.task.is_tf on a payload."""
+    """Whether a payload is a True/False item's (fmt "tf", as annotator.tasks.mcq.task.is_tf)."""
     return payload.get("fmt") == "tf"
-
-
-def _option_label(payload: dict, index: int) -> str:
-    """An option as a label: a T/F item's "True" / "False" (its option text when it reads otherwise, as
-    annotator.tasks.mcq.task.tf_value, which reports may not import), else its letter."""
-    options = payload.get("options") or []
-    if _is_tf(payload) and 0 <= index < len(options):
-        text = str(options[index]).strip()
-        return {"true": "True", "false": "False"}.get(text.lower(), text)
-    return chr(ord("A") + index)
-
-
-def _mcq_labels(answer: dict, payload: dict) -> dict[str, Any]:
-    if answer.get("cant_tell"):
-        return {"choice": "can't tell"}
-    c = answer.get("choice")
-    return {"choice": _option_label(payload, int(c))} if isinstance(c, int) and not isinstance(c, bool) else {}
-
-
-def _mcq_value(label: Any, payload: dict) -> float | None:
-    key = payload.get("correct_index")
-    if key is None:
-        return None
-    return 1.0 if label == _option_label(payload, int(key)) else 0.0
-
-
-def _one(field: str) -> Callable[[dict, dict], dict[str, Any]]:
-    return lambda answer, payload: {field: answer.get(field)} if answer.get(field) is not None else {}
-
-
-def _many(field: str) -> Callable[[dict, dict], dict[str, Any]]:
-    return lambda answer, payload: {k: v for k, v in (answer.get(field) or {}).items() if v is not None}
-
-
-def _as_float(label: Any, payload: dict) -> float | None:
-    return float(label)
-
-
-LABELERS: dict[str, Labeler] = {
-    "mcq": Labeler(_mcq_labels, _mcq_value, False, "share answered correctly", by_format=True),
-    "easy_test": Labeler(_mcq_labels, _mcq_value, False, "share answered correctly", by_format=True),
-    "blind_test": Labeler(_mcq_labels, _mcq_value, False, "share answered correctly", by_format=True),
-    "pairwise": Labeler(_one("winner"), lambda w, p: {"A": 1.0, "tie": 0.5, "B": 0.0}.get(w), False,
-                        "share won by A (a tie counts 1/2)"),
-    "judge_validation": Labeler(_one("reflected"), _as_float, False, "share reflected"),
-    "gold_label": Labeler(_one("label"), _as_float, False, "share labelled apply"),
-    "rubric": Labeler(_many("scores"), _as_float, True, "mean score"),
-    "item_quality": Labeler(_many("labels"), _as_float, False, "share judged true"),
-    "persona_filter": Labeler(_one("decision"), lambda d, p: 1.0 if d == "keep" else 0.0, False, "keep rate"),
-}
 
 
 @dataclass
@@ -198,13 +132,14 @@ def _pair_kind(r: _Ratings, a: str, b: str) -> str:
     return {2: "human-human (ceiling)", 1: "human-LLM", 0: "LLM-LLM"}[people]
 
 
-def _paired(r: _Ratings, a: str, b: str, dims: list[str], drop_ties: bool = False) -> list[tuple[Any, Any]]:
-    """(label a, label b) over units both rated, pooled over dims (in dim order, then unit order)."""
+def _paired(r: _Ratings, a: str, b: str, dims: list[str], drop_ties: str | None = None) -> list[tuple[Any, Any]]:
+    """(label a, label b) over units both rated, pooled over dims (in dim order, then unit order); drop_ties: the
+    tie label (Labeler.tie) whose units are left out, None to keep every unit."""
     out = []
     for d in dims:
         la, lb = r.labels[a].get(d, {}), r.labels[b].get(d, {})
         for u in la:
-            if u in lb and not (drop_ties and "tie" in (la[u], lb[u])):
+            if u in lb and not (drop_ties is not None and drop_ties in (la[u], lb[u])):
                 out.append((la[u], lb[u]))
     return out
 
@@ -230,7 +165,7 @@ def _pair_tables(r: _Ratings, lab: Labeler, fs: FigureSet, seed: int, pairwise: 
         prow = [f"{a} / {b}", kind]
         for drop, suffix in variants:
             for d in dims:
-                pairs = _paired(r, a, b, r.dims if d == OVERALL else [d], drop_ties=drop)
+                pairs = _paired(r, a, b, r.dims if d == OVERALL else [d], drop_ties=lab.tie if drop else None)
                 if not pairs:
                     continue
                 ratings = [list(p) for p in pairs]
@@ -505,7 +440,7 @@ class JudgeSection:
 
 
 def _ratings(data: StudyData) -> tuple[_Ratings, Labeler] | None:
-    lab = LABELERS.get(data.study.task_type)
+    lab = task_specs.get(data.study.task_type).labeler
     if lab is None:
         return None
     r = _read(data, lab)
@@ -527,7 +462,7 @@ def judge_validation(data: StudyData, *, epsilon: float = DEFAULT_EPSILON,
     fs = FigureSet(study=data.study.name, task=data.study.task_type)
     seed = data.study.seed
     results = _alt_results(r, lab, epsilon, min_instances, seed, rule)
-    collected = _pair_tables(r, lab, fs, seed, pairwise=data.study.task_type == "pairwise")
+    collected = _pair_tables(r, lab, fs, seed, pairwise=lab.tie is not None)
     _ceiling_table(r, collected, fs)
     _majority_tables(r, lab, fs)
     _alt_tables(results, lab, fs, epsilon, min_instances, rule)

@@ -1,6 +1,7 @@
-"""Figures of model answers and LLM-judge runs (`prefval evaluate`), added to a study's report.
+"""Figures of model answers and LLM-judge runs (`prefval evaluate`), added to a study's report. Which figures a study
+gets depends on its task's answer schema (storage.task_specs.TaskSpec.answer_shape), never on a task's name:
 
-- MCQ / T-F studies (mcq, easy_test, blind_test) with answers of LLM annotators: ``llm_accuracy``, accuracy per
+- MCQ / T-F studies (answer_shape "choice": mcq, easy_test, blind_test) with answers of LLM annotators: ``llm_accuracy``, accuracy per
   LLM annotator overall and by the item's fields: question type, expression type (RealPref), evolved or static
   (HorizonBench's has_evolved) and context length (messages the item sees, in bins); answers given once per
   rotation of the options (annotators NAME/rot<k>) are also averaged over the rotations (position bias removed) and
@@ -9,10 +10,10 @@
   per model with its binomial test). Validators of a consensus run
   (annotators validator:<model>) get ``consensus``: how many keyed items at least m of the k validators answered
   wrongly, for every m (HorizonBench section 5.1: 5/5 strict, 3/5 majority).
-- pairwise studies: ``position_consistency``: per judge NAME with NAME/swapped (the same pairs in the other order),
+- pairwise studies (answer_shape "winner"): ``position_consistency``: per judge NAME with NAME/swapped (the same pairs in the other order),
   the share of pairs with the same verdict after the swap, ties included, and how often each order's first record
   won.
-- judge_validation studies whose items carry metadata.sample (`evaluate judge-reflection`): ``benchpres_table1``,
+- judge_validation studies (answer_shape "reflected") whose items carry metadata.sample (`evaluate judge-reflection`): ``benchpres_table1``,
   BenchPreS Table 1: MR, AAR (mean +- sd over the response samples) and AAR - MR (section 3.3) per evaluated model
   (the model whose responses were judged: the items' metadata.responder) and judge; ``reflection_samples``, the
   same per sample.
@@ -31,8 +32,8 @@ from reports.figures import Figure, FigureSet, Table
 from reports.stats.bootstrap import finish
 from reports.stats._common import safe_ratio
 from reports.study_data import StudyData
+from storage import task_specs
 
-MCQ_TASKS = ("mcq", "easy_test", "blind_test")
 ROT = re.compile(r"^(.*)/rot(\d+)$")
 LENGTH_BINS = ((0, 10), (11, 50), (51, 200), (201, 1000), (1001, None))
 
@@ -296,10 +297,11 @@ def llm_answers_section(data: StudyData, task=None) -> FigureSet | None:
     fs), when it has one, adds the task's tables of models beside people (the paper-shaped ones: RealPref Tables 8
     and 9, HorizonBench's distractor share per model). Passed in, as reports never imports the task types."""
     fs = FigureSet(study=data.study.name, task=data.study.task_type)
-    if data.study.task_type in MCQ_TASKS:
+    shape = task_specs.get(data.study.task_type).answer_shape
+    if shape == "choice":
         _mcq(data, fs, task)
-    elif data.study.task_type == "pairwise":
+    elif shape == "winner":
         _pairwise(data, fs)
-    elif data.study.task_type == "judge_validation":
+    elif shape == "reflected":
         _reflection(data, fs)
     return fs if (fs.figures or fs.tables) else None

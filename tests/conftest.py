@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import annotator.tasks  # noqa: F401  (discovers the task packages: their declarations fill storage.task_specs)
 from storage.models import ContextIn, ItemIn, Message
 from storage.payloads import McqPayload
 from storage.store import Store

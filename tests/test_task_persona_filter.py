@@ -256,7 +256,8 @@ def test_three_stage_chain_same_records_then_children(store):
 
     sess = Session(store, "r3", "zed")  # answer_all made no assignments: zed claims every unit
     view = sess.view()
-    widget = task.compose_item(view, None, store)
+    shown = task.screen_input(view, store)  # read before drawing; the panel never gets the store
+    widget = task.compose_item(shown.view, None, shown)
     parent_text = store.get_item(view.unit.extra["parent_item"]).payload["text"]
     assert widget.pr_profile == parent_text
 

@@ -19,13 +19,42 @@ def _parse_options(pairs: list[str]) -> dict:
     return out
 
 
-def _split(text: str | None) -> list[str]:
-    return [t.strip() for t in (text or "").split(",") if t.strip()]
+def _add_task_options(parser: argparse.ArgumentParser) -> None:
+    """A flag --NAME for every study option a task declares (storage.task_specs.TaskSpec.study_options), once per
+    name, its help naming the tasks that take it. Not given: absent from the namespace's task_args."""
+    from storage import task_specs
+
+    takers: dict[str, list[str]] = {}
+    first: dict[str, task_specs.StudyOption] = {}
+    for spec in task_specs.specs():
+        for option in spec.study_options:
+            first.setdefault(option.name, option)
+            takers.setdefault(option.name, []).append(spec.name)
+    for name, option in first.items():
+        parser.add_argument(f"--{name.replace('_', '-')}", dest=f"task_arg_{name}", default=None,
+                            metavar="N" if option.kind == "int" else name.upper(),
+                            help=f"{option.help} ({', '.join(takers[name])})")
+
+
+def _option_help() -> str:
+    """The --option keys the tasks declare (TaskSpec.option_help), each with the tasks that read it."""
+    from storage import task_specs
+
+    keys: dict[tuple[str, str], list[str]] = {}
+    for spec in task_specs.specs():
+        for key, what in spec.option_help:
+            keys.setdefault((key, what), []).append(spec.name)
+    return "; ".join(f"{', '.join(tasks)}: {key} ({what})" for (key, what), tasks in keys.items())
+
+
+def _task_args(args: argparse.Namespace) -> dict:
+    """The task-declared options given on the command line (flags added by _add_task_options)."""
+    return {k[len("task_arg_"):]: v for k, v in vars(args).items() if k.startswith("task_arg_") and v is not None}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     from annotator.cli import add_db_option
-    from annotator.tasks import TASKS
+    from annotator.tasks import TASKS  # discovers the task packages: their declarations fill storage.task_specs
 
     p = sub.add_parser("study", help="create and list studies")
     ssub = p.add_subparsers(dest="study_command", metavar="ACTION")
@@ -50,23 +79,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--guidelines", help="Markdown file shown with `?` (task default otherwise)")
     c.add_argument("--from-study", help="use the records kept by this earlier study as input (persona rounds; "
                                         "judge_validation: the gold labels of a gold_label study)")
-    c.add_argument("--rubric", help="rubric file, YAML or JSON (rubric task; default: the built-in one)")
-    c.add_argument("--pairs", help="pairing file (pairwise task; default: seeded random pairing)")
-    c.add_argument("--reasons", help="comma-separated drop reasons (persona_filter)")
-    c.add_argument("--dimensions", help="comma-separated dimensions (item_quality, rubric)")
-    c.add_argument("--calibration", type=int, default=0, help="number of calibration items (rubric)")
-    c.add_argument("--shared", type=int, help="items every annotator gets; the rest go to one each (rubric)")
+    _add_task_options(c)
     c.add_argument("--checks", metavar="DATASET_OR_N",
                    help="attention checks: every keyed item of DATASET (or N keyed items of the input dataset not "
                         "in the study) mixed into each annotator's queue, never marked on screen")
     c.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="task option; repeatable. mcq, easy_test, blind_test, item_quality: "
-                        "identical_screens=merge|keep (items identical on screen kept once, the "
-                        "default, or every copy kept); sample_unit=query|item (--sample draws whole RealPref "
-                        "queries, MCQ and T/F forms together, when the items carry metadata.query_id, the "
-                        "default, or items one by one); mcq, item_quality: missing_context=refuse|keep|drop "
-                        "(items whose conversation was not imported: refused, the default, kept without it, or "
-                        "left out)")
+                   help="task option; repeatable. " + _option_help())
     add_db_option(c)
     c.set_defaults(func=run_create)
     ls = ssub.add_parser("list", help="list studies")
@@ -167,19 +185,15 @@ def run_create(args: argparse.Namespace) -> int:
     spec = StudySpec(name=args.name, task=args.task, datasets=args.dataset, sample=args.sample, seed=args.seed,
                      stratify=args.stratify, balance=args.balance,
                      annotators_per_item=args.annotators_per_item, annotators=names, guidelines=guidelines,
-                     from_study=args.from_study, rubric=args.rubric, pairs=args.pairs,
-                     reasons=_split(args.reasons), dimensions=_split(args.dimensions),
-                     calibration=args.calibration, shared=args.shared, options=_parse_options(args.option),
-                     checks=args.checks)
+                     from_study=args.from_study, options=_parse_options(args.option), checks=args.checks,
+                     task_args=_task_args(args))
     with Store.open(db_path(args, must_exist=True), mode="rw") as store:
         study = create_study(store, spec)
         n = len(store.units(study.id))
         k = study.settings.get("annotators_per_item", 1)
-        if study.task_type == "pairwise" and not args.pairs \
-                and study.settings.get("options", {}).get("pairing") == "id":
-            from annotator.tasks import get_task
+        from annotator.tasks import get_task
 
-            only_a, only_b = get_task("pairwise").unpartnered(store, args.dataset[0], args.dataset[1])
+        task_lines = get_task(study.task_type).creation_lines(store, study, spec)
     checks = (study.settings.get("checks") or {}).get("n", 0)
     extra = f" (and {checks} attention checks for every annotator)" if checks else ""
     print(visible(f"study {study.name}: task {study.task_type}, {n - checks} items{extra}, {k} annotator(s) per "
@@ -188,32 +202,13 @@ def run_create(args: argparse.Namespace) -> int:
 
     for line in created_lines(study.settings, args.sample):
         echo(line)
-    if study.task_type == "pairwise" and not args.pairs:
-        how = study.settings.get("options", {}).get("pairing")
-        asked = "pairing" in spec.options
-        if how == "id":
-            print(visible(f"paired by id: records with the same id in {args.dataset[0]} and {args.dataset[1]}"
-                          + ("" if asked else " (--option pairing=random for a seeded random pairing)"), False))
-            if only_a or only_b:
-                echo("left out, without a record of the same id on the other side: "
-                     + "; ".join(f"{len(ids)} of {name}{_first_ids(ids)}"
-                                 for name, ids in ((args.dataset[0], only_a), (args.dataset[1], only_b))))
-        else:
-            echo(f"paired at random (seed {study.seed})"
-                  + ("" if asked else ": the two datasets share no ids; use --pairs FILE to fix pairs"))
+    for line in task_lines:
+        echo(line)
     if args.sample is not None and n - checks < args.sample and not study.settings.get("sampled"):
         distinct = " distinct on screen" if study.settings.get("identical_on_screen") else ""
         echo(f"note: --sample {args.sample} asked for more items than the dataset offers{distinct}; the study has "
              f"all {n - checks}")
     return 0
-
-
-def _first_ids(ids: list[str], shown: int = 3) -> str:
-    """" (p1, p2, p3 and 2 more)" for a list of ids; "" when empty."""
-    if not ids:
-        return ""
-    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
-    return f" ({', '.join(ids[:shown])}{more})"
 
 
 def run_list(args: argparse.Namespace) -> int:

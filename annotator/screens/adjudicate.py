@@ -124,7 +124,8 @@ class AdjudicateScreen(Screen[None]):
             self.set_focus(None)  # never leave focus on a widget that is about to be removed
         panel = self.query_one("#item", Vertical)
         await panel.remove_children()
-        await panel.mount(s.task.compose_item(view, self.partial, s.store))
+        shown = s.task.screen_input(view, s.store)  # read before drawing: no widget reads the database
+        await panel.mount(s.task.compose_item(shown.view, self.partial, shown))
         lines = Text()
         for row in s.answers[s.unit.id]:
             lines.append(f"{visible(row.annotator, layout=False)}: ", style="bold")

@@ -191,7 +191,8 @@ class AnnotateScreen(Screen[None]):
         current = view.current
         self.partial = current.answer if current is not None and current.status == "partial" else None
         panel = self.query_one("#item", Vertical)
-        new = s.task.compose_item(view, self.partial, s.store)
+        shown = s.task.screen_input(view, s.store)  # read before drawing: no widget reads the database
+        new = s.task.compose_item(shown.view, self.partial, shown)
         old = panel.children[0] if len(panel.children) == 1 else None
         # A view that can show the next item in place (same layout, same context), or the same item after one step of
         # a multi-step decision, is updated, not remounted (update_from may be a coroutine: it mounts new lines).

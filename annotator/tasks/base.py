@@ -1,17 +1,20 @@
-"""The contract every task type fulfils. A task type is one package in annotator/tasks/ (task.py, and view.py and
-figures.py when it has its own screen and figures) plus one line in annotator/tasks/__init__.py: what the annotator
-sees, the decision keys, the answer schema, the figures.
+"""The contract every task type fulfils. A task type is one package in annotator/tasks/ (spec.py, its declaration
+for the lower layers; task.py; view.py and figures.py when it has its own screen and figures), found by
+annotator/tasks/__init__.py: what the annotator sees, the decision keys, the answer schema, the figures.
 
 The annotation screen owns the keys every task shares (s skip, u back, n note, ? guidelines, q quit) and calls
-the task for everything else. Rendering goes through `compose_item`, which receives only a UnitView: a blind
-task must build its screen from the fields it is allowed to show, never from answer keys or sources.
+the task for everything else. Rendering goes through `screen_input` (read before drawing) and `compose_item`,
+which receives only that ScreenInput, never the Store: a blind task's screen gets the payload fields it is
+allowed to show (its bundle payload), never answer keys or sources, and no widget reads the database.
 """
 from __future__ import annotations
 
 import hashlib
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+
+from pydantic import model_validator
 
 from storage.models import Annotation, Assignment, Item, Model, Study, Unit
 from storage.errors import PrefvalError
@@ -55,6 +58,87 @@ class UnitView:
         return self.current.answer
 
 
+class Said(NamedTuple):
+    """One message of a Conversation: who said it and what (storage.models.Message's fields, without a model)."""
+
+    role: str
+    content: str
+
+
+class Conversation:
+    """context[:end] of one stored conversation as a screen may show it, read from the database BEFORE the screen
+    draws (TaskType.screen_input), so that no widget reads SQLite while it draws and none holds the Store.
+
+    context_id, end: the conversation and the end of the part shown (None: all of it); sizes: (role, length in
+    characters) of every message of the conversation (storage's context_sizes); messages: Said (role, content)
+    of the messages [0, end) (and the first message when end is 0).
+    context_sizes / context_messages answer as storage.datasets does for this one conversation, from memory (the
+    two calls annotator.widgets.context.ContextView makes). Raises KeyError for another conversation or a message
+    past the part read."""
+
+    __slots__ = ("context_id", "end", "sizes", "messages")
+
+    def __init__(self, context_id: str, end: int | None, sizes: list[tuple[str, int]], messages: list) -> None:
+        self.context_id, self.end, self.sizes, self.messages = context_id, end, sizes, messages
+
+    def context_sizes(self, context_id: str) -> list[tuple[str, int]]:
+        """(role, length) of every message of the conversation; KeyError for another one."""
+        if context_id != self.context_id:
+            raise KeyError(context_id)
+        return self.sizes
+
+    def context_messages(self, context_id: str, start: int = 0, stop: int | None = None) -> list:
+        """Messages [start, stop) of the part read; KeyError for another conversation or past it."""
+        if context_id != self.context_id:
+            raise KeyError(context_id)
+        stop = len(self.messages) if stop is None else stop
+        if stop > len(self.messages):
+            raise KeyError(stop)
+        return self.messages[start:stop]
+
+
+#: conversations a task keeps read for its screen (an annotator moves between items of a few contexts), and the
+#: characters they may hold together (the most recent one is kept whatever its size)
+CONVERSATIONS_KEPT = 8
+CONVERSATION_CHARS_KEPT = 4_000_000
+
+
+def read_conversation(store: "Store", context_id: str, end: int | None, kept: dict) -> Conversation:
+    """Conversation context_id[:end] read from `store`, reusing what `kept` (context id -> Conversation, most
+    recent last; at most CONVERSATIONS_KEPT of them and CONVERSATION_CHARS_KEPT characters) already holds: only
+    the messages past what was read are read (storage's context_texts)."""
+    have = kept.pop(context_id, None)
+    sizes = have.sizes if have is not None else store.context_sizes(context_id)
+    n = len(sizes) if end is None else max(0, min(end, len(sizes)))
+    n = max(n, min(1, len(sizes)))  # the first message too (a persona that opens it), even for end 0
+    messages = list(have.messages) if have is not None else []
+    if len(messages) < n:
+        messages += [Said(role, content) for role, content in store.context_texts(context_id, len(messages), n)]
+    kept[context_id] = Conversation(context_id, None, sizes, messages)
+    chars = {cid: sum(len(m.content) for m in c.messages) for cid, c in kept.items()}
+    while len(kept) > 1 and (len(kept) > CONVERSATIONS_KEPT or sum(chars.values()) > CONVERSATION_CHARS_KEPT):
+        oldest = next(iter(kept))
+        chars.pop(oldest)
+        kept.pop(oldest)
+    return Conversation(context_id, end, sizes, messages[:n] if len(messages) > n else messages)
+
+
+@dataclass
+class ScreenInput:
+    """What one item's screen may show, prepared before it draws (TaskType.screen_input); compose_item gets it
+    instead of the Store.
+
+    view: the UnitView whose item (and item_b) payload is what the screen may read: for a blind task its bundle
+    payload (TaskType.bundle_payload: no answer key, hidden label, reference score, source or metadata the screen
+    does not show), for a task that is not blind the whole payload; conversation: the stored conversation the
+    screen shows (TaskType.screen_conversation), read in full up to its end, or None; extra: what a task reads
+    beyond them for its screen (persona_filter: the records shown beside the item), or None."""
+
+    view: "UnitView"
+    conversation: Conversation | None = None
+    extra: Any = None
+
+
 def human_answers(data: "StudyData") -> dict[str, list[dict[str, Any]]]:
     """unit id -> the current answers of the people (StudyData.answers: models' answers are never among them), in
     annotator-name order; every unit present."""
@@ -87,7 +171,12 @@ class KeyChoice:
 
 
 class StudySpec(Model):
-    """Everything `prefval study create` was given. Tasks read what they need and ignore the rest."""
+    """Everything `prefval study create` was given. Tasks read what they need and ignore the rest.
+
+    task_args: the values of the options the study's task declares itself (storage.task_specs.TaskSpec.
+    study_options, e.g. rubric's --calibration), read with ``arg``; any other keyword given to StudySpec(...) is
+    one of them (StudySpec(task="rubric", calibration=2) puts 2 in task_args). A keyword the task does not
+    declare raises PrefvalError naming the task's options."""
 
     name: str
     task: str
@@ -100,14 +189,46 @@ class StudySpec(Model):
     annotators: list[str] = []
     guidelines: str | None = None
     from_study: str | None = None      # take the records kept by an earlier study as input (persona rounds)
-    rubric: str | None = None          # path of a rubric file (YAML/JSON) for rubric studies
-    pairs: str | None = None           # path of a pairing file for pairwise studies
-    reasons: list[str] = []            # drop-reason tags (persona_filter)
-    dimensions: list[str] = []         # T/F dimensions (item_quality) or rubric dimensions to use
-    calibration: int = 0               # number of calibration items (rubric)
     checks: str | None = None          # attention checks: a dataset of keyed items, or N keyed items of the input
-    shared: int | None = None          # size of the subset every annotator gets (rubric); others get one
     options: dict[str, Any] = {}
+    task_args: dict[str, Any] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_task_args(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        extra = {k: v for k, v in data.items() if k not in cls.model_fields}
+        if not extra:
+            return data
+        rest = {k: v for k, v in data.items() if k in cls.model_fields}
+        return {**rest, "task_args": {**(rest.get("task_args") or {}), **extra}}
+
+    @model_validator(mode="after")
+    def _check_task_args(self) -> "StudySpec":
+        from storage import task_specs
+
+        if not self.task_args or self.task not in task_specs.names():
+            return self
+        declared = task_specs.get(self.task)
+        for key, raw in self.task_args.items():
+            option = declared.option(key)
+            if option is None:
+                known = ", ".join(f"--{o.name}" for o in declared.study_options) or "none"
+                raise PrefvalError(f"--{key.replace('_', '-')} is not an option of task {self.task} "
+                                   f"(its options: {known})")
+            self.task_args[key] = option.parse(raw)
+        return self
+
+    def arg(self, name: str) -> Any:
+        """The value of the task's declared option `name` (task_args, else the declaration's default). Raises
+        PrefvalError when the task declares no such option."""
+        from storage import task_specs
+
+        option = task_specs.get(self.task).option(name)
+        if option is None:
+            raise PrefvalError(f"task {self.task} declares no study option '{name}'")
+        return self.task_args.get(name, option.default)
 
 
 def option_flag(value: Any) -> bool:
@@ -189,6 +310,11 @@ class TaskType:
         screens, self.build_notes = study_items(self, store, spec, items)
         return [(s.item.id, None, s.extra()) for s in screens]
 
+    def creation_lines(self, store: "Store", study: "Study", spec: StudySpec) -> list[str]:
+        """Lines `prefval study create` prints about what the task did beyond the shared ones (pairwise: how it
+        paired the datasets). Default: none."""
+        return []
+
     def accepts(self, item: Item) -> bool:
         """Whether an item of an accepted kind can be used (override to filter, e.g. only T/F)."""
         return True
@@ -237,8 +363,32 @@ class TaskType:
         it at once (the default)."""
         return None
 
-    def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store: "Store") -> "Widget":
-        """Override: one widget showing the unit (only what the annotator may see)."""
+    def screen_conversation(self, view: UnitView) -> tuple[str, int | None] | None:
+        """(context id, end) of the stored conversation the screen shows for this unit, or None (the default)."""
+        return None
+
+    def screen_input(self, view: UnitView, store: "Store") -> ScreenInput:
+        """Everything compose_item may show, read before the screen draws (ScreenInput): the payloads a blind
+        task's screen may read (bundle_payload), the conversation it shows (screen_conversation), read whole up
+        to its end (the last few conversations are kept on the task: read_conversation). Override to add
+        `extra`."""
+        def shown(item: Item | None) -> Item | None:
+            if item is None or not self.blind:
+                return item
+            return item.model_copy(update={"payload": self.bundle_payload(view.unit, item)})
+
+        from dataclasses import replace
+
+        where = self.screen_conversation(view)
+        kept = self.__dict__.setdefault("_conversations", {})
+        conversation = read_conversation(store, where[0], where[1], kept) if where else None
+        return ScreenInput(replace(view, item=shown(view.item), item_b=shown(view.item_b)), conversation)
+
+    def compose_item(self, view: UnitView, partial: dict[str, Any] | None,
+                     shown: ScreenInput | None) -> "Widget":
+        """Override: one widget showing the unit (only what the annotator may see). view: shown.view (the payloads
+        the screen may read); shown: what screen_input prepared (the conversation, a task's extra), None when
+        the unit needs nothing beyond its payload. Never reads the database."""
         raise NotImplementedError
 
     def describe_answer(self, view: UnitView, answer: dict[str, Any]) -> str:

@@ -38,7 +38,6 @@ from textual.widgets import Input
 from annotator.safe_text import has_control, visible
 from annotator.widgets.text_field import TextField
 from storage.models import Message
-from storage.store import Store
 
 BLOCK_CHARS = 2000   # nominal block size (characters)
 SNAP_CHARS = 400     # a block boundary moves up to this far forward to end after a newline or a space
@@ -188,10 +187,12 @@ class SearchPrompt(ModalScreen[str | None]):
 class ContextView(ScrollView, can_focus=True):
     """Scrollable context[:end] of a stored conversation, or inline `messages` (e.g. an easy test's snippet).
 
-    store, context_id, end: the stored conversation (store.context_sizes / store.context_messages); end=None means
-    all of it. messages: inline messages shown instead. title: the border title ("Conversation (N messages)").
-    show(context_id, end) / show_messages(messages) put another conversation in the same mounted view (an item of
-    the same context reuses everything already laid out).
+    source, context_id, end: the stored conversation, end=None meaning all of it; source answers context_sizes and
+    context_messages for it (annotator.tasks.base.Conversation: the messages read before the screen draws, so the
+    pane never reads the database; the Store's methods of those names answer too). messages: inline messages
+    shown instead. title: the border title ("Conversation (N messages)"). show(context_id, end, source) /
+    show_messages(messages) put another conversation in the same mounted view (an item of the same context reuses
+    everything already laid out).
     """
 
     DEFAULT_CSS = """
@@ -209,10 +210,10 @@ class ContextView(ScrollView, can_focus=True):
         Binding("N,shift+n", "find_previous", "previous match", show=False, key_display="N"),
     ]
 
-    def __init__(self, store: Store | None, context_id: str | None, end: int | None,
+    def __init__(self, source, context_id: str | None, end: int | None,
                  messages: list[Message] | None = None, title: str = "Conversation", **kw) -> None:
         super().__init__(**kw)
-        self.store = store
+        self.source = source
         self.title = title
         self.query_text = ""
         self._shapes: OrderedDict[str, Shape] = OrderedDict()
@@ -249,7 +250,7 @@ class ContextView(ScrollView, can_focus=True):
     def _shape(self, context_id: str) -> Shape:
         shape = self._shapes.get(context_id)
         if shape is None:
-            shape = Shape(self.store.context_sizes(context_id) if self.store is not None else [])
+            shape = Shape(self.source.context_sizes(context_id) if self.source is not None else [])
             self._shapes[context_id] = shape
             while len(self._shapes) > SIZES_CACHE:
                 self._shapes.popitem(last=False)
@@ -351,9 +352,12 @@ class ContextView(ScrollView, can_focus=True):
         conversation (the items of one context up to one message share it), None for inline messages."""
         return ("conversation", self.context_id, self.end) if self.context_id is not None else None
 
-    def show(self, context_id: str, end: int | None) -> None:
+    def show(self, context_id: str, end: int | None, source=None) -> None:
         """Show context[:end] of another stored conversation (or the same one up to another message), from the
-        top. Lengths already read for that context are reused."""
+        top; source: what answers for it (as in the constructor), None to keep the current one. Lengths already
+        read for that context are reused."""
+        if source is not None:
+            self.source = source
         self._set_source(context_id, end, None)
         self._reset_view()
 
@@ -371,7 +375,7 @@ class ContextView(ScrollView, can_focus=True):
 
     # ---- message text ----------------------------------------------------------------------------------
     def message_text(self, m: int) -> str:
-        """The full text of message m (0-based), read from the store in pages and kept in a bounded cache."""
+        """The full text of message m (0-based), read from the source in pages and kept in a bounded cache."""
         if self.inline is not None:
             return self.inline[m].content
         key = (self.context_id, m)
@@ -385,7 +389,7 @@ class ContextView(ScrollView, can_focus=True):
         while stop < min(m + FETCH_MESSAGES, self.total) and self.lengths[stop] <= budget:
             budget -= self.lengths[stop]
             stop += 1
-        for i, msg in enumerate(self.store.context_messages(self.context_id, m, stop)):
+        for i, msg in enumerate(self.source.context_messages(self.context_id, m, stop)):
             k = (self.context_id, m + i)
             if k not in self._content:
                 self._content[k] = msg.content

@@ -36,7 +36,6 @@ from generator.evaluate.templates import (LETTERS, PairwiseVerdict, ReflectionVe
 from generator.llm_types import BudgetExhausted, LLMCallFailed, LLMReply, LLMRequest, ServerFault
 from storage.errors import PrefvalError
 
-MCQ_TASKS = ("mcq", "easy_test", "blind_test")
 DEFAULT_PARAMS = {"temperature": 0.0, "max_tokens": 512}
 
 
@@ -117,11 +116,15 @@ def _request(model: str, template: str, messages, output_model: Any, params: dic
                       schema_name=schema_name, params=dict(params), sample_index=sample_index, api_base=api_base)
 
 
-def _study_units(store, study_name: str, tasks: tuple[str, ...]):
+def _study_units(store, study_name: str, shape: str):
+    """(study, units, items by id) of a study whose task's answers have `shape` (storage.task_specs.TaskSpec.
+    answer_shape: "choice", "scores", "winner"). Raises PrefvalError naming the tasks that have it otherwise."""
+    from storage import task_specs
+
     study = store.get_study(study_name)
-    if study.task_type not in tasks:
+    if task_specs.get(study.task_type).answer_shape != shape:
         raise PrefvalError(f"study '{study_name}' is a {study.task_type} study; this run needs a "
-                           f"{' or '.join(tasks)} study")
+                           f"{' or '.join(task_specs.with_shape(shape))} study")
     units = store.units(study.id)
     items = store.get_items([u.item_id for u in units] + [u.item_b_id for u in units if u.item_b_id])
     return study, units, items
@@ -142,7 +145,7 @@ def mcq_jobs(store, study_name: str, model: str, *, blind: bool, rotate: bool, p
              api_base: str | None = None, tag: str = "") -> list[Job]:
     """One job per (unit, rotation) of an MCQ/T-F study (rotation 0 only without rotate). Rotation r shows the
     options starting at original option r (circularly). Job key: (tag, unit id, r)."""
-    _, units, items = _study_units(store, study_name, MCQ_TASKS)
+    _, units, items = _study_units(store, study_name, "choice")
     return [job for u in units for job in mcq_item_jobs(store, items[u.item_id], model, blind=blind, rotate=rotate,
                                                          params=params, api_base=api_base, key=(tag, u.id))]
 
@@ -173,7 +176,7 @@ def _original_index(reply: LLMReply, r: int, n: int) -> int:
 def write_mcq_answers(store, study_name: str, name: str, model: str, result: RunResult, *, rotate: bool,
                       tag: str = "") -> dict[str, int]:
     """Write the answers as llm annotations: NAME (and NAME/rot<k> with rotations). Returns {annotator: added}."""
-    _, units, items = _study_units(store, study_name, MCQ_TASKS)
+    _, units, items = _study_units(store, study_name, "choice")
     from storage.importers.judgments import add_judgment_records
 
     per_rot: dict[int, list[dict]] = {}
@@ -248,7 +251,7 @@ def _rubric_text(rubric: dict, dims: list[str]) -> str:
 def rubric_jobs(store, study_name: str, model: str, *, params: dict | None = None,
                 api_base: str | None = None) -> list[Job]:
     """One job per non-calibration unit of a rubric study, with the study's own rubric (the one people score on)."""
-    study, units, items = _study_units(store, study_name, ("rubric",))
+    study, units, items = _study_units(store, study_name, "scores")
     dims = list(study.settings.get("dimensions") or [d["name"] for d in study.settings["rubric"]["dimensions"]])
     rubric = _rubric_text(study.settings["rubric"], dims)
     out_model = rubric_scores_model(tuple(dims))
@@ -269,7 +272,7 @@ def write_rubric_scores(store, study_name: str, name: str, model: str, result: R
     {name: added}."""
     from storage.importers.judgments import add_judgment_records
 
-    study, units, items = _study_units(store, study_name, ("rubric",))
+    study, units, items = _study_units(store, study_name, "scores")
     recs = []
     for u in units:
         reply = result.replies.get(u.id)
@@ -291,7 +294,7 @@ def _record_text(payload: dict) -> str:
 def pairwise_jobs(store, study_name: str, model: str, *, params: dict | None = None,
                   api_base: str | None = None) -> list[Job]:
     """Two jobs per pair unit: key (unit id, "AB") with dataset A's record first, (unit id, "BA") swapped."""
-    _, units, items = _study_units(store, study_name, ("pairwise",))
+    _, units, items = _study_units(store, study_name, "winner")
     jobs = []
     for u in units:
         a, b = _record_text(items[u.item_id].payload), _record_text(items[u.item_b_id].payload)
@@ -307,7 +310,7 @@ def write_pairwise(store, study_name: str, name: str, model: str, result: RunRes
     """Verdicts as llm annotations {"winner": A|B|tie}: NAME for the A-first order, NAME/swapped for B-first."""
     from storage.importers.judgments import add_judgment_records
 
-    _, units, items = _study_units(store, study_name, ("pairwise",))
+    _, units, items = _study_units(store, study_name, "winner")
     out = {}
     for order, who in (("AB", name), ("BA", f"{name}/swapped")):
         recs = []
@@ -444,7 +447,7 @@ def consensus_verdicts(store, study_name: str, models: list[str], m: int) -> dic
     passes (>= m wrong among the k validators; an item without a key cannot pass; a validator with no answer
     counts as not wrong). Returns {"units": n, "keyed": n, "answered_by_all": n, "passed": [item ids],
     "wrong": {unit id: wrong count}}."""
-    study, units, items = _study_units(store, study_name, MCQ_TASKS)
+    study, units, items = _study_units(store, study_name, "choice")
     names = {validator_name(x) for x in models}
     by_id = {a.id: a.name for a in store.annotators() if a.name in names}
     answers: dict[str, dict[str, dict]] = {}

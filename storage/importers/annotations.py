@@ -6,9 +6,9 @@ as JSONL (one object per line) or CSV (a header row; chosen by the .csv suffix).
 - ``item``: the external id of the annotated item (pairwise studies: ``item`` and ``item_b``);
 - ``annotator``: the person's name (stored as an annotator of kind human: a person, storage.models.PERSON_KIND);
 - the answer: the task's answer fields, read exactly as `prefval import judgments` reads them
-  (storage.importers.judgments.ANSWER_MAPS: ``choice``, ``winner``, ``label``/``reflected``, ``scores``,
-  ``labels``, ``decision`` + ``reasons``), or ``answer``, read as the task's main field (ANSWER_FIELD: an mcq
-  ``answer`` is its ``choice``, a gold_label ``answer`` its ``label``, ...);
+  (the task's declaration, storage.task_specs.TaskSpec.from_record: e.g. ``choice``, ``winner``,
+  ``label``/``reflected``, ``scores``, ``labels``, ``decision`` + ``reasons``), or ``answer``, read as the task's
+  main field (TaskSpec.answer_field: an MCQ's ``answer`` is its ``choice``, a gold label's its ``label``, ...);
 - ``seconds`` (optional): the time the person spent on the item, a number >= 0.
 
 ``--map FIELD=COLUMN`` reads a field from a column of another name (``--map annotator=PROLIFIC_PID --map
@@ -42,24 +42,17 @@ from typing import Any, Callable
 from storage.db import write_transaction
 from storage.errors import InputError, PrefvalError
 from storage.importers.base import check_paths
-from storage.importers.judgments import ANSWER_MAPS, _Rec, _records
+from storage import task_specs
+from storage.importers.judgments import _Rec, _records
 from storage.models import AnnotationIn, derived_id
 from storage.store import Store
 from storage.studies import unit_quota
 from storage.visible_text import name_problem
 
 FORMAT = "annotations"
-#: the field an ``answer`` column stands for, per task
-ANSWER_FIELD = {"mcq": "choice", "easy_test": "choice", "blind_test": "choice", "pairwise": "winner",
-                "judge_validation": "label", "gold_label": "label", "rubric": "scores", "item_quality": "labels",
-                "persona_filter": "decision"}
-#: fields every record may carry besides the task's answer fields
+#: fields every record may carry besides the task's answer fields (its TaskSpec.answer_fields; an ``answer``
+#: column stands for its TaskSpec.answer_field)
 COMMON_FIELDS = ("item", "item_b", "annotator", "answer", "seconds")
-#: the answer fields each task reads (for --map's check)
-TASK_FIELDS = {"mcq": ("choice", "cant_tell"), "easy_test": ("choice", "cant_tell"),
-               "blind_test": ("choice", "cant_tell"), "pairwise": ("winner",),
-               "judge_validation": ("reflected", "label"), "gold_label": ("label",), "rubric": ("scores",),
-               "item_quality": ("labels",), "persona_filter": ("decision", "reasons")}
 
 
 @dataclass
@@ -92,7 +85,7 @@ class _AliasRec(_Rec):
 def parse_map(pairs: list[str], task: str) -> dict[str, str]:
     """--map FIELD=COLUMN options -> {field: column}. Raises PrefvalError for a malformed pair or a field that is
     neither a common field nor one of the task's answer fields."""
-    known = COMMON_FIELDS + TASK_FIELDS.get(task, ())
+    known = COMMON_FIELDS + task_specs.get(task).answer_fields
     out: dict[str, str] = {}
     for pair in pairs:
         field, sep, column = pair.partition("=")
@@ -140,12 +133,13 @@ def import_annotations(store: Store, path: str | Path, study_name: str, mapping:
     database is then unchanged."""
     (p,) = check_paths([path])
     study = store.get_study(study_name)
-    build = ANSWER_MAPS.get(study.task_type)
-    if build is None:
+    spec = task_specs.get(study.task_type)
+    build = spec.from_record
+    if build is None or spec.answer_field is None:
         raise PrefvalError(f"study '{study_name}' (task {study.task_type}): annotations can be imported for "
-                           f"tasks {', '.join(sorted(ANSWER_MAPS))} only")
+                           f"tasks {', '.join(task_specs.names(lambda s: s.from_record is not None))} only")
     fields = parse_map(mapping or [], study.task_type)
-    main = ANSWER_FIELD[study.task_type]
+    main = spec.answer_field
     known = {a.name: a for a in store.annotators()}
     units = store.units(study.id)
     items = store.get_items([u.item_id for u in units] + [u.item_b_id for u in units if u.item_b_id])

@@ -2,19 +2,11 @@
 
 A file is JSONL (one object per line) or CSV (a header row; chosen by the .csv suffix). Each record names the unit
 it judges by the item's external id in `item` (pairwise studies: `item` and `item_b`) and carries the answer
-fields of the study's task, mapped to the answer dict the task's screen would store (table ANSWER_MAPS):
-
-- mcq, easy_test, blind_test: `choice` = a letter, a 0-based index or the option text (T/F items also t/f/true/
-  false), or `cant_tell: true` -> {choice, letter, shown (= the original letter), cant_tell}
-- pairwise: `winner` = A, B or tie (A = dataset A's side) -> {winner, shown_left: "A", pressed}
-- judge_validation: `reflected` = true/false, or `label` = 1/0 -> {reflected: bool}
-- gold_label: `label` = 1 (apply) / 0 (suppress), or true/false -> {label: 1 or 0}
-- rubric: `scores` = {dimension: 1..5} for every dimension of the study -> {scores: {...}}
-- item_quality: `labels` = {dimension: true/false} for every dimension -> {labels: {...}}
-- persona_filter: `decision` = keep/drop, `reasons` = [reason names] (drop only) -> {decision, reasons}
-
-rubric/item_quality in CSV: a JSON cell `scores`/`labels`, or one column per dimension. The dimensions (and
-persona_filter's reasons) are those stored in the study's settings.
+fields of the study's task, mapped to the answer dict the task's screen would store by the task's own declaration
+(storage.task_specs.TaskSpec.from_record, in the task package's spec.py; e.g. an MCQ's `choice` = a letter, a
+0-based index or the option text, a pairwise `winner` = A, B or tie, a rubric's `scores` = {dimension: 1..5}).
+Per-dimension answers in CSV: a JSON cell, or one column per dimension (storage.task_specs.per_dimension); the
+dimensions (and drop reasons) are those stored in the study's settings.
 
 In CSV cells booleans are true/false/yes/no/1/0. Other columns are ignored.
 
@@ -25,26 +17,26 @@ derived_id("judgment", study name, judge, unit id): a unit this judge already ha
 is, so importing the same file again adds nothing.
 
 Errors: InputError naming the file, the record ("line N" / "row N") and the field; PrefvalError for an unknown
-study, a task without a mapping, or a judge name that belongs to a human annotator.
+study, a task whose declaration has no from_record, or a judge name that belongs to a human annotator.
 """
 from __future__ import annotations
 
 import csv
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Iterator
 
 from storage.db import write_transaction
 from storage.errors import InputError, PrefvalError
 from storage.importers.base import check_paths
 from storage.importers.generic import iter_jsonl, parse_index
-from storage.models import AnnotationIn, Item, derived_id
+from storage import task_specs
+from storage.models import AnnotationIn, derived_id
 from storage.store import Store
+from storage.task_specs import AnswerRecord
 from storage.textfile import open_text
 
 FORMAT = "judgments"
-_TRUE = {"true", "yes", "1", "t", "y"}
-_FALSE = {"false", "no", "0", "f", "n"}
 
 
 @dataclass
@@ -58,148 +50,8 @@ class JudgmentImport:
     n_assigned: int
 
 
-class _Rec:
-    """One record with its place in the file, for error messages."""
-
-    def __init__(self, path: Path, record: str, data: dict, is_csv: bool):
-        self.path, self.record, self.data, self.is_csv = path, record, data, is_csv
-
-    def error(self, field: str, problem: str) -> InputError:
-        return InputError(str(self.path), self.record, field, problem)
-
-    def get(self, field: str) -> Any:
-        v = self.data.get(field)
-        return None if (isinstance(v, str) and not v.strip()) else v
-
-    def boolean(self, field: str) -> bool | None:
-        v = self.get(field)
-        if v is None or isinstance(v, bool):
-            return v
-        if isinstance(v, (int, float)) and v in (0, 1):
-            return bool(v)
-        if isinstance(v, str) and v.strip().lower() in _TRUE | _FALSE:
-            return v.strip().lower() in _TRUE
-        raise self.error(field, f"expected true or false, got {v!r}")
-
-
-# ---- answer mapping per task ------------------------------------------------------------------------------
-def _mcq(rec: _Rec, item: Item, item_b: Item | None, settings: dict) -> dict:
-    options = item.payload.get("options", [])
-    if rec.boolean("cant_tell"):
-        return {"choice": None, "letter": None, "shown": None, "cant_tell": True}
-    raw = rec.get("choice")
-    if raw is None:
-        raise rec.error("choice", "missing (give a letter, a 0-based index or the option text, or cant_tell)")
-    tf = item.payload.get("fmt") == "tf"
-    if tf and isinstance(raw, (str, bool)) and str(raw).strip().lower() in ("t", "true", "f", "false"):
-        want = "True" if str(raw).strip().lower() in ("t", "true") else "False"
-        idx = options.index(want) if want in options else None
-    else:
-        idx = parse_index(raw, options, rec.path, rec.record, "choice")
-    if idx is None or not 0 <= idx < len(options):
-        raise rec.error("choice", f"{raw!r} is not one of the item's {len(options)} options")
-    shown = options[idx][0] if tf else chr(ord("A") + idx)
-    return {"choice": idx, "letter": chr(ord("A") + idx), "shown": shown, "cant_tell": False}
-
-
-def _pairwise(rec: _Rec, item: Item, item_b: Item | None, settings: dict) -> dict:
-    raw = rec.get("winner")
-    w = str(raw).strip() if raw is not None else ""
-    w = {"a": "A", "b": "B", "tie": "tie"}.get(w.lower())
-    if w is None:
-        raise rec.error("winner", f"expected A, B or tie, got {raw!r}")
-    return {"winner": w, "shown_left": "A", "pressed": {"A": "left", "B": "right", "tie": "tie"}[w]}
-
-
-def _judge_validation(rec: _Rec, item: Item, item_b: Item | None, settings: dict) -> dict:
-    reflected = rec.boolean("reflected")
-    if reflected is None:
-        label = rec.get("label")
-        if label is None:
-            raise rec.error("reflected", "missing (give reflected: true/false or label: 1/0)")
-        if isinstance(label, bool) or str(label).strip() not in ("0", "1"):
-            raise rec.error("label", f"expected 1 (reflected) or 0 (not reflected), got {label!r}")
-        reflected = str(label).strip() == "1"
-    return {"reflected": reflected}
-
-
-def _gold_label(rec: _Rec, item: Item, item_b: Item | None, settings: dict) -> dict:
-    label = rec.boolean("label")
-    if label is None:
-        raise rec.error("label", "missing (1 apply, 0 suppress)")
-    return {"label": int(label)}
-
-
-def _per_dimension(rec: _Rec, field: str, settings: dict, parse: Callable[[Any, str], Any]) -> dict:
-    """{dimension: value} for every dimension of the study, from a dict `field` (a JSON cell in CSV) or, in
-    CSV, from one column per dimension."""
-    dims = list(settings.get("dimensions") or [])
-    raw = rec.get(field)
-    if raw is None and rec.is_csv and dims and all(rec.get(d) is not None for d in dims):
-        raw = {d: rec.get(d) for d in dims}
-    if isinstance(raw, str):
-        import json
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError:
-            raise rec.error(field, "not a JSON object") from None
-    if not isinstance(raw, dict):
-        raise rec.error(field, f"expected an object with one value per dimension ({', '.join(dims)})")
-    extra = [k for k in raw if k not in dims]
-    if extra:
-        raise rec.error(f"{field}.{extra[0]}", f"not a dimension of this study ({', '.join(dims)})")
-    missing = [d for d in dims if d not in raw]
-    if missing:
-        raise rec.error(f"{field}.{missing[0]}", "missing")
-    return {d: parse(raw[d], f"{field}.{d}") for d in dims}
-
-
-def _rubric(rec: _Rec, item: Item, item_b: Item | None, settings: dict) -> dict:
-    def score(v: Any, where: str) -> int:
-        if isinstance(v, bool) or str(v).strip() not in ("1", "2", "3", "4", "5"):
-            raise rec.error(where, f"expected a score 1..5, got {v!r}")
-        return int(str(v).strip())
-    return {"scores": _per_dimension(rec, "scores", settings, score)}
-
-
-def _item_quality(rec: _Rec, item: Item, item_b: Item | None, settings: dict) -> dict:
-    def boolean(v: Any, where: str) -> bool:
-        s = str(v).strip().lower()
-        if isinstance(v, bool):
-            return v
-        if s in _TRUE | _FALSE:
-            return s in _TRUE
-        raise rec.error(where, f"expected true or false, got {v!r}")
-    return {"labels": _per_dimension(rec, "labels", settings, boolean)}
-
-
-def _persona_filter(rec: _Rec, item: Item, item_b: Item | None, settings: dict) -> dict:
-    decision = str(rec.get("decision") or "").strip().lower()
-    if decision not in ("keep", "drop"):
-        raise rec.error("decision", f"expected keep or drop, got {rec.get('decision')!r}")
-    reasons = rec.get("reasons") or []
-    if isinstance(reasons, str):
-        reasons = [r.strip() for r in reasons.split(",") if r.strip()]
-    known = list(settings.get("reasons") or [])
-    bad = [r for r in reasons if r not in known]
-    if bad:
-        raise rec.error("reasons", f"{bad[0]!r} is not a reason of this study ({', '.join(known)})")
-    if decision == "keep" and reasons:
-        raise rec.error("reasons", "a kept record has no drop reasons")
-    return {"decision": decision, "reasons": [r for r in known if r in reasons]}
-
-
-ANSWER_MAPS: dict[str, Callable[[_Rec, Item, Item | None, dict], dict]] = {
-    "mcq": _mcq,
-    "easy_test": _mcq,
-    "blind_test": _mcq,
-    "pairwise": _pairwise,
-    "judge_validation": _judge_validation,
-    "gold_label": _gold_label,
-    "rubric": _rubric,
-    "item_quality": _item_quality,
-    "persona_filter": _persona_filter,
-}
+#: a record with its place in the file, for error messages (storage.task_specs.AnswerRecord)
+_Rec = AnswerRecord
 
 
 # ---- reading ------------------------------------------------------------------------------------------------
@@ -239,10 +91,10 @@ def add_judgment_records(store: Store, records: list[dict], study_name: str, jud
 def _add_judgments(store: Store, records: list[_Rec], study_name: str, judge: str, model: str | None,
                    source: str) -> JudgmentImport:
     study = store.get_study(study_name)
-    build = ANSWER_MAPS.get(study.task_type)
+    build = task_specs.get(study.task_type).from_record
     if build is None:
         raise PrefvalError(f"study '{study_name}' (task {study.task_type}): LLM judgments can be imported for "
-                           f"tasks {', '.join(sorted(ANSWER_MAPS))} only")
+                           f"tasks {', '.join(task_specs.names(lambda s: s.from_record is not None))} only")
     existing = {a.name: a for a in store.annotators()}
     if judge in existing and existing[judge].is_person:
         raise PrefvalError(f"annotator '{judge}' is a human annotator; choose another --judge name")

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from storage.errors import InputError, PrefvalError
+from storage import task_specs
 from storage.importers import judgments as j
 from storage.models import Item
 from tests.mutation.mcq_plan import mcq_study
@@ -15,6 +16,11 @@ MCQ = Item(id="i", dataset_id="d", external_id="q1", kind="mcq", content_hash="h
            payload={"question": "q", "options": ["red", "green", "blue"]})
 TF = Item(id="t", dataset_id="d", external_id="t1", kind="mcq", content_hash="h",
           payload={"question": "q", "options": ["False", "True"], "fmt": "tf"})
+
+
+def mapping(task: str):
+    """The task's declared mapping of a record to its answer (storage.task_specs.TaskSpec.from_record)."""
+    return task_specs.get(task).from_record
 
 
 def rec(data: dict, is_csv: bool = False) -> j._Rec:
@@ -37,52 +43,52 @@ def test_boolean_cells():
 
 
 def test_mcq_mapping():
-    assert j._mcq(rec({"choice": "b"}), MCQ, None, {}) == {"choice": 1, "letter": "B", "shown": "B", "cant_tell": False}
-    assert j._mcq(rec({"choice": 2}), MCQ, None, {}) == {"choice": 2, "letter": "C", "shown": "C", "cant_tell": False}
-    assert j._mcq(rec({"choice": "red"}), MCQ, None, {})["choice"] == 0
-    assert j._mcq(rec({"choice": "b", "cant_tell": "yes"}), MCQ, None, {}) == {
+    assert mapping("mcq")(rec({"choice": "b"}), MCQ, None, {}) == {"choice": 1, "letter": "B", "shown": "B", "cant_tell": False}
+    assert mapping("mcq")(rec({"choice": 2}), MCQ, None, {}) == {"choice": 2, "letter": "C", "shown": "C", "cant_tell": False}
+    assert mapping("mcq")(rec({"choice": "red"}), MCQ, None, {})["choice"] == 0
+    assert mapping("mcq")(rec({"choice": "b", "cant_tell": "yes"}), MCQ, None, {}) == {
         "choice": None, "letter": None, "shown": None, "cant_tell": True}
     # T/F items: t/true/f/false name the option by its text; the shown letter is the text's first letter
-    assert j._mcq(rec({"choice": "T"}), TF, None, {}) == {"choice": 1, "letter": "B", "shown": "T", "cant_tell": False}
-    assert j._mcq(rec({"choice": " false "}), TF, None, {})["choice"] == 0
-    assert j._mcq(rec({"choice": True}), TF, None, {})["choice"] == 1
-    assert j._mcq(rec({"choice": "a"}), TF, None, {}) == {"choice": 0, "letter": "A", "shown": "F", "cant_tell": False}
-    assert err(j._mcq, rec({"choice": " "}), MCQ, None, {}) == (
+    assert mapping("mcq")(rec({"choice": "T"}), TF, None, {}) == {"choice": 1, "letter": "B", "shown": "T", "cant_tell": False}
+    assert mapping("mcq")(rec({"choice": " false "}), TF, None, {})["choice"] == 0
+    assert mapping("mcq")(rec({"choice": True}), TF, None, {})["choice"] == 1
+    assert mapping("mcq")(rec({"choice": "a"}), TF, None, {}) == {"choice": 0, "letter": "A", "shown": "F", "cant_tell": False}
+    assert err(mapping("mcq"), rec({"choice": " "}), MCQ, None, {}) == (
         "judged.jsonl: line 3: field 'choice': missing (give a letter, a 0-based index or the option text, or "
         "cant_tell)")
-    assert err(j._mcq, rec({"choice": "d"}), MCQ, None, {}) == (
+    assert err(mapping("mcq"), rec({"choice": "d"}), MCQ, None, {}) == (
         "judged.jsonl: line 3: field 'choice': 'd' is not one of the item's 3 options")
-    assert err(j._mcq, rec({"choice": 3}), MCQ, None, {}).endswith("3 is not one of the item's 3 options")
-    assert err(j._mcq, rec({"choice": -1}), MCQ, None, {}).endswith("-1 is not one of the item's 3 options")
+    assert err(mapping("mcq"), rec({"choice": 3}), MCQ, None, {}).endswith("3 is not one of the item's 3 options")
+    assert err(mapping("mcq"), rec({"choice": -1}), MCQ, None, {}).endswith("-1 is not one of the item's 3 options")
     no_true = Item(id="t", dataset_id="d", external_id="t2", kind="mcq", content_hash="h",
                    payload={"question": "q", "options": ["yes", "no"], "fmt": "tf"})
-    assert err(j._mcq, rec({"choice": "true"}), no_true, None, {}).endswith("'true' is not one of the item's 2 options")
+    assert err(mapping("mcq"), rec({"choice": "true"}), no_true, None, {}).endswith("'true' is not one of the item's 2 options")
 
 
 def test_pairwise_mapping():
     for raw, w, pressed in (("a", "A", "left"), (" B ", "B", "right"), ("TIE", "tie", "tie")):
-        assert j._pairwise(rec({"winner": raw}), MCQ, MCQ, {}) == {"winner": w, "shown_left": "A", "pressed": pressed}
-    assert err(j._pairwise, rec({"winner": "C"}), MCQ, MCQ, {}) == (
+        assert mapping("pairwise")(rec({"winner": raw}), MCQ, MCQ, {}) == {"winner": w, "shown_left": "A", "pressed": pressed}
+    assert err(mapping("pairwise"), rec({"winner": "C"}), MCQ, MCQ, {}) == (
         "judged.jsonl: line 3: field 'winner': expected A, B or tie, got 'C'")
-    assert err(j._pairwise, rec({}), MCQ, MCQ, {}).endswith("field 'winner': expected A, B or tie, got None")
+    assert err(mapping("pairwise"), rec({}), MCQ, MCQ, {}).endswith("field 'winner': expected A, B or tie, got None")
 
 
 def test_judge_validation_mapping():
-    assert j._judge_validation(rec({"reflected": "yes"}), MCQ, None, {}) == {"reflected": True}
-    assert j._judge_validation(rec({"reflected": False, "label": 1}), MCQ, None, {}) == {"reflected": False}
-    assert j._judge_validation(rec({"label": " 1"}), MCQ, None, {}) == {"reflected": True}
-    assert j._judge_validation(rec({"label": 0}), MCQ, None, {}) == {"reflected": False}
-    assert err(j._judge_validation, rec({}), MCQ, None, {}) == (
+    assert mapping("judge_validation")(rec({"reflected": "yes"}), MCQ, None, {}) == {"reflected": True}
+    assert mapping("judge_validation")(rec({"reflected": False, "label": 1}), MCQ, None, {}) == {"reflected": False}
+    assert mapping("judge_validation")(rec({"label": " 1"}), MCQ, None, {}) == {"reflected": True}
+    assert mapping("judge_validation")(rec({"label": 0}), MCQ, None, {}) == {"reflected": False}
+    assert err(mapping("judge_validation"), rec({}), MCQ, None, {}) == (
         "judged.jsonl: line 3: field 'reflected': missing (give reflected: true/false or label: 1/0)")
     for bad in (True, "2", "yes"):
-        assert err(j._judge_validation, rec({"label": bad}), MCQ, None, {}) == (
+        assert err(mapping("judge_validation"), rec({"label": bad}), MCQ, None, {}) == (
             f"judged.jsonl: line 3: field 'label': expected 1 (reflected) or 0 (not reflected), got {bad!r}")
 
 
 def test_gold_label_mapping():
-    assert j._gold_label(rec({"label": "1"}), MCQ, None, {}) == {"label": 1}
-    assert j._gold_label(rec({"label": False}), MCQ, None, {}) == {"label": 0}
-    assert err(j._gold_label, rec({"label": ""}), MCQ, None, {}) == (
+    assert mapping("gold_label")(rec({"label": "1"}), MCQ, None, {}) == {"label": 1}
+    assert mapping("gold_label")(rec({"label": False}), MCQ, None, {}) == {"label": 0}
+    assert err(mapping("gold_label"), rec({"label": ""}), MCQ, None, {}) == (
         "judged.jsonl: line 3: field 'label': missing (1 apply, 0 suppress)")
 
 
@@ -90,11 +96,11 @@ DIMS = {"dimensions": ["clarity", "fit"]}
 
 
 def test_rubric_mapping():
-    assert j._rubric(rec({"scores": {"fit": "2", "clarity": 5}}), MCQ, None, DIMS) == {
+    assert mapping("rubric")(rec({"scores": {"fit": "2", "clarity": 5}}), MCQ, None, DIMS) == {
         "scores": {"clarity": 5, "fit": 2}}
-    assert j._rubric(rec({"scores": '{"clarity": 1, "fit": 3}'}, True), MCQ, None, DIMS) == {
+    assert mapping("rubric")(rec({"scores": '{"clarity": 1, "fit": 3}'}, True), MCQ, None, DIMS) == {
         "scores": {"clarity": 1, "fit": 3}}
-    assert j._rubric(rec({"clarity": "4", "fit": " 1 "}, True), MCQ, None, DIMS) == {"scores": {"clarity": 4, "fit": 1}}
+    assert mapping("rubric")(rec({"clarity": "4", "fit": " 1 "}, True), MCQ, None, DIMS) == {"scores": {"clarity": 4, "fit": 1}}
     cases = [
         ({"clarity": "4", "fit": ""}, True, "scores", "expected an object with one value per dimension (clarity, fit)"),
         ({"clarity": "4", "fit": "1"}, False, "scores",
@@ -108,15 +114,15 @@ def test_rubric_mapping():
         ({"scores": {"clarity": 0, "fit": 2}}, False, "scores.clarity", "expected a score 1..5, got 0"),
     ]
     for data, is_csv, field, problem in cases:
-        assert err(j._rubric, rec(data, is_csv), MCQ, None, DIMS) == f"judged.jsonl: line 3: field '{field}': {problem}"
+        assert err(mapping("rubric"), rec(data, is_csv), MCQ, None, DIMS) == f"judged.jsonl: line 3: field '{field}': {problem}"
 
 
 def test_item_quality_mapping():
-    assert j._item_quality(rec({"labels": {"clarity": "Yes", "fit": False}}), MCQ, None, DIMS) == {
+    assert mapping("item_quality")(rec({"labels": {"clarity": "Yes", "fit": False}}), MCQ, None, DIMS) == {
         "labels": {"clarity": True, "fit": False}}
-    assert j._item_quality(rec({"clarity": "0", "fit": "t"}, True), MCQ, None, DIMS) == {
+    assert mapping("item_quality")(rec({"clarity": "0", "fit": "t"}, True), MCQ, None, DIMS) == {
         "labels": {"clarity": False, "fit": True}}
-    assert err(j._item_quality, rec({"labels": {"clarity": "maybe", "fit": 1}}), MCQ, None, DIMS) == (
+    assert err(mapping("item_quality"), rec({"labels": {"clarity": "maybe", "fit": 1}}), MCQ, None, DIMS) == (
         "judged.jsonl: line 3: field 'labels.clarity': expected true or false, got 'maybe'")
 
 
@@ -124,25 +130,26 @@ REASONS = {"reasons": ["unnatural", "couple"]}
 
 
 def test_persona_filter_mapping():
-    assert j._persona_filter(rec({"decision": " KEEP"}), MCQ, None, REASONS) == {"decision": "keep", "reasons": []}
+    assert mapping("persona_filter")(rec({"decision": " KEEP"}), MCQ, None, REASONS) == {"decision": "keep", "reasons": []}
     # reasons in the study's order, from a list or a comma-separated cell
-    assert j._persona_filter(rec({"decision": "drop", "reasons": "couple, unnatural"}), MCQ, None, REASONS) == {
+    assert mapping("persona_filter")(rec({"decision": "drop", "reasons": "couple, unnatural"}), MCQ, None, REASONS) == {
         "decision": "drop", "reasons": ["unnatural", "couple"]}
-    assert j._persona_filter(rec({"decision": "drop", "reasons": ["couple"]}), MCQ, None, REASONS) == {
+    assert mapping("persona_filter")(rec({"decision": "drop", "reasons": ["couple"]}), MCQ, None, REASONS) == {
         "decision": "drop", "reasons": ["couple"]}
-    assert err(j._persona_filter, rec({"decision": "maybe"}), MCQ, None, REASONS) == (
+    assert err(mapping("persona_filter"), rec({"decision": "maybe"}), MCQ, None, REASONS) == (
         "judged.jsonl: line 3: field 'decision': expected keep or drop, got 'maybe'")
-    assert err(j._persona_filter, rec({}), MCQ, None, REASONS).endswith("expected keep or drop, got None")
-    assert err(j._persona_filter, rec({"decision": "drop", "reasons": ["rude"]}), MCQ, None, REASONS) == (
+    assert err(mapping("persona_filter"), rec({}), MCQ, None, REASONS).endswith("expected keep or drop, got None")
+    assert err(mapping("persona_filter"), rec({"decision": "drop", "reasons": ["rude"]}), MCQ, None, REASONS) == (
         "judged.jsonl: line 3: field 'reasons': 'rude' is not a reason of this study (unnatural, couple)")
-    assert err(j._persona_filter, rec({"decision": "keep", "reasons": ["couple"]}), MCQ, None, REASONS) == (
+    assert err(mapping("persona_filter"), rec({"decision": "keep", "reasons": ["couple"]}), MCQ, None, REASONS) == (
         "judged.jsonl: line 3: field 'reasons': a kept record has no drop reasons")
 
 
 def test_every_task_with_answers_has_a_mapping():
-    assert sorted(j.ANSWER_MAPS) == ["blind_test", "easy_test", "gold_label", "item_quality", "judge_validation",
-                                     "mcq", "pairwise", "persona_filter", "rubric"]
-    assert j.ANSWER_MAPS["easy_test"] is j._mcq and j.ANSWER_MAPS["blind_test"] is j._mcq
+    assert task_specs.names(lambda s: s.from_record is not None) == [
+        "blind_test", "easy_test", "gold_label", "item_quality", "judge_validation", "mcq", "pairwise",
+        "persona_filter", "rubric"]
+    assert mapping("easy_test") is mapping("mcq") and mapping("blind_test") is mapping("mcq")
 
 
 # ---- the import's record checks -------------------------------------------------------------------------------
@@ -181,7 +188,7 @@ def test_records_checked_before_anything_is_written(store):
 
 def test_mcq_choice_that_is_no_index_letter_or_text_names_the_file():
     # "purple" is no digit, no letter form and no option's text: parse_index's error, with this record's file
-    assert err(j._mcq, rec({"choice": "purple"}), MCQ, None, {}) == (
+    assert err(mapping("mcq"), rec({"choice": "purple"}), MCQ, None, {}) == (
         "judged.jsonl: line 3: field 'choice': expected a 0-based index, a letter or an option's text, got 'purple'")
-    assert err(j._mcq, rec({"choice": True}), MCQ, None, {}) == (  # a boolean names no option of a 3-option item
+    assert err(mapping("mcq"), rec({"choice": True}), MCQ, None, {}) == (  # a boolean names no option of a 3-option item
         "judged.jsonl: line 3: field 'choice': expected an index or a letter, got True")

@@ -99,7 +99,11 @@ def test_judgments_for_a_task_without_an_answer_map_name_the_tasks_that_have_one
     store.import_items("ds", "jsonl", items, contexts=contexts)
     store.create_study("st", "mcq", {"annotators_per_item": 1}, 1,
                        [(r[0], None, {}) for r in store.db.execute("SELECT id FROM items ORDER BY external_id")])
-    monkeypatch.delitem(judgments.ANSWER_MAPS, "mcq")
+    from dataclasses import replace
+
+    from storage import task_specs
+
+    monkeypatch.setitem(task_specs._REGISTRY, "mcq", replace(task_specs.get("mcq"), from_record=None))
     with pytest.raises(PrefvalError) as info:
         judgments.add_judgment_records(store, [{"item": "q0", "choice": "A"}], "st", "judge")
     assert str(info.value) == ("study 'st' (task mcq): LLM judgments can be imported for tasks blind_test, "

@@ -176,6 +176,13 @@ def test_pairwise_sides_in_the_annotators_order_with_the_winner_marked():
 
 
 # ---- persona_filter ----------------------------------------------------------------------------------------------
+def _drawn(task, view, partial, store):
+    """What the screen draws: the task's screen_input read from `store` before drawing, then compose_item on it
+    (never on the store)."""
+    shown = task.screen_input(view, store)
+    return task.compose_item(shown.view, partial, shown)
+
+
 class _Parents:
     """The one store read persona_filter's panel makes: the parent persona of an extracted record."""
 
@@ -195,7 +202,7 @@ def test_persona_record_under_its_parent_persona_with_the_stored_drop():
     rec = _item("persona_record", {"text": "Adopted a dog", "record_type": "event", "profile": "p1"})
     view = _view(rec, answer={"decision": "drop", "reasons": ["duplicate"]}, settings=REASONS,
                  extra={"parent_item": "ip"})
-    assert outline(get_task("persona_filter").compose_item(view, None, _Parents(parent))) == [
+    assert outline(_drawn(get_task("persona_filter"), view, None, _Parents(parent))) == [
         "Vertical#profile <The person's profile>",
         "  PagedText.profile-text !the profile: A retired nurse in Leeds",
         "Vertical#record.dropped <Life event>",
@@ -216,7 +223,7 @@ def test_persona_record_marks_in_progress_replace_the_stored_answer():
                                    "metadata": {"topic": "Games"}})
     view = _view(rec, answer={"decision": "keep", "reasons": []}, settings=REASONS, extra={"parent_item": "ip"})
     task = get_task("persona_filter")
-    lines = outline(task.compose_item(view, {"reasons": ["vague"]}, _Parents(parent)))
+    lines = outline(_drawn(task, view, {"reasons": ["vague"]}, _Parents(parent)))
     assert lines[:6] == ["Vertical#profile <The person's profile>",
                          "  PagedText.profile-text !the profile: Own profile", "Vertical#record <Preference>",
                          "  PagedText.record-text !the record: Likes chess",
@@ -224,7 +231,7 @@ def test_persona_record_marks_in_progress_replace_the_stored_answer():
                          "  Static#lacking.lacking !what the record lacks: Not in the record: the preference type, "
                          "the date, the originating event, the reason"]
     assert lines[7] == "  Static#reason-0.chosen.reason !the drop reasons: 1  [x] vague"
-    kept = outline(task.compose_item(view, None, _Parents(parent)))
+    kept = outline(_drawn(task, view, None, _Parents(parent)))
     assert kept[2] == "Vertical#record.kept <Preference>" and "[x]" not in _text(kept)
     # a record without a parent and without a type: a persona sentence, no profile pane, nothing lacking
     lone = outline(task.compose_item(_view(_item("persona_record", {"text": "Solo"})), None, None))
@@ -251,7 +258,7 @@ def test_generated_event_shows_its_date_duration_and_the_persons_profile_never_i
         "metadata": {"user_id": "u001", "event_id": "e02", "date": "2016/05/02", "duration_type": "months",
                      "provenance": PROV, "expected_decision": KEY_TEXT, "llm_verdict": KEY_TEXT}})
     view = _view(event, settings=REASONS, extra={"parent_item": "iprof"})
-    lines = outline(get_task("persona_filter").compose_item(view, None, _Parents(profile)))
+    lines = outline(_drawn(get_task("persona_filter"), view, None, _Parents(profile)))
     assert lines[:6] == [
         "Vertical#profile <The person's profile>",
         "  PagedText.profile-text !the profile: Name: Wren A; Birth: 1991; Gender: Female\n"
@@ -274,7 +281,7 @@ def test_generated_preference_and_generalized_preference_show_every_field_they_d
         "metadata": {"Reason": "a bad flight in 2015", "date": "2015/08/01", "event": "A flight diverted at night",
                      "pref_id": "p01", "preference_type": "Relative Preference", "topic": "Travel: Transport",
                      "user_id": "u001", "provenance": PROV, "expected_decision": KEY_TEXT}})
-    lines = outline(get_task("persona_filter").compose_item(
+    lines = outline(_drawn(get_task("persona_filter"), 
         _view(pref, settings=REASONS, extra={"parent_item": "iprof"}), None, _Parents(profile)))
     assert lines[2:9] == [
         "Vertical#record <Preference>",
@@ -291,7 +298,7 @@ def test_generated_preference_and_generalized_preference_show_every_field_they_d
         "metadata": {"Generalized_From": ["p01", "p09"], "Inference_Reason": "trains and walks are both slow",
                      "topic": "Travel", "preference_type": "Positive Preference", "user_id": "u001",
                      "provenance": PROV}})
-    lines = outline(get_task("persona_filter").compose_item(
+    lines = outline(_drawn(get_task("persona_filter"), 
         _view(gen, settings=REASONS, extra={"parent_item": "iprof", "source_items": ["ip01", None]}), None,
         _Parents(profile, p01)))
     assert lines[2:8] == [
@@ -311,7 +318,7 @@ def test_profile_record_shows_its_demographics_and_the_persona_it_was_built_from
     persona = _item("persona_record", {"text": "a river scientist who kayaks", "record_type": "persona"},
                     ext="u001:persona", iid="ipers")
     no_sentence = {**GEN_PROFILE, "metadata": {"user_id": "u001", "expected_decision": KEY_TEXT}}
-    lines = outline(get_task("persona_filter").compose_item(
+    lines = outline(_drawn(get_task("persona_filter"), 
         _view(_item("persona_record", no_sentence), settings=REASONS, extra={"parent_item": "ipers"}), None,
         _Parents(persona)))
     assert lines[:4] == [
@@ -371,18 +378,18 @@ def test_rubric_calibration_reference_only_once_scored_or_when_revisiting_the_an
 
 # ---- item_quality ------------------------------------------------------------------------------------------------
 class _Contexts:
-    """The store reads of item_quality's panel: the first message of the item's conversation (and the sizes of
-    its messages, for the conversation pane: none here)."""
+    """The store reads of item_quality's screen input: the first (here the only) message of the item's
+    conversation and the sizes of its messages."""
 
     def __init__(self, first):
         self.first = first
 
     def context_sizes(self, context_id):
-        return []
+        return [(m.role, len(m.content)) for m in self.first]
 
-    def context_messages(self, context_id, start, stop):
+    def context_texts(self, context_id, start, stop):
         assert (start, stop) == (0, 1)
-        return self.first
+        return [(m.role, m.content) for m in self.first]
 
 
 IQ_SETTINGS = {"dimensions": ["answerable", "single_correct"], "dimension_help": {"answerable": "the history says"}}
@@ -394,7 +401,7 @@ def test_item_quality_persona_from_the_system_message_and_responses_split_by_the
     item = _item("mcq", payload, context=("c3", 8))
     store = _Contexts([Message(role="system", content="Vegetarian teacher")])
     view = _view(item, answer={"labels": {"answerable": True, "single_correct": False}}, settings=IQ_SETTINGS)
-    lines = outline(get_task("item_quality").compose_item(view, None, store))
+    lines = outline(_drawn(get_task("item_quality"), view, None, store))
     assert lines == [
         "ContextView#iq-context !the end of the conversation (context c3 to 8) end-rule",
         "ScrollPane#iq-right",
@@ -418,7 +425,7 @@ def test_item_quality_without_persona_shows_the_metadata_and_labels_in_progress(
     item = _item("mcq", payload, context=("c3", 8))
     store = _Contexts([Message(role="user", content="hello")])
     view = _view(item, answer={"labels": {"answerable": False, "single_correct": False}}, settings=IQ_SETTINGS)
-    lines = outline(get_task("item_quality").compose_item(view, {"labels": {"answerable": True}}, store))
+    lines = outline(_drawn(get_task("item_quality"), view, {"labels": {"answerable": True}}, store))
     assert lines == [
         "ContextView#iq-context !the end of the conversation (context c3 to 8) end-rule",
         "ScrollPane#iq-right",

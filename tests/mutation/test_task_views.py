@@ -254,7 +254,7 @@ def test_rubric_reference_while_rescoring_compares_with_the_stored_scores():
 
 # ---- item_quality --------------------------------------------------------------------------------------------------
 def _quality(**kw):
-    args = dict(store=None, context=None, persona=None, details={}, question="Which gift?", correct="a book",
+    args = dict(conversation=None, context=None, persona=None, details={}, question="Which gift?", correct="a book",
                 incorrect=["a ham", "a kite"], dimensions=["answerable", "single_correct", "grounded"],
                 help={"single_correct": "only one response fits"}, labels={})
     args.update(kw)

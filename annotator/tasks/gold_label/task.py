@@ -145,7 +145,7 @@ class GoldLabelTask(TaskType):
     def describe_answer(self, view: UnitView, answer: dict[str, Any]) -> str:
         return LABEL_WORDS.get(answer.get("label"), "?")
 
-    def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store) -> Any:
+    def compose_item(self, view: UnitView, partial: dict[str, Any] | None, shown=None) -> Any:
         from annotator.tasks.gold_label.view import GoldCandidateView
 
         p = view.item.payload  # only the fields below reach the screen: never candidate_label

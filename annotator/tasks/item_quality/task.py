@@ -48,7 +48,7 @@ class ItemQualityTask(TaskType):
 
     def study_settings(self, spec: StudySpec) -> dict[str, Any]:
         """Adds dimensions (--dimensions, default the four PersonaMem ones) and their descriptions."""
-        dims = list(spec.dimensions) or list(DEFAULT_DIMENSIONS)
+        dims = list(spec.arg("dimensions")) or list(DEFAULT_DIMENSIONS)
         if len(set(dims)) != len(dims):
             raise PrefvalError("--dimensions: a dimension is named twice")
         settings = super().study_settings(spec)
@@ -127,16 +127,23 @@ class ItemQualityTask(TaskType):
         return ", ".join(f"{dimension_title(d)} {'T' if labels[d] else 'F'}"
                          for d in view.settings["dimensions"] if d in labels)
 
-    def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store) -> Any:
+    def screen_conversation(self, view: UnitView) -> tuple[str, int | None] | None:
+        """The item's stored conversation, shown beside it (relevance and correctness are judged against it)."""
+        return (view.item.context_id, view.item.context_end) if view.item.context_id else None
+
+    def compose_item(self, view: UnitView, partial: dict[str, Any] | None, shown=None) -> Any:
+        """The ItemQualityView of the unit; the conversation and the persona that opens it come from
+        shown.conversation (read by screen_input)."""
         from annotator.tasks.item_quality.view import ItemQualityView
         from storage.payloads import McqPayload
 
         p = McqPayload.model_validate(view.item.payload)
         persona = None
         ctx = None
-        if view.item.context_id:
+        conversation = shown.conversation if shown is not None else None
+        if view.item.context_id and conversation is not None:
             ctx = (view.item.context_id, view.item.context_end)
-            first = store.context_messages(view.item.context_id, 0, 1)
+            first = conversation.context_messages(view.item.context_id, 0, 1) if conversation.sizes else []
             if first and first[0].role == "system":
                 persona = first[0].content
         details = {k: v for k, v in {"question type": p.question_type, "topic": p.topic}.items() if v}
@@ -148,7 +155,8 @@ class ItemQualityTask(TaskType):
         if view.current is not None and view.current.status == "answered" and not self._labels(partial):
             previous = view.answer.get("labels") or {}
         return ItemQualityView(
-            store=store, context=ctx, persona=persona, details=details, metadata=extra, question=p.question, correct=correct,
+            conversation=conversation, context=ctx, persona=persona, details=details, metadata=extra,
+            question=p.question, correct=correct,
             incorrect=incorrect, dimensions=view.settings["dimensions"],
             help=view.settings.get("dimension_help") or {}, labels=self._labels(partial), previous=previous,
             unit_id=view.unit.id)

@@ -40,14 +40,14 @@ class ItemQualityView(LayoutBySize, Horizontal):
     ItemQualityView .dim.pending { color: $text-muted; }
     """
 
-    def __init__(self, store, context, persona: str | None, details: dict, question: str, correct: str,
+    def __init__(self, conversation, context, persona: str | None, details: dict, question: str, correct: str,
                  incorrect: list[str], dimensions: list[str], help: dict[str, str], labels: dict[str, bool],
                  previous: dict[str, bool] | None = None, metadata: dict | None = None,
                  unit_id: str | None = None) -> None:
         super().__init__()
         self.unit_id = unit_id
         self.metadata = metadata or {}
-        self.store, self.context, self.persona, self.details = store, context, persona, details
+        self.conversation, self.context, self.persona, self.details = conversation, context, persona, details
         self.question, self.correct, self.incorrect = question, correct, incorrect
         self.dimensions, self.help, self.labels, self.previous = dimensions, help, labels, previous
 
@@ -67,7 +67,7 @@ class ItemQualityView(LayoutBySize, Horizontal):
     def compose(self) -> ComposeResult:
         if self.context is not None:  # relevance and correctness are judged against it: seen once its end was on
             # screen, once per conversation up to the same message in a session (as an MCQ's conversation)
-            pane = must_see(ContextView(self.store, self.context[0], self.context[1], id="iq-context"),
+            pane = must_see(ContextView(self.conversation, self.context[0], self.context[1], id="iq-context"),
                             "the end of the conversation")
             pane.seen_rule = "end"
             yield pane

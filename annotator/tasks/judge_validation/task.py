@@ -105,7 +105,7 @@ class JudgeValidationTask(TaskType):
     def describe_answer(self, view: UnitView, answer: dict[str, Any]) -> str:
         return "reflected" if answer.get("reflected") else "not reflected"
 
-    def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store) -> Any:
+    def compose_item(self, view: UnitView, partial: dict[str, Any] | None, shown=None) -> Any:
         """Two panels: the preference (payload attribute) and the response (metadata response). Nothing else."""
         from annotator.widgets.paged_text import PagedText
         from textual.containers import Vertical

@@ -174,7 +174,14 @@ class McqTask(TaskType):
             return {"context": (view.item.context_id, view.item.context_end)}
         return {}
 
-    def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store) -> Any:
+    def screen_conversation(self, view: UnitView) -> tuple[str, int | None] | None:
+        """The stored conversation the screen shows (screen_context's), read before drawing."""
+        payload = McqPayload.model_validate(view.item.payload)
+        return self.screen_context(view, payload).get("context")
+
+    def compose_item(self, view: UnitView, partial: dict[str, Any] | None, shown=None) -> Any:
+        """The McqView of the unit: shown.conversation (read by screen_input) when the item's conversation is
+        shown."""
         from annotator.tasks.mcq.view import McqView
 
         payload = McqPayload.model_validate(view.item.payload)
@@ -193,7 +200,7 @@ class McqTask(TaskType):
             question=payload.question,
             options=[payload.options[i] for i in order],
             chosen=chosen,
-            store=store,
+            conversation=shown.conversation if shown is not None else None,
             tf=payload.fmt == "tf",
             keys=keys,
             **self.screen_context(view, payload),

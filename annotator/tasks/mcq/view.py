@@ -41,7 +41,8 @@ class QuestionPane(ScrollPane):
 class McqView(Vertical):
     """question: str; options: texts in DISPLAY order; chosen: display index, "x" (can't tell) or None.
 
-    context: (context_id, end) of a stored conversation; snippet: inline messages (easy tests).
+    context: (context_id, end) of a stored conversation, whose messages `conversation` holds (annotator.tasks.
+    base.Conversation, read before drawing); snippet: inline messages (easy tests).
     keys: the key shown in front of each option (default the letters A, B, C...; T/F items pass ["t", "f"]).
     Nothing else is drawn: no answer key, no metadata, no source, so the view is safe for blind tasks.
     """
@@ -57,14 +58,14 @@ class McqView(Vertical):
     McqView .cant-tell.chosen { background: $accent 30%; color: $text; }
     McqView.no-context #qa { max-height: 100%; height: 1fr; }
     """
-    def __init__(self, question: str, options: list[str], chosen, store=None,
+    def __init__(self, question: str, options: list[str], chosen, conversation=None,
                  context: tuple[str, int | None] | None = None, snippet: list[Message] | None = None,
                  tf: bool = False, question_label: str = "Question", keys: list[str] | None = None) -> None:
         super().__init__()
         self.question = question
         self.options = options
         self.chosen = chosen
-        self.store = store
+        self.conversation = conversation
         self.context = context
         self.snippet = snippet
         self.tf = tf
@@ -78,7 +79,7 @@ class McqView(Vertical):
             # imported here: an item without a conversation (a blind test, bare questions) starts without it
             from annotator.widgets.context import ContextView
         if self.context is not None:  # seen once its end has been on screen (annotator/widgets/seen.py)
-            pane = must_see(ContextView(self.store, self.context[0], self.context[1], id="context"),
+            pane = must_see(ContextView(self.conversation, self.context[0], self.context[1], id="context"),
                             "the end of the conversation")
             pane.seen_rule = "end"
             yield pane
@@ -118,10 +119,10 @@ class McqView(Vertical):
         if new.context != self.context or new.snippet != self.snippet:
             from annotator.widgets.context import ContextView
         if new.context != self.context:  # the conversation pane is kept: only the new item's lines get laid out
-            self.query_one("#context", ContextView).show(*new.context)
+            self.query_one("#context", ContextView).show(*new.context, source=new.conversation)
         elif new.snippet != self.snippet:
             self.query_one("#context", ContextView).show_messages(new.snippet)
-        self.context, self.snippet = new.context, new.snippet
+        self.context, self.snippet, self.conversation = new.context, new.snippet, new.conversation
         self.question, self.options, self.chosen, self.tf = new.question, new.options, new.chosen, new.tf
         self.query_one(".question", PagedText).show_text(self.question)
         for i, text in enumerate(self.options):

@@ -50,14 +50,14 @@ class PairwiseTask(TaskType):
         if spec.datasets[0] == spec.datasets[1]:
             raise PrefvalError("task pairwise needs two different datasets")
         settings = super().study_settings(spec)
-        settings.update(dataset_a=spec.datasets[0], dataset_b=spec.datasets[1], pairs_file=spec.pairs)
+        settings.update(dataset_a=spec.datasets[0], dataset_b=spec.datasets[1], pairs_file=spec.arg("pairs"))
         return settings
 
     def prepare_spec(self, store, spec: StudySpec) -> StudySpec:
         """The spec with options["pairing"] decided: "id" when the two datasets share external ids (parallel
         datasets: the records with the same id are paired, the others left out), else "random"; an explicit
         --option pairing=id|random is kept. Raises PrefvalError for pairing=id without shared ids."""
-        if spec.pairs or len(spec.datasets) != 2 or spec.datasets[0] == spec.datasets[1]:
+        if spec.arg("pairs") or len(spec.datasets) != 2 or spec.datasets[0] == spec.datasets[1]:
             return spec  # a pairs file decides; study_settings reports a wrong number of datasets
         asked = str(spec.options.get("pairing", "")).strip().lower()
         if asked not in ("", "id", "random"):
@@ -69,6 +69,25 @@ class PairwiseTask(TaskType):
                                "share no ids")
         how = asked or ("id" if shared else "random")
         return spec.model_copy(update={"options": {**spec.options, "pairing": how}})
+
+    def creation_lines(self, store, study, spec: StudySpec) -> list[str]:
+        """How the datasets were paired, when no --pairs file paired them: by id (with the records left out for
+        want of a partner, the first three ids of each side) or at random (the seed)."""
+        if spec.arg("pairs"):
+            return []
+        a, b = spec.datasets[0], spec.datasets[1]
+        asked = "pairing" in spec.options
+        if study.settings.get("options", {}).get("pairing") != "id":
+            return [f"paired at random (seed {study.seed})"
+                    + ("" if asked else ": the two datasets share no ids; use --pairs FILE to fix pairs")]
+        lines = [f"paired by id: records with the same id in {a} and {b}"
+                 + ("" if asked else " (--option pairing=random for a seeded random pairing)")]
+        only_a, only_b = self.unpartnered(store, a, b)
+        if only_a or only_b:
+            lines.append("left out, without a record of the same id on the other side: "
+                         + "; ".join(f"{len(ids)} of {name}{_first_ids(ids)}"
+                                     for name, ids in ((a, only_a), (b, only_b))))
+        return lines
 
     def unpartnered(self, store, dataset_a: str, dataset_b: str) -> tuple[list[str], list[str]]:
         """Pairing by id: the external ids of dataset_a's records with no record of the same id in dataset_b, and
@@ -90,12 +109,12 @@ class PairwiseTask(TaskType):
         file (one line naming file, row and field)."""
         a_items = self._side_items(store, spec.datasets[0])
         b_items = self._side_items(store, spec.datasets[1])
-        if spec.pairs:
+        if spec.arg("pairs"):
             from annotator.tasks.pairwise.pairs_file import read_pairs
 
             a_by = {it.external_id: it for it in a_items}
             b_by = {it.external_id: it for it in b_items}
-            pairs = read_pairs(spec.pairs, a_by, b_by, spec.datasets[0], spec.datasets[1])
+            pairs = read_pairs(spec.arg("pairs"), a_by, b_by, spec.datasets[0], spec.datasets[1])
         elif pairing(spec) == "id":
             b_by = {it.external_id: it for it in b_items}
             pairs = [(a, b_by[a.external_id]) for a in a_items if a.external_id in b_by]
@@ -107,7 +126,7 @@ class PairwiseTask(TaskType):
             pairs = list(zip(a_sh, b_sh))
         self.build_notes = {}
         pairs = seeded_sample(pairs, spec, lambda pair: [pair[0]], spec.datasets[0], "pair", self.build_notes)
-        how = "file" if spec.pairs else pairing(spec)
+        how = "file" if spec.arg("pairs") else pairing(spec)
         return [(a.id, b.id, {"paired_by": how}) for a, b in pairs]
 
     # ---- the screen -------------------------------------------------------------------------------------
@@ -149,7 +168,7 @@ class PairwiseTask(TaskType):
         pos = view.order.index(SIDES.index(answer["winner"]))
         return "left is better" if pos == 0 else "right is better"
 
-    def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store) -> Any:
+    def compose_item(self, view: UnitView, partial: dict[str, Any] | None, shown=None) -> Any:
         from annotator.tasks.pairwise.view import PairView
         from storage.payloads import ConversationRecordPayload
 
@@ -193,3 +212,11 @@ def pairing(spec: StudySpec) -> str:
 def outcome_for_a(winner: str | None) -> str | None:
     """"A" -> "win", "B" -> "loss", "tie" -> "tie" (dataset A's result against dataset B); None otherwise."""
     return {"A": "win", "B": "loss", "tie": "tie"}.get(winner or "")
+
+
+def _first_ids(ids: list[str], shown: int = 3) -> str:
+    """" (p1, p2, p3 and 2 more)" for a list of ids; "" when empty."""
+    if not ids:
+        return ""
+    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+    return f" ({', '.join(ids[:shown])}{more})"

@@ -68,7 +68,7 @@ class PersonaFilterTask(TaskType):
         """Adds reasons (default DEFAULT_REASONS; at most 9, distinct, non-empty), keep_rule, chain,
         record_types, from_study. Raises PrefvalError for a bad option."""
         settings = super().study_settings(spec)
-        reasons = [r.strip() for r in (spec.reasons or DEFAULT_REASONS)]
+        reasons = [r.strip() for r in (spec.arg("reasons") or DEFAULT_REASONS)]
         if len(reasons) > 9:
             raise PrefvalError(f"--reasons: at most 9 reasons (one digit each), got {len(reasons)}")
         if any(not r for r in reasons) or len(set(reasons)) != len(reasons):
@@ -259,14 +259,22 @@ class PersonaFilterTask(TaskType):
             sources = [(pid, store.get_item(iid) if iid else None) for pid, iid in zip(ids, linked)]
         return shown_record(item, parent, sources)
 
-    def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store) -> Any:
+    def screen_input(self, view: UnitView, store):
+        """As every blind task's (the payload it may show), with extra = the ShownRecord (self.shown): the records
+        shown beside the item are read here, before drawing."""
+        out = super().screen_input(view, store)
+        out.extra = self.shown(view, store)
+        return out
+
+    def compose_item(self, view: UnitView, partial: dict[str, Any] | None, shown=None) -> Any:
         """The panel (view.PersonaRecordView): the person's profile, the record with every field RECORD_SHOWN
         declares for its type (and a line naming those it lacks), the drop reasons. Nothing else of the payload:
         never metadata.expected_decision (an attention check's key), provenance or other metadata."""
         from annotator.tasks.persona_filter.view import PersonaRecordView
 
         ans = (view.answer or {}) if partial is None else {}
-        return PersonaRecordView(self.shown(view, store), reasons=self.reasons(view), decision=ans.get("decision"),
+        record = shown.extra if shown is not None else self.shown(view, None)  # None: a record linking nothing
+        return PersonaRecordView(record, reasons=self.reasons(view), decision=ans.get("decision"),
                                  chosen=self.marked(view, partial))
 
     def bundle_payload(self, unit: Unit, item: Item) -> dict[str, Any]:

@@ -66,23 +66,23 @@ class RubricTask(TaskType):
     def study_settings(self, spec: StudySpec) -> dict[str, Any]:
         """Adds the validated rubric (from --rubric or the default), the dimensions scored (--dimensions, a subset
         of the rubric's, in the given order), calibration and shared counts. Raises PrefvalError."""
-        rubric = load_rubric(spec.rubric)
-        unknown = [d for d in spec.dimensions if d not in rubric.names]
+        rubric = load_rubric(spec.arg("rubric"))
+        unknown = [d for d in spec.arg("dimensions") if d not in rubric.names]
         if unknown:
             raise PrefvalError(f"--dimensions: '{unknown[0]}' is not a dimension of the rubric "
                                f"(has: {', '.join(rubric.names)})")
-        if spec.calibration < 0:
+        if spec.arg("calibration") < 0:
             raise PrefvalError("--calibration must be 0 or more")
-        if spec.shared is not None:
-            if spec.shared <= 0:
+        if spec.arg("shared") is not None:
+            if spec.arg("shared") <= 0:
                 raise PrefvalError("--shared must be positive")
             if len(spec.annotators) < 2:
                 raise PrefvalError("--shared needs at least two annotators named with --annotators")
         settings = super().study_settings(spec)
-        settings.update(rubric=rubric.model_dump(), dimensions=list(spec.dimensions) or rubric.names,
-                        rubric_file=spec.rubric, calibration=spec.calibration, shared=spec.shared,
+        settings.update(rubric=rubric.model_dump(), dimensions=list(spec.arg("dimensions")) or rubric.names,
+                        rubric_file=spec.arg("rubric"), calibration=spec.arg("calibration"), shared=spec.arg("shared"),
                         n_annotators=len(spec.annotators) or None)
-        if spec.calibration:
+        if spec.arg("calibration"):
             settings["order"] = "study"  # calibration items must come first for everyone
         return settings
 
@@ -93,8 +93,8 @@ class RubricTask(TaskType):
         units = super().build_units(store, spec)
         items = store.get_items([u[0] for u in units])
         ids = [u[0] for u in units]
-        n_cal = spec.calibration
-        shared = spec.shared or 0
+        n_cal = spec.arg("calibration")
+        shared = spec.arg("shared") or 0
         if n_cal + shared > len(ids):
             raise PrefvalError(f"--calibration {n_cal} and --shared {shared} need {n_cal + shared} items; "
                                f"the study has {len(ids)}")
@@ -110,7 +110,7 @@ class RubricTask(TaskType):
                 extra["annotators"] = n_ann
             out.append((i, None, extra))
         for j, i in enumerate(rest):
-            if spec.shared:
+            if spec.arg("shared"):
                 out.append((i, None, {"annotators": n_ann if j < shared else 1, "shared": j < shared}))
             else:
                 out.append((i, None, {}))
@@ -168,7 +168,7 @@ class RubricTask(TaskType):
         scores = answer.get("scores") or {}
         return ", ".join(f"{d} {scores[d]}" for d in view.settings["dimensions"] if d in scores)
 
-    def compose_item(self, view: UnitView, partial: dict[str, Any] | None, store) -> Any:
+    def compose_item(self, view: UnitView, partial: dict[str, Any] | None, shown=None) -> Any:
         from annotator.tasks.rubric.view import RubricView
         from storage.payloads import RubricItemPayload
 

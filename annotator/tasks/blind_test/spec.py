@@ -1,0 +1,4 @@
+"""The blind_test task's declaration: answered as an MCQ (annotator.tasks.mcq.spec.choice_spec)."""
+from annotator.tasks.mcq.spec import choice_spec
+
+SPEC = choice_spec("blind_test", "annotator.tasks.blind_test.task:BlindTestTask")
