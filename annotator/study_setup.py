@@ -12,6 +12,53 @@ from storage.store import Store
 from storage.studies import unit_quota as _unit_quota
 
 
+#: the `--option KEY=VALUE` keys every task type reads (the quality thresholds of reports.per_annotator and the
+#: idle cap of annotator.session), with what they take: (KEY=VALUES, what it does, check of the value)
+STUDY_WIDE_OPTIONS = (
+    ("idle_cap=SECONDS", "time on an item counts at most this long without input (default 300; 0: no cap)",
+     lambda v: v >= 0),
+    ("min_check_accuracy=X", "flag annotators below this attention-check accuracy (default 0.8)",
+     lambda v: 0 <= v <= 1),
+    ("max_too_fast_share=X", "flag annotators with a larger share of too-fast answers (default 0.2)",
+     lambda v: 0 <= v <= 1),
+    ("min_agreement=X", "flag annotators below this agreement with the others (no default)",
+     lambda v: 0 <= v <= 1),
+)
+
+
+def check_option_keys(task_name: str, options: dict) -> None:
+    """Refuse an `--option` key that neither this task type (its TaskSpec.option_help) nor every task
+    (STUDY_WIDE_OPTIONS) reads, and a study-wide option whose value is not a number in its range: one line naming
+    the key, the task's keys and, for a near miss (tie-rule), the key meant. Raises PrefvalError."""
+    import difflib
+    import math
+
+    from storage import task_specs
+
+    wide = {k.split("=")[0]: ok for k, _, ok in STUDY_WIDE_OPTIONS}
+    own = [k.split("=")[0] for k, _ in task_specs.get(task_name).option_help]
+    known = own + list(wide)
+    for key, value in options.items():
+        if key in wide:
+            try:
+                v = float(value)
+            except (TypeError, ValueError):
+                v = math.nan
+            if math.isnan(v) or math.isinf(v) or not wide[key](v):
+                raise PrefvalError(f"--option {key}={value}: "
+                                   + next(w for k, w, _ in STUDY_WIDE_OPTIONS if k.startswith(key + "=")))
+            continue
+        if key in own:
+            continue
+        takers = [s.name for s in task_specs.specs() if key in [k.split("=")[0] for k, _ in s.option_help]]
+        if takers:
+            raise PrefvalError(f"--option {key} applies to {', '.join(takers)} studies, not {task_name}")
+        near = difflib.get_close_matches(key.replace("-", "_"), known, n=1)
+        raise PrefvalError(f"--option {key}: not an option of {task_name} studies"
+                           + (f" (did you mean {near[0]}?)" if near else "")
+                           + f"; it takes {', '.join(known)}")
+
+
 def create_study(store: Store, spec: StudySpec) -> Study:
     """Create a study from a spec: the task builds its units, then annotators named in the spec are assigned.
 
@@ -27,6 +74,7 @@ def create_study(store: Store, spec: StudySpec) -> Study:
     spec = task.prepare_spec(store, spec)
     task.check_datasets(given, spec.datasets)
     settings = task.study_settings(spec)
+    check_option_keys(spec.task, spec.options)
     units = task.build_units(store, spec)
     if not units:
         raise PrefvalError(f"study '{spec.name}' would have no items")

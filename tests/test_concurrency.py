@@ -239,7 +239,7 @@ def test_big_imports_and_study_creations_commit_in_batches(db_file, monkeypatch)
         assert len(commits) >= 10  # 1,000 items in batches of 100 (plus the dataset row and the import record)
         commits.clear()
         create_study(s, StudySpec(name="big", task="mcq", datasets=["ds"], seed=1, annotators_per_item=2,
-                                  annotators=["ana", "bo"], options={"order": "study"}))
+                                  annotators=["ana", "bo"]))
         assert len(commits) >= 10 + 20  # 1,000 units and 2,000 assignments, 100 rows a batch
         assert len(s.units(s.get_study("big").id)) == 1000 and set(_per_unit(db_file, "big").values()) == {2}
 

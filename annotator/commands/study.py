@@ -44,7 +44,11 @@ def _option_help() -> str:
     for spec in task_specs.specs():
         for key, what in spec.option_help:
             keys.setdefault((key, what), []).append(spec.name)
-    return "; ".join(f"{', '.join(tasks)}: {key} ({what})" for (key, what), tasks in keys.items())
+    from annotator.study_setup import STUDY_WIDE_OPTIONS
+
+    wide = "; ".join(f"{key} ({what})" for key, what, _ in STUDY_WIDE_OPTIONS)
+    return ("every task: " + wide + "; "
+            + "; ".join(f"{', '.join(tasks)}: {key} ({what})" for (key, what), tasks in keys.items()))
 
 
 def _task_args(args: argparse.Namespace) -> dict:

@@ -32,9 +32,9 @@ def _mcq_items(store, n=5, keyed=True):
 
 def test_default_settings_units_and_sample(store):
     _mcq_items(store)
-    st = create_study(store, StudySpec(name="s", task="mcq", datasets=["ds"], options={"k": "v"}))
+    st = create_study(store, StudySpec(name="s", task="mcq", datasets=["ds"], options={"idle_cap": "5"}))
     assert (st.settings["datasets"], st.settings["sample"], st.settings["annotators_per_item"],
-            st.settings["options"]) == (["ds"], None, 3, {"k": "v"})
+            st.settings["options"]) == (["ds"], None, 3, {"idle_cap": "5"})
     assert st.settings["guidelines"] == get_task("mcq").default_guidelines
     own = create_study(store, StudySpec(name="t", task="mcq", datasets=["ds"], annotators_per_item=1,
                                         guidelines="# mine"))

@@ -18,4 +18,10 @@ def label_from_record(rec: AnswerRecord, item: Any, item_b: Any, settings: dict)
 SPEC = TaskSpec(
     name="gold_label", task_class="annotator.tasks.gold_label.task:GoldLabelTask", answer_shape="label",
     answer_fields=("label",), answer_field="label", from_record=label_from_record,
-    labeler=Labeler(one_label("label"), as_float, False, "share labelled apply"))
+    labeler=Labeler(one_label("label"), as_float, False, "share labelled apply"),
+    option_help=(("non_unanimous=exclude|adjudicate", "items without a unanimous label: removed (BenchPreS, the "
+                                                      "default) or sent to adjudication"),
+                 ("context_threshold=X", "a context is kept when at least this share of its items are unanimous "
+                                         "(default 0.9)"),
+                 ("sample_unit=item|context", "--sample draws N items, or N whole contexts"),
+                 ("gold_table_max=N", "rows of the report's gold-label table (default 200)")))

@@ -81,4 +81,6 @@ def choice_spec(name: str, task_class: str, option_help=SCREEN_OPTIONS) -> TaskS
                     labeler=CHOICE_LABELER, option_help=option_help)
 
 
-SPEC = choice_spec("mcq", "annotator.tasks.mcq.task:McqTask", SCREEN_OPTIONS + MISSING_CONTEXT)
+TIE_RULE = (("tie_rule=no-label|first-annotator", "majority vote's tie: no label (the default) or the first "
+                                                   "annotator's answer (HorizonBench's script)"),)
+SPEC = choice_spec("mcq", "annotator.tasks.mcq.task:McqTask", SCREEN_OPTIONS + MISSING_CONTEXT + TIE_RULE)

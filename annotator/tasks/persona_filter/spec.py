@@ -30,4 +30,10 @@ SPEC = TaskSpec(
     answer_shape="decision", answer_fields=("decision", "reasons"), answer_field="decision",
     from_record=decision_from_record,
     labeler=Labeler(one_label("decision"), lambda d, p: 1.0 if d == "keep" else 0.0, False, "keep rate"),
-    study_options=(StudyOption("reasons", "list", [], "comma-separated drop reasons"),))
+    study_options=(StudyOption("reasons", "list", [], "comma-separated drop reasons"),),
+    option_help=(("keep_rule=majority|unanimous", "how the people's answers keep a record (default majority)"),
+                 ("record_types=TYPE,...", "only records of these types (persona, profile, event, preference)"),
+                 ("chain=same|children", "with --from-study: the same records again, or the next records whose "
+                                         "parent the earlier round kept"),
+                 ("allow_open=1", "with --from-study: records the earlier round has not decided count as not "
+                                  "kept")))

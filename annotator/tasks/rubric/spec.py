@@ -25,4 +25,6 @@ SPEC = TaskSpec(
     study_options=(StudyOption("rubric", "path", None, "rubric file, YAML or JSON (default: the built-in one)"),
                    StudyOption("dimensions", "list", [], "comma-separated dimensions"),
                    StudyOption("calibration", "int", 0, "number of calibration items"),
-                   StudyOption("shared", "int", None, "items every annotator gets; the rest go to one each")))
+                   StudyOption("shared", "int", None, "items every annotator gets; the rest go to one each")),
+    option_help=(("adjudication_threshold=X", "scores of one dimension more than X apart go to adjudication "
+                                              "(default 1)"),))
