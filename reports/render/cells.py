@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from reports.figures import Figure
+from storage.visible_text import visible
 
 DIGITS = 3
 MISSING = "—"
@@ -18,9 +19,10 @@ def undefined_text(note: str) -> str:
 
 
 def plain(s) -> str:
-    """Text for a terminal or a plain-text format: line breaks as spaces, other control characters (escape
-    sequences, NUL ...) as visible \\xNN, so nothing from data or a user acts on the terminal."""
-    return "".join(c if c.isprintable() else " " if c in "\n\r\t" else f"\\x{ord(c):02x}" for c in str(s))
+    """Text for a terminal or a plain-text format: line breaks and tabs as spaces, other control characters and
+    bidi or zero-width controls as visible escapes (``\\x1b``, ``\\u202e``), so nothing from data or a user acts
+    on the terminal; letters, emoji sequences and combining marks kept (storage.visible_text.visible, "spaces")."""
+    return visible(s, layout="spaces")
 
 
 def number(v: float | int, digits: int = DIGITS) -> str:
