@@ -15,7 +15,8 @@ from storage.db import sqlite_error_message
 from storage.errors import PrefvalError
 from storage.importers import cimemories, judgments, realpref
 from storage.importers.cimemories import event_tag_lengths
-from storage.llm_calls import LLMCall, LLMCallWriter
+from storage.llm_cache_writer import LLMCallWriter
+from storage.llm_calls import LLMCall
 from storage.models import ContextIn, Item, ItemIn, Message
 from storage.payloads import McqPayload
 from storage.secrets import scrub_text
