@@ -81,7 +81,7 @@ def test_svg_plot_labels():
 
 
 
-def _store(db_file: str):
+def _store(db_file: str, answered: bool = True):
     from annotator.study_setup import create_study
     from annotator.tasks.base import StudySpec
     from storage.models import AnnotationIn, ItemIn
@@ -94,6 +94,8 @@ def _store(db_file: str):
         s.import_items("ds", "jsonl", items)
         create_study(s, StudySpec(name="ev", task="mcq", datasets=["ds"], seed=1, annotators_per_item=1,
                                   annotators=["ana"]))
+        if not answered:
+            return
         study = s.get_study("ev")
         a = s.ensure_annotator("ana")
         u = s.units(study.id)[0]
@@ -128,3 +130,17 @@ def test_export_csv_and_jsonl_to_a_terminal(db_file, capsys):
     assert RLO not in raw
     assert [json.loads(line).get("choice_text") for line in raw.splitlines()
             if json.loads(line).get("status") == "answered"] == [TEXT]
+
+
+async def test_the_annotation_screen(db_file):
+    from annotator.app import AnnotateApp
+    from tests.screen import screen_text, tracked, wait_for
+
+    _store(db_file, answered=False)
+    app = AnnotateApp(db_file, "ev", "ana", show_timer=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: tracked(app), what="the item tracked")
+        text = screen_text(app)
+    assert RLO not in text and "\\x202e" not in text
+    for whole in ("a\\u202eevil\\u202c", "\\u2066iso\\u2069", CODER, FAMILY, CJK, COMBINING, MARKUP):
+        assert whole in text, whole  # markup shown as the text it is
