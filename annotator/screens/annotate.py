@@ -9,7 +9,6 @@ has been on screen (annotator/widgets/seen.py); the state line then says what to
 from __future__ import annotations
 
 import inspect
-import weakref
 
 from textual import events
 from textual.app import ComposeResult
@@ -27,7 +26,7 @@ from annotator.session import PendingDecision, Session
 from annotator.widgets.hint import fit_hint, fitted_hint, write_refusal
 from annotator.widgets.key_line import KeyGroups, KeyLine
 from annotator.widgets.last_decisions import WIDE, LastDecisionsLine, RecentDecisions
-from annotator.widgets.seen import SeenTracker, observe_on_layout, reveal_first_unseen
+from annotator.widgets.seen import SeenInSession, SeenTracker, observe_on_layout, reveal_first_unseen
 from annotator.widgets.status_header import StatusHeader
 from annotator.widgets.text_field import TextField
 from annotator.writer import FIRST_TRY_MS
@@ -116,9 +115,7 @@ class AnnotateScreen(Screen[None]):
         self._limit_timer = None  # QUIT_SAVE_LIMIT's timer of a `q` waiting for the database
         self._hung_up: str | None = None  # the signal (SIGHUP, SIGTERM) that began the quit
         self.seen = SeenTracker()
-        self._watched: weakref.WeakSet = weakref.WeakSet()
-        self._seen_labels: dict[str, set[str]] = {}  # unit -> labels of its parts seen whole in this session
-        self._seen_keys: set = set()  # seen_keys of parts seen whole on any unit (a conversation up to a message)
+        self.seen_in_session = SeenInSession(self.seen)  # what was seen whole across the session's items
         self._track_tries = 0
         self._in_place = False  # whether the item on screen was drawn in the widgets of the one before
         self._asked: tuple | None = None  # (unit, key) of a decision asked about (task.confirm), taken when pressed again
@@ -233,11 +230,7 @@ class AnnotateScreen(Screen[None]):
             return
         self._track_tries = 0
         unit = s.queue[s.index].unit_id
-        self.seen.reset(panel, unit, self._seen_labels.get(unit), self._seen_keys)
-        for pane in self.seen.scroll_containers(panel):
-            if pane not in self._watched:
-                self._watched.add(pane)
-                self.watch(pane, "scroll_y", self._scrolled, init=False)
+        self.seen_in_session.track(self, panel, unit, self._scrolled)
         focused = self.focused
         if focused is None or not focused.allow_focus():  # laid out now: the first pane that scrolls, if any
             self._focus_item()  # (annotator/widgets/scroll_pane.py: a pane shown whole is no focus stop)
@@ -259,14 +252,8 @@ class AnnotateScreen(Screen[None]):
         s = self.session
         if not self.is_attached or s.finished or self.seen.unit != s.queue[s.index].unit_id:
             return  # the item on screen is being replaced: _track_new_item observes it once it is drawn
-        self.seen.observe()
-        if not self._draw_hint():  # the hint takes other rows: the item moves, and this look was at a frame
-            self.seen.undo_look()  # nobody reads (the first of an item); look again once it is laid out
-            return
-        # remembered for this session: going back to the item needs no scrolling again for what was seen
-        labels, keys = self.seen.keep_seen()  # seen whole stays seen, through a resize too
-        self._seen_labels.setdefault(self.seen.unit, set()).update(labels)
-        self._seen_keys.update(keys)
+        # the hint may take other rows: the item moves, and the look is made again once it is laid out
+        self.seen_in_session.look(self._draw_hint)
 
     def _draw_hint(self) -> bool:
         """Draw the hint line: a refusal while one holds (_blocked, _refused), else what is left to scroll.
