@@ -1,7 +1,7 @@
 """The annotation TUI: `prefval annotate STUDY --annotator WHO` runs AnnotateApp.
 
 Start-up path imports only Textual, pydantic, sqlite-utils and prefval's own storage/annotator modules
-(never litellm or scikit-learn; tests/test_import_hygiene.py checks this).
+(never litellm or scikit-learn; tests/test_tui_start_up_imports.py checks this).
 """
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ with collector.paused_while_loading():
     from annotator.screens.annotate import AnnotateScreen
     from annotator.session import Session
     from annotator.widgets.notices import NOTICES_CSS
-    from storage.errors import PrefvalError
     from storage.store import Store
 
 # input that shows the annotator is at the screen (time on item: annotator.session.Session.touch)
@@ -86,17 +85,9 @@ class AnnotateApp(QuitGuard, OneLineCrash, App[None]):
         if screen is not None:  # after a signal: the decision waiting for the database, and the closing events
             await screen.finish_after_exit()
         events = self.session.closing_events()  # none when the screen's quit wrote them
-        if events:
-            try:
-                self.store.log_events(events)
-            except PrefvalError as exc:  # kept in a rescue file, said by run_checked
-                from annotator.rescue import write_rescue
-                from annotator.safe_text import visible
+        if events:  # kept in a rescue file when the database refuses them, said by run_checked
+            from annotator.saving import log_or_rescue
 
-                try:
-                    path = write_rescue(self.store.path, [], events)
-                    kept = f"kept in {path}"
-                except OSError as err:
-                    kept = f"no file could be written to keep it either ({err})"
-                self.unsaved = (self.unsaved + "; " if self.unsaved else "") + \
-                    f"NOT saved in {self.store.path}: the session's end ({visible(exc, layout=False)}); {kept}"
+            note = log_or_rescue(self.store, events)
+            if note is not None:
+                self.unsaved = (self.unsaved + "; " if self.unsaved else "") + note

@@ -142,8 +142,7 @@ def _export(store: Store, study, annotator_name: str, out: str, force: bool) -> 
         try:
             with Store.open(tmp, mode="create") as out_store:
                 counts = store.write_bundle(out_store, content)
-                out_store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                out_store.db.execute("PRAGMA journal_mode = DELETE")
+                out_store.make_single_file()
         finally:
             for suffix in ("-wal", "-shm"):
                 if os.path.exists(f"{tmp}{suffix}"):

@@ -96,8 +96,7 @@ def collection_facts(store, released: dict[str, list[dict[str, Any]]]) -> dict[s
         if d is None:
             continue
         imports = [{"file": os.path.basename(str(p or "")) or None, "at": at, "hash": h} for p, at, h in
-                   store.db.execute("SELECT path, imported_at, file_hash FROM imports WHERE dataset_id = ? "
-                                    "ORDER BY imported_at, id", [d.id]).fetchall()]
+                   store.dataset_imports(d.id)]
         facts: dict[str, Any] = {"format": d.format, "derived_from_study": d.derived_from_study,
                                  "imports": [{"file": i["file"], "at": i["at"]} for i in imports
                                              if d.format != GENERATOR_FORMAT],

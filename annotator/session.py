@@ -748,6 +748,11 @@ class Session:
         return [r.note for r in self.store.history(self.study.id, a.unit_id, self.annotator.id)
                 if r.status == "note" and r.note]
 
+    def visit_decided(self) -> None:
+        """The visit to the item on screen is counted by a decision row (written, or kept in a rescue file: its
+        seconds are in it), so the next closing_events carry no "visit" event for it (annotator/saving.py)."""
+        self._visit_decided = True
+
     def closing_events(self) -> list[Event]:
         """The events that end the session, built now (their times are now) and not written: the visit to the item
         on screen (when it ended without an answer) and "session_end" (position and counts). The session counts

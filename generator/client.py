@@ -917,7 +917,7 @@ class LLMClient:
 
     def _get_writer(self) -> Any:
         if self._writer is None:
-            from storage.llm_calls import LLMCallWriter
+            from storage.llm_cache_writer import LLMCallWriter
 
             share = self._share if self.budget_usd is not None and self.budget_scope else None
             self._writer = LLMCallWriter(str(self.store.path), on_batch=share,

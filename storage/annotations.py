@@ -8,15 +8,16 @@ from typing import Iterable
 
 from storage.db import BATCH_ROWS, now_iso, write_transaction
 from storage.errors import AssignmentReleased, DatabaseBusy, PrefvalError, is_busy
-from storage.models import Annotation, AnnotationIn, AnswerRow, AnswerTable, StudyLog, Unit, new_id
+from storage.models import (ANNOTATION_COLUMNS, Annotation, AnnotationIn, AnswerRow, AnswerTable, StudyLog, Unit,
+                            annotation_from_row, new_id)
 from storage.studies import study_closed
 
 # what a row of each status is called in a refusal ("the note was NOT saved")
 _WHAT = {"answered": "answer", "partial": "partial answer", "skipped": "skip", "note": "note", "flag": "flag",
          "unflag": "taking back of the flag"}
 
-_COLS = ("id", "study_id", "unit_id", "item_id", "annotator_id", "assignment_id", "status", "answer", "note",
-         "source", "started_at", "submitted_at", "seconds", "supersedes")
+_COLS = ANNOTATION_COLUMNS
+_annotation = annotation_from_row  # read by storage.queue_state too, from storage.models (no circle)
 
 
 # The decision rows of one annotator on one unit (?1 study, ?2 unit, ?3 annotator), found through the covering
@@ -33,12 +34,6 @@ def _after(stamp: str) -> str:
     import datetime as _dt
 
     return (_dt.datetime.fromisoformat(stamp) + _dt.timedelta(microseconds=1)).isoformat(timespec="microseconds")
-
-
-def _annotation(row: dict) -> Annotation:
-    rec = {k: row[k] for k in _COLS}
-    rec["answer"] = json.loads(rec["answer"]) if rec["answer"] else None
-    return Annotation(**rec)
 
 
 class AnnotationsMixin:

@@ -222,6 +222,19 @@ class Annotation(AnnotationIn):
     submitted_at: str
 
 
+#: the columns of table annotations, in the order Annotation's fields are read from a row
+ANNOTATION_COLUMNS = ("id", "study_id", "unit_id", "item_id", "annotator_id", "assignment_id", "status", "answer",
+                      "note", "source", "started_at", "submitted_at", "seconds", "supersedes")
+
+
+def annotation_from_row(row: dict) -> Annotation:
+    """An Annotation from a row of table annotations (a mapping holding at least ANNOTATION_COLUMNS), the answer
+    decoded from its JSON text (None when empty). Raises pydantic.ValidationError for a row that is not one."""
+    rec = {k: row[k] for k in ANNOTATION_COLUMNS}
+    rec["answer"] = json.loads(rec["answer"]) if rec["answer"] else None
+    return Annotation(**rec)
+
+
 class Event(Model):
     id: str
     at: str

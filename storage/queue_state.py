@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from storage.models import Annotation
+from storage.models import Annotation, annotation_from_row
 
 DECISIONS = ("answered", "skipped", "partial")
 ITEM_FILTERS = ("all", "unanswered", "skipped", "flagged", "noted", "answered")
@@ -196,7 +196,6 @@ class QueueStateMixin:
     def unit_states(self, study_id: str, annotator_id: str, unit_ids: Iterable[str]) -> dict[str, UnitState]:
         """unit id -> UnitState of one annotator, for the given units (any number; read 500 at a time through
         idx_annotations_progress: one probe per unit and status)."""
-        from storage.annotations import _annotation
 
         ids = list(dict.fromkeys(unit_ids))
         out: dict[str, UnitState] = {}
@@ -226,8 +225,8 @@ class QueueStateMixin:
                     flag[unit] = (key, status)
             for unit in chunk:
                 row = latest.get(unit)
-                out[unit] = UnitState(latest=_annotation(row) if row is not None else None, answered=unit in answered,
-                                      flagged=unit in flag and flag[unit][1] == "flag", noted=unit in noted)
+                out[unit] = UnitState(latest=annotation_from_row(row) if row is not None else None,
+                                      answered=unit in answered, flagged=unit in flag and flag[unit][1] == "flag", noted=unit in noted)
         return out
 
     def queue_items(self, study_id: str, annotator_id: str, which: str = "all", offset: int = 0,

@@ -47,6 +47,20 @@ class Store(DatasetsMixin, StudiesMixin, AnnotationsMixin, QueueStateMixin, Bund
     def close(self) -> None:
         self.db.close()
 
+    def make_single_file(self) -> None:
+        """Write every page of the write-ahead log into the database file and leave WAL mode (journal_mode
+        DELETE), so that the file alone is the whole database: a bundle handed to an annotator (annotator/bundles.py)
+        needs no -wal or -shm file beside it. Raises sqlite3.OperationalError while another connection reads."""
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.db.execute("PRAGMA journal_mode = DELETE")
+
+    def dataset_imports(self, dataset_id: str) -> list[tuple[str | None, str, str | None]]:
+        """(path, imported_at, file_hash) of every import of a dataset, oldest first (table imports); paths and
+        hashes as recorded (None where the import had none)."""
+        return [tuple(r) for r in self.db.execute(
+            "SELECT path, imported_at, file_hash FROM imports WHERE dataset_id = ? ORDER BY imported_at, id",
+            [dataset_id]).fetchall()]
+
     def __enter__(self) -> "Store":
         return self
 

@@ -5,8 +5,13 @@ U+061C, the zero-width space U+200B, word joiner and invisible operators U+2060.
 U+FEFF) written as ``\\u202e``, so no terminal control sequence reaches a terminal or a file meant for people
 (DATASHEET.md, reports), and no text shows in an order other than the one it has ("Trojan Source", Boucher and
 Anderson 2021). The zero-width joiner and non-joiner (U+200C, U+200D) stay: scripts such as Persian and Devanagari
-and emoji sequences need them, and they neither reorder nor hide text. Pure functions of the bottom layer, so that annotator/ (the CLI and TUI, through
-annotator/safe_text.py) and reports/ use the same rule."""
+and emoji sequences need them, and they neither reorder nor hide text. Every other character (letters of any script,
+CJK, emoji, combining marks) is left as it is.
+
+`visible` is the one rule, in the bottom layer, so that every output uses it: the CLI's streams and the TUI (through
+annotator/safe_text.py), `prefval status` (text and JSON, with json_safe), reports in every format and their SVG
+plots (reports/render/), exports (CSV, JSONL) and the release's files. Escapes are ``\\xNN`` for a code point below
+U+0100 and ``\\uNNNN`` above, never ``\\x202e``."""
 from __future__ import annotations
 
 import re
@@ -26,14 +31,24 @@ def _escape_char(match: re.Match) -> str:
     return _NAMED.get(ch) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
 
-def visible(text: Any, layout: bool = True) -> str:
+_LINE_BREAKS = re.compile("[\n\r\t]")
+
+
+def visible(text: Any, layout: bool | str = True) -> str:
     """str(text) with every control character replaced by a visible escape (``\\x1b``, ``\\x00``, ``\\x9b``,
-    ``\\r``), and every bidi or zero-width control (INVISIBLE) by ``\\u202e`` etc. layout=True keeps newline and tab (multi-line fields); layout=False escapes them too (one-line
-    places: the header, key hints, names). None becomes "". Linear in the length; a string without control
-    characters is returned unchanged."""
+    ``\\r``), and every bidi or zero-width control (INVISIBLE) by ``\\u202e`` etc.
+
+    layout: True keeps newline and tab (multi-line fields, reports); False escapes them too (one-line places: the
+    header, key hints, names); "spaces" writes each newline, carriage return and tab as one space (a table cell, a
+    plot label, a line of `prefval status`), then escapes the rest as False does. None becomes "". Linear in the
+    length; a string without control characters is returned unchanged. Raises ValueError for another layout."""
     if text is None:
         return ""
     s = text if isinstance(text, str) else str(text)
+    if layout == "spaces":
+        s, layout = _LINE_BREAKS.sub(" ", s), False
+    elif layout not in (True, False):
+        raise ValueError(f"layout must be True, False or 'spaces', got {layout!r}")
     pattern = _CONTROL_BUT_LAYOUT if layout else _CONTROL
     if pattern.search(s) is None:
         return s

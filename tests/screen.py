@@ -10,3 +10,25 @@ def screen_text(app) -> str:
     parts = [str(w.render()) for w in app.screen.query("Static")]
     parts += [v.visible_text() for v in app.screen.query(ContextView)]
     return " ".join(parts)
+
+
+async def wait_for(pilot, condition, timeout: float = 5.0, what: str = "") -> None:
+    """Let the app run (pilot.pause) until condition() is true, then one frame more so that what it saw is drawn.
+    Fails the test with AssertionError naming `what` (or the condition) when it is still false after `timeout`
+    seconds of the event loop's clock: a wait on what a test needs, never a counted number of pauses."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not condition():
+        if loop.time() > end:
+            raise AssertionError(f"waited {timeout:g} s for {what or condition}")
+        await pilot.pause(0.01)
+    await pilot.pause()
+
+
+def tracked(app) -> bool:
+    """Whether the screen on top tracks the item or unit it shows (its first frame drawn and laid out:
+    annotator/widgets/seen.py), the moment a key can act on it."""
+    seen = getattr(app.screen, "seen", None)
+    return seen is not None and seen.unit is not None and not seen.hold

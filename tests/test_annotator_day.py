@@ -15,6 +15,7 @@ from storage.models import ItemIn
 from storage.payloads import McqPayload
 from storage.store import Store
 from tests.tui_helpers import decide, see_all
+from tests.screen import wait_for
 
 
 def _state(app) -> str:
@@ -141,10 +142,7 @@ async def test_an_item_drawn_in_place_of_a_short_one_counts_its_options_where_th
         assert app.session.view().item.external_id == "short"  # seed 1 puts the short item first
         await decide(pilot, "a")
         assert app.session.view().item.external_id == "long"
-        for _ in range(20):
-            if app.screen.seen.unit is not None:
-                break
-            await pilot.pause()
+        await wait_for(pilot, lambda: app.screen.seen.unit is not None, what="the long item tracked")
         assert app.screen.seen.unseen_labels() == ["the question", "option A", "option B", "option C", "option D"]
         await pilot.press("b")
         assert app.session.index == 1 and len(_rows(db_file, "m")) == 1

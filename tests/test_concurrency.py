@@ -14,6 +14,7 @@ from annotator.tasks.base import Decision, StudySpec
 from storage.errors import PrefvalError
 from storage.store import Store
 from tests.conftest import make_mcq_items
+from tests.screen import wait_for
 
 
 def _study(path: str, n: int, quota: int, name: str = "st") -> None:
@@ -191,10 +192,7 @@ async def test_the_screen_stays_responsive_while_the_database_is_busy(mcq_study)
         await pilot.press("escape")
         await pilot.pause()
         blocker.execute("COMMIT")
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if answered():
-                break
+        await wait_for(pilot, answered, what="the answer written once the lock is free")
         await pilot.pause(0.2)
         assert answered() == 1
         row = reader.execute("SELECT unit_id, answer FROM annotations").fetchone()

@@ -19,6 +19,7 @@ from storage.payloads import McqPayload
 from storage.store import Store
 from tests.test_context_view import Holder as BareHolder
 from tests.test_context_view import stored_context as stored
+from tests.screen import tracked, wait_for
 
 SIZES = [(80, 24), (60, 16), (160, 50)]
 HOSTILE = "NEEDLE-7990 the user says they hate coffee. \x1b[31mRED\x1b[0m [bold]not bold[/bold] tab\there"
@@ -209,8 +210,7 @@ async def test_the_rows_a_search_brings_on_screen_count_as_seen_as_the_screen_sh
         create_study(s, StudySpec(name="st", task="mcq", datasets=["d"], seed=3, annotators_per_item=1))
     app = AnnotateApp(db, "st", "ana", show_timer=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        for _ in range(5):
-            await pilot.pause()
+        await wait_for(pilot, lambda: tracked(app), what="the item tracked")
         pane = app.screen.query_one(ContextView)
         pane.focus()
         await pilot.pause()
@@ -252,8 +252,7 @@ def evil_study(tmp_path) -> str:
 async def test_the_trials_search_on_the_annotation_screen(tmp_path, size):
     app = AnnotateApp(evil_study(tmp_path), "st", "ana")
     async with app.run_test(size=size) as pilot:
-        for _ in range(5):
-            await pilot.pause()
+        await wait_for(pilot, lambda: tracked(app), what="the item tracked")
         pane = app.screen.query_one(ContextView)
         if size == (80, 24):
             pane.styles.height = 5  # 3 rows, as in the trial (its item's longer question left the pane 3 rows)

@@ -12,6 +12,7 @@ from annotator.widgets.context import BLOCK_CHARS, LAYOUT_CACHE_LINES, ContextVi
 from storage.models import ContextIn, ItemIn, Message
 from storage.payloads import McqPayload
 from storage.store import Store
+from tests.screen import wait_for
 
 N_LONG = 8001
 
@@ -328,10 +329,7 @@ async def test_a_stored_conversation_is_seen_once_its_end_was_on_screen_once_per
     seen, end_presses = set(), 0
     async with app.run_test(size=(100, 30)) as pilot:
         for n in range(5):
-            for _ in range(20):  # the item is tracked once drawn
-                if app.screen.seen.unit is not None:
-                    break
-                await pilot.pause()
+            await wait_for(pilot, lambda: app.screen.seen.unit is not None, what="the item tracked once drawn")
             item = app.session.view().item
             key = (item.context_id, item.context_end)
             unseen = app.screen.seen.unseen_labels()

@@ -21,6 +21,7 @@ from annotator.widgets.status_header import StatusHeader
 from tests.test_screen_sizes import SIZES, TASKS, sizes_db  # noqa: F401  (the fixture: one study per task type)
 from tests.test_adjudication import long_mcq3  # noqa: F401  (the fixture: three annotators disagree)
 from tests.tui_helpers import see_all
+from tests.screen import tracked, wait_for
 
 SIZE_IDS = [f"{w}x{h}" for w, h in SIZES]
 
@@ -136,8 +137,7 @@ def db(sizes_db, tmp_path):  # noqa: F811
 async def test_annotation_screen_guidance_is_whole(db, task, size):
     app = AnnotateApp(db, f"s-{task}", "ana", show_timer=True)
     async with app.run_test(size=size) as pilot:
-        for _ in range(5):
-            await pilot.pause()
+        await wait_for(pilot, lambda: tracked(app), what="the first item tracked")
         screen = app.screen
         assert screen.session.queue, "no items"
         cut = ["arrival: " + c for c in check_annotation_screen(app)]
@@ -150,9 +150,7 @@ async def test_annotation_screen_guidance_is_whole(db, task, size):
         else:
             assert all(d in hint for d in described), (hint, described)
         await pilot.press("m")  # flagged: the state line and the header say so
-        for _ in range(3):
-            await pilot.pause()
-        assert screen.session.is_flagged()
+        await wait_for(pilot, screen.session.is_flagged, what="the item flagged")
         cut += ["flagged: " + c for c in check_annotation_screen(app)]
         await see_all(pilot)
         await pilot.pause()
@@ -168,9 +166,8 @@ async def test_annotation_screen_guidance_is_whole(db, task, size):
             await pilot.pause()
         assert screen.session.index != start, "the item was not answered"
         await pilot.press("u")
-        for _ in range(3):
-            await pilot.pause()
-        assert "your answer" in str(screen.query_one("#state").render())
+        await wait_for(pilot, lambda: "your answer" in str(screen.query_one("#state").render()),
+                       what="the state line saying 'your answer'")
         cut += ["answered: " + c for c in check_annotation_screen(app)]
     assert cut == []
 
@@ -181,8 +178,7 @@ async def test_item_list_and_keys_screen_guidance_is_whole(db, size):
     wrapped in the box, never cut at its edge, and the box inside the terminal."""
     app = AnnotateApp(db, "s-item_quality", "ana", show_timer=False)
     async with app.run_test(size=size) as pilot:
-        for _ in range(3):
-            await pilot.pause()
+        await wait_for(pilot, lambda: tracked(app), what="the first item tracked")
         screen = app.screen
         await pilot.press("m")  # item 1 flagged, then answered whole (a T/F key per check)
         for _ in range(10):
@@ -193,9 +189,7 @@ async def test_item_list_and_keys_screen_guidance_is_whole(db, size):
             await pilot.pause()
         assert screen.session.index == 1
         await pilot.press("l")
-        for _ in range(3):
-            await pilot.pause()
-        assert type(app.screen).__name__ == "ItemListScreen"
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ItemListScreen", what="the ItemListScreen")
         cut = ["list: " + c for c in check_guidance(app)]
         row = next(r for r in app.screen.rows if r["position"] == 0)
         assert row["flagged"] and row["answer"]
@@ -213,10 +207,8 @@ async def test_item_list_and_keys_screen_guidance_is_whole(db, size):
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("question_mark")
-        for _ in range(3):
-            await pilot.pause()
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "GuidelinesScreen", what="the GuidelinesScreen")
         screen = app.screen
-        assert type(screen).__name__ == "GuidelinesScreen"
         cut += ["keys: " + c for c in check_guidance(app)]
         box = screen.query_one("VerticalScroll")
         width, height = size
@@ -242,9 +234,7 @@ async def test_summary_screen_guidance_is_whole(mcq_study, size):
         await decide(pilot, "a", "b")
         await pilot.press("s")
         await decide(pilot, "d", "a", "b")
-        for _ in range(3):
-            await pilot.pause()
-        assert type(app.screen).__name__ == "SummaryScreen"
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "SummaryScreen", what="the SummaryScreen")
         cut = check_guidance(app)
         shown = _words(" ".join(strip.text for strip in _rows(app)))
         for key, what in (("r", "review skipped"), ("u", "back to last item"), ("q", "quit")):
@@ -260,8 +250,7 @@ async def test_adjudication_screen_guidance_is_whole(long_mcq3, size):
 
     app = AdjudicateApp(long_mcq3, "pm", "judy")
     async with app.run_test(size=size) as pilot:
-        for _ in range(3):
-            await pilot.pause()
+        await wait_for(pilot, lambda: tracked(app), what="the first unit tracked")
         cut = ["arrival: " + c for c in check_guidance(app)]
         head = _words(_shown_in(_rows(app), _visible_region(app, app.screen.query_one("#head"))))
         for figure in ("0/2", "1/2"):
@@ -322,8 +311,7 @@ async def test_gold_label_adjudication_guidance_is_whole(db_file, size):
                                                          "g2": [{"label": 0}, {"label": 1}, {"label": 1}]})
     app = AdjudicateApp(db_file, "gold-label-study-of-december", "judy")
     async with app.run_test(size=size) as pilot:
-        for _ in range(3):
-            await pilot.pause()
+        await wait_for(pilot, lambda: tracked(app), what="the first unit tracked")
         cut = check_guidance(app)
         s = app.screen.session
         keys = _words(_shown_in(_rows(app), _visible_region(app, app.screen.query_one("#keys"))))

@@ -16,6 +16,7 @@ from storage.errors import PrefvalError
 from storage.store import Store
 from tests.conftest import make_mcq_items
 from tests.tui_helpers import see_all
+from tests.screen import wait_for
 
 
 class FakeClock:
@@ -49,10 +50,8 @@ async def test_a_hang_up_mid_item_records_the_visit_and_ends_cleanly(db_file, si
         first = app.session.queue[0].unit_id
         clock.t += 7.25  # reading the first item, then the terminal closes
         os.kill(os.getpid(), sig)
-        for _ in range(50):  # the loop runs the handler once it reads the signal's wake-up byte
-            await pilot.pause(0.02)
-            if app.quitting:
-                break
+        # the loop runs the handler once it reads the signal's wake-up byte
+        await wait_for(pilot, lambda: app.quitting, what="the signal's handler")
         # the visit is written at once, before the app has finished closing
         assert [e.payload for e in _log(db_file)[1] if e.kind == "visit"] == [
             {"unit_id": first, "seconds": 7.25, "started_at": app.session.started_iso}]

@@ -18,6 +18,7 @@ from storage.models import ContextIn, ItemIn, Message
 from storage.payloads import McqPayload
 from storage.store import Store
 from tests.tui_helpers import see_all
+from tests.screen import tracked, wait_for
 
 
 def _rows(db_file: str, study: str):
@@ -51,11 +52,7 @@ def looks(monkeypatch):
 async def _drawn(pilot) -> None:
     """Until the item is tracked and its layout settled (a look at a frame that moved is taken back and made
     again once the screen has been laid out)."""
-    for _ in range(60):
-        seen = pilot.app.screen.seen
-        if seen.unit is not None and not seen.hold:
-            break
-        await pilot.pause()
+    await wait_for(pilot, lambda: tracked(pilot.app), what="the item tracked and laid out")
     for _ in range(3):
         await pilot.pause()
 

@@ -443,7 +443,7 @@ def _call(key: str, **kw) -> LLMCall:
 
 
 def test_writer_thread_commits_batches_and_isolates_a_bad_call(db_file):
-    from storage.llm_calls import LLMCallWriter
+    from storage.llm_cache_writer import LLMCallWriter
 
     Store.open(db_file, mode="create").close()
     writer = LLMCallWriter(db_file)

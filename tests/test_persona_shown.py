@@ -29,6 +29,7 @@ from storage.store import Store
 from tests.conftest import SAMPLE_DATA
 from tests.gen_fakes import FakeClient, word_tokens
 from tests.tui_helpers import see_all
+from tests.screen import wait_for
 
 CONFIG = SAMPLE_DATA / "generator" / "pipeline.yaml"
 STAGES = ("personas", "profiles", "events", "preferences", "generalized")
@@ -103,11 +104,7 @@ async def _open(pilot, external_id: str) -> None:
 
 
 async def _tracked(pilot) -> None:
-    for _ in range(50):  # the item is tracked once it has been drawn
-        if pilot.app.screen.seen.unit is not None:
-            break
-        await pilot.pause()
-    await pilot.pause()
+    await wait_for(pilot, lambda: pilot.app.screen.seen.unit is not None, what="the item tracked once drawn")
 
 
 def _answered(db: str, study: str) -> list[tuple[str, dict]]:

@@ -28,6 +28,7 @@ from annotator.tasks.base import StudySpec
 from storage.store import Store
 from tests.conftest import REPO, make_mcq_items
 from tests.tui_helpers import see_all
+from tests.screen import wait_for
 
 
 def _study(path: str) -> None:
@@ -150,11 +151,10 @@ async def _answer_while_locked(app, pilot, lock) -> None:
     await see_all(pilot)
     lock.execute("BEGIN IMMEDIATE")
     await pilot.press("b")
-    for _ in range(100):
-        await pilot.pause(0.02)
-        if app.screen.saving is not None and "busy" in str(app.screen.query_one("#state").render()):
-            return
-    raise AssertionError("the screen never said the database was busy")
+    def busy_said() -> bool:
+        return app.screen.saving is not None and "busy" in str(app.screen.query_one("#state").render())
+
+    await wait_for(pilot, busy_said, what="the screen saying the database is busy")
 
 
 async def _signal_taken(app, pilot, signum) -> None:
@@ -162,12 +162,9 @@ async def _signal_taken(app, pilot, signum) -> None:
     when it gets to it: a fixed pause was too short on a loaded machine, and the test's exit then quit as `q`)."""
     screen = app.screen
     os.kill(os.getpid(), signum)
-    for _ in range(500):
-        await pilot.pause(0.01)
-        if screen._hung_up is not None:
-            assert screen._hung_up == signal.Signals(signum).name
-            return
-    raise AssertionError(f"{signal.Signals(signum).name} was never taken by the annotation screen")
+    await wait_for(pilot, lambda: screen._hung_up is not None,
+                   what=f"{signal.Signals(signum).name} taken by the annotation screen")
+    assert screen._hung_up == signal.Signals(signum).name
 
 
 async def test_sighup_in_process_writes_the_answer_once_the_lock_goes(db_file):
@@ -223,10 +220,7 @@ async def test_q_while_saving_keeps_the_screen_until_the_answer_and_the_events_a
         assert app.is_running and app.screen.saving is not None  # waits, and says so
         assert len(_rescue_files(db_file)) == 1  # meanwhile a copy of the answer is kept outside the file
         lock.execute("ROLLBACK")
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if not app.is_running:
-                break
+        await wait_for(pilot, lambda: not app.is_running, what="the app ending once the lock is free")
     lock.close()
     assert app.unsaved is None
     assert [(u, json.loads(a)["shown"]) for u, _, a, _ in _rows(db_file)] == [(first, "B")]

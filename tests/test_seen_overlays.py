@@ -22,6 +22,7 @@ from annotator.widgets.seen import SeenTracker, must_see
 from storage.models import ItemIn
 from storage.payloads import McqPayload
 from storage.store import Store
+from tests.screen import wait_for
 from tests.test_seen_rules import _hint, _notices, _rows, _task_db, _tracked
 from tests.tui_helpers import _pane_of, look
 
@@ -35,12 +36,12 @@ async def _toast(pilot, lines: int = 5, timeout: float = 60) -> Static:
 
     pilot.app.notify("\n".join(f"notice, line {i + 1} of {lines}" for i in range(lines)), timeout=timeout,
                      markup=False)
-    for _ in range(50):
-        await pilot.pause()
+    def shown() -> list:
         toasts = list(pilot.app.screen.query(Toast))
-        if toasts and pilot.app.screen.find_widget(toasts[0]).region.height:
-            return toasts[0]
-    raise AssertionError("the notification never showed")
+        return toasts if toasts and pilot.app.screen.find_widget(toasts[0]).region.height else []
+
+    await wait_for(pilot, shown, what="the notification on screen")
+    return shown()[0]
 
 
 def _region(app, widget):
@@ -71,8 +72,8 @@ async def test_a_response_whose_last_rows_are_under_a_notification_is_refused_un
         under = _region(app, toast).intersection(_region(app, response))
         assert under.height >= 1  # the toast covers the bottom row of the response pane (hand-checked above)
         await _scroll_to_end(pilot, pane)
-        for _ in range(3):
-            await pilot.pause()
+        await wait_for(pilot, lambda: "the response (partly under a notice)" in _hint(app),
+                       what="the hint saying the response is under the notice")
         # the response was scrolled through to its end, but its last row sits under the toast
         assert app.screen.seen.unseen_labels() == ["the response"]
         assert "the response (partly under a notice)" in _hint(app)
@@ -81,8 +82,7 @@ async def test_a_response_whose_last_rows_are_under_a_notification_is_refused_un
         assert _rows(db_file, "st") == []
         assert "Not saved: first scroll to see the response (partly under a notice)." == _hint(app)
         app.clear_notifications()  # the notifications time out (or are clicked away)
-        for _ in range(10):
-            await pilot.pause()
+        await wait_for(pilot, lambda: app.screen.seen.unseen_labels() == [], what="the uncovered rows seen")
         # no key and no scroll: the screen saw the rows the notifications uncovered by itself
         assert app.screen.seen.unseen_labels() == []
         assert _hint(app).strip() == ""
@@ -116,8 +116,7 @@ async def test_rows_under_a_notification_count_once_scrolled_up_out_from_under_i
         assert "the levels of Preference awareness (partly under a notice)" in _hint(app)
         assert dims.max_scroll_y > 0
         await _scroll_to_end(pilot, dims)
-        for _ in range(3):
-            await pilot.pause()
+        await wait_for(pilot, lambda: app.screen.seen.unseen_labels() == [], what="the levels seen")
         assert not any(_region(app, w).intersection(_region(app, toast)).height for w in levels)
         assert app.screen.seen.unseen_labels() == []
         assert list(app.screen.query("Toast"))  # the notification is still there

@@ -278,7 +278,7 @@ def study_lines(studies: list[dict], width: int | None = None) -> list[str]:
     task names cut to 6 cells, no date. A line still too wide (a terminal under 60 columns, or counts in the
     millions) is cut at the width with an ellipsis, so each study is always one line. Names are shown by shown_name
     (visible escapes; in quotes when they start or end with whitespace)."""
-    from annotator.widgets.status_header import progress_bar
+    from annotator.progress_text import progress_bar
 
     if width is None:
         width = _terminal_width()

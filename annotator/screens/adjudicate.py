@@ -12,7 +12,6 @@ every annotator's answer have been on screen (annotator/widgets/seen.py); the hi
 """
 from __future__ import annotations
 
-import weakref
 
 from rich.text import Text
 from textual import events
@@ -29,7 +28,7 @@ from annotator.widgets.hint import fit_hint, fitted_hint, write_refusal
 from annotator.widgets.key_line import KeyGroups, KeyLine
 from annotator.widgets.last_decisions import WIDE, LastDecisionsLine, RecentDecisions
 from annotator.widgets.notices import NOTICES_CSS
-from annotator.widgets.seen import SeenTracker, must_see, observe_on_layout, reveal_first_unseen
+from annotator.widgets.seen import SeenInSession, SeenTracker, must_see, observe_on_layout, reveal_first_unseen
 from annotator.widgets.text_field import TextField
 from annotator.widgets.scroll_pane import ScrollPane
 from storage.errors import PrefvalError
@@ -76,9 +75,7 @@ class AdjudicateScreen(Screen[None]):
         self.session = session
         self.partial: dict | None = None
         self.seen = SeenTracker()  # which parts of the unit on screen (item and answers) have been on screen
-        self._watched: weakref.WeakSet = weakref.WeakSet()
-        self._seen_labels: dict[str, set[str]] = {}  # unit -> labels of its parts seen whole in this session
-        self._seen_keys: set = set()  # seen_keys of parts seen whole on any unit (a conversation up to a message)
+        self.seen_in_session = SeenInSession(self.seen)  # what was seen whole across the session's units
         # a refused decision key, said on the hint line (covering nothing of the unit): "" for parts not seen, the
         # key when it came before the unit was on screen, None when nothing was refused on the unit on screen
         self._refused: str | None = None
@@ -156,11 +153,7 @@ class AdjudicateScreen(Screen[None]):
             return
         unit = self.session.unit.id
         body = self.query_one("#body", Horizontal)
-        self.seen.reset(body, unit, self._seen_labels.get(unit), self._seen_keys)
-        for pane in self.seen.scroll_containers(body):
-            if pane not in self._watched:
-                self._watched.add(pane)
-                self.watch(pane, "scroll_y", self._scrolled, init=False)
+        self.seen_in_session.track(self, body, unit, self._scrolled)
         self._observe()
 
     def _scrolled(self, _old: float, _new: float) -> None:
@@ -170,14 +163,8 @@ class AdjudicateScreen(Screen[None]):
         """Record what is visible now and update the "scroll to see" hint."""
         if not self.is_attached or self.seen.unit != self.session.unit.id:
             return  # the unit on screen is being replaced: _track_new_unit observes it once it is drawn
-        self.seen.observe()
-        if not self._draw_hint():  # the hint takes other rows: the unit moves, and this look was at a frame
-            self.seen.undo_look()  # nobody reads (the first of a unit); look again once it is laid out
-            return
-        # remembered for this session: going back to a unit needs no scrolling again for what was seen
-        labels, keys = self.seen.keep_seen()  # seen whole stays seen, through a resize too
-        self._seen_labels.setdefault(self.seen.unit, set()).update(labels)
-        self._seen_keys.update(keys)
+        # the hint may take other rows: the unit moves, and the look is made again once it is laid out
+        self.seen_in_session.look(self._draw_hint)
 
     def _draw_hint(self) -> bool:
         """Draw the hint line: the refusal of a decision key while it has something to say, else what is left to

@@ -9,7 +9,6 @@ has been on screen (annotator/widgets/seen.py); the state line then says what to
 from __future__ import annotations
 
 import inspect
-import weakref
 
 from textual import events
 from textual.app import ComposeResult
@@ -21,12 +20,13 @@ from textual.widgets import Input, Static
 from annotator import collector
 from annotator.crash import quit_key, run_binding_now
 from annotator.safe_text import plain, visible
+from annotator.saving import SessionSaver
 from annotator.screens.summary import SummaryScreen
 from annotator.session import PendingDecision, Session
 from annotator.widgets.hint import fit_hint, fitted_hint, write_refusal
 from annotator.widgets.key_line import KeyGroups, KeyLine
 from annotator.widgets.last_decisions import WIDE, LastDecisionsLine, RecentDecisions
-from annotator.widgets.seen import SeenTracker, observe_on_layout, reveal_first_unseen
+from annotator.widgets.seen import SeenInSession, SeenTracker, observe_on_layout, reveal_first_unseen
 from annotator.widgets.status_header import StatusHeader
 from annotator.widgets.text_field import TextField
 from annotator.writer import FIRST_TRY_MS
@@ -106,22 +106,16 @@ class AnnotateScreen(Screen[None]):
         self.message = ""
         self.items_drawn = 0  # how many times an item has been drawn (benchmarks wait on it)
         self.saving: PendingDecision | None = None  # a decision waiting for a busy database (kept, retried)
-        self._writer = None  # BackgroundWriter, opened on the first busy write
+        self.saver = SessionSaver(session)  # the background writer, the closing events and the rescue file
         self._quit_after_save = False  # quitting waits for the decision being saved (quit_when_saved)
-        self._rescue = None  # Path of the rescue file keeping what a waiting quit has not written yet
         self._note_draft: tuple[str, str] | None = None  # (unit id, text) of a note not saved yet
         # (unit id, kind) -> a decision refused for good (its item released, the study archived or deleted) and not
         # given again since: `prefval annotate` lists them as it ends, a note with its text, so that none is lost
         self.refused: dict[tuple[str, str], str] = {}
         self._limit_timer = None  # QUIT_SAVE_LIMIT's timer of a `q` waiting for the database
         self._hung_up: str | None = None  # the signal (SIGHUP, SIGTERM) that began the quit
-        self._save_future = None  # concurrent.futures.Future of the decision's background write
-        self._close_future = None  # ... of the closing events' background write
-        self._closing_events: list = []
         self.seen = SeenTracker()
-        self._watched: weakref.WeakSet = weakref.WeakSet()
-        self._seen_labels: dict[str, set[str]] = {}  # unit -> labels of its parts seen whole in this session
-        self._seen_keys: set = set()  # seen_keys of parts seen whole on any unit (a conversation up to a message)
+        self.seen_in_session = SeenInSession(self.seen)  # what was seen whole across the session's items
         self._track_tries = 0
         self._in_place = False  # whether the item on screen was drawn in the widgets of the one before
         self._asked: tuple | None = None  # (unit, key) of a decision asked about (task.confirm), taken when pressed again
@@ -237,11 +231,7 @@ class AnnotateScreen(Screen[None]):
             return
         self._track_tries = 0
         unit = s.queue[s.index].unit_id
-        self.seen.reset(panel, unit, self._seen_labels.get(unit), self._seen_keys)
-        for pane in self.seen.scroll_containers(panel):
-            if pane not in self._watched:
-                self._watched.add(pane)
-                self.watch(pane, "scroll_y", self._scrolled, init=False)
+        self.seen_in_session.track(self, panel, unit, self._scrolled)
         focused = self.focused
         if focused is None or not focused.allow_focus():  # laid out now: the first pane that scrolls, if any
             self._focus_item()  # (annotator/widgets/scroll_pane.py: a pane shown whole is no focus stop)
@@ -263,14 +253,8 @@ class AnnotateScreen(Screen[None]):
         s = self.session
         if not self.is_attached or s.finished or self.seen.unit != s.queue[s.index].unit_id:
             return  # the item on screen is being replaced: _track_new_item observes it once it is drawn
-        self.seen.observe()
-        if not self._draw_hint():  # the hint takes other rows: the item moves, and this look was at a frame
-            self.seen.undo_look()  # nobody reads (the first of an item); look again once it is laid out
-            return
-        # remembered for this session: going back to the item needs no scrolling again for what was seen
-        labels, keys = self.seen.keep_seen()  # seen whole stays seen, through a resize too
-        self._seen_labels.setdefault(self.seen.unit, set()).update(labels)
-        self._seen_keys.update(keys)
+        # the hint may take other rows: the item moves, and the look is made again once it is laid out
+        self.seen_in_session.look(self._draw_hint)
 
     def _draw_hint(self) -> bool:
         """Draw the hint line: a refusal while one holds (_blocked, _refused), else what is left to scroll.
@@ -547,13 +531,6 @@ class AnnotateScreen(Screen[None]):
                 + (f" (attempt {attempt + 1})" if attempt else ""))
         self._set_line("state", text, lambda: text)
 
-    def _background_writer(self):
-        from annotator.writer import BackgroundWriter
-
-        if self._writer is None:
-            self._writer = BackgroundWriter(self.session.store.path)
-        return self._writer
-
     async def _save_in_background(self, pending: PendingDecision) -> None:
         import asyncio
 
@@ -567,9 +544,9 @@ class AnnotateScreen(Screen[None]):
                     pass
 
         # the future is kept: a quit after SIGHUP waits for it once the screen is gone (finish_after_exit)
-        self._save_future = self._background_writer().submit(lambda store: self.session.write(store, pending), on_busy)
+        future = self.saver.submit_decision(pending, on_busy)
         try:
-            await asyncio.wrap_future(self._save_future)
+            await asyncio.wrap_future(future)
         except AssignmentReleased:
             self.saving = None
             self._set_line("state", "", lambda: "")
@@ -580,9 +557,8 @@ class AnnotateScreen(Screen[None]):
         except PrefvalError as exc:  # not saved (a full disk; or a quit that gave up waiting for the lock)
             self.saving = None
             self._set_line("state", "", lambda: "")
-            if self._quit_after_save:
-                self.session._visit_decided = True  # its seconds are in the row kept below: no visit event too
-                self._give_up_saving([pending], self.session.closing_events(), visible(exc, layout=False))
+            if self._quit_after_save:  # its seconds are in the row kept: no visit event too
+                self._give_up(self.saver.give_up_decision(pending, visible(exc, layout=False)))
                 return
             self._refuse(blocked=("error", write_refusal(exc, self.session.store.path)))
             return
@@ -810,7 +786,7 @@ class AnnotateScreen(Screen[None]):
             return
         self._quit_after_save = True
         if self.saving is not None:  # never drop a decision: quit once it is committed
-            self._keep_in_rescue([self.saving], [])
+            self.saver.keep_in_rescue([self.saving], [])
             if signal_name is not None:
                 self.app.exit()
                 return
@@ -823,158 +799,78 @@ class AnnotateScreen(Screen[None]):
     def _close_and_exit(self) -> None:
         """Write the session's closing events (the visit to the item on screen, session_end) and exit: at once when
         the file is free, else through the background writer, retried like a decision, then exit."""
-        s = self.session
-        events = s.closing_events()
-        if events:
-            try:
-                with s.store.busy_timeout(FIRST_TRY_MS if s.store.path != ":memory:" else 10_000):
-                    s.store.log_events(events)
-            except DatabaseBusy:
-                self._keep_in_rescue([], events)
-                self._close_future = self._background_writer().submit(lambda store: store.log_events(events))
-                self._closing_events = events
-                if self._hung_up:
-                    self.app.exit()  # finish_after_exit waits for the write
-                    return
-                if self._limit_timer is None:
-                    self._limit_timer = self.set_timer(QUIT_SAVE_LIMIT, self._stop_waiting, name="quit-save-limit")
-                self.run_worker(self._close_in_background(), group="save", exit_on_error=False)
+        try:
+            written = self.saver.close_now(FIRST_TRY_MS)
+        except PrefvalError as exc:  # a full disk, a read-only file: kept in the rescue file
+            self._give_up(self.saver.give_up([], self.saver.closing_events, visible(exc, layout=False)))
+            return
+        if not written:  # the file is busy: kept in the rescue file meanwhile, retried in the background
+            if self._hung_up:
+                self.app.exit()  # finish_after_exit waits for the write
                 return
-            except PrefvalError as exc:  # a full disk, a read-only file: kept in the rescue file
-                self._give_up_saving([], events, visible(exc, layout=False))
-                return
-        self._drop_rescue()
+            if self._limit_timer is None:
+                self._limit_timer = self.set_timer(QUIT_SAVE_LIMIT, self._stop_waiting, name="quit-save-limit")
+            self.run_worker(self._close_in_background(), group="save", exit_on_error=False)
+            return
+        self.saver.drop_rescue()
         self.app.exit()
 
     async def _close_in_background(self) -> None:
-        import asyncio
-
         try:
-            await asyncio.wrap_future(self._close_future)
+            await self.saver.close_in_background()
         except PrefvalError as exc:
-            self._give_up_saving([], self._closing_events, visible(exc, layout=False))
+            self._give_up(self.saver.give_up([], self.saver.closing_events, visible(exc, layout=False)))
             return
-        self._close_future = None
-        self._drop_rescue()
         self.app.exit()
 
     async def finish_after_exit(self) -> None:
-        """After a signal closed the screen while a write was waiting for a busy database (quit_when_saved): wait
-        for the decision's write (then record it in the session, so that its visit is not counted twice) and write
-        the session's closing events, each retried while the file is busy, at most QUIT_SAVE_LIMIT seconds in all;
-        what cannot be written is kept in a rescue file (_give_up_saving). Called by the app as it ends, when no
-        screen is drawn any more. Nothing when nothing waits."""
+        """After a signal closed the screen while a write was waiting for a busy database (quit_when_saved): the
+        decision's write and the session's closing events are finished by the saver (SessionSaver.finish_after_exit),
+        at most QUIT_SAVE_LIMIT seconds in all; what cannot be written is kept in a rescue file and said as the app
+        ends. Called by the app as it ends, when no screen is drawn any more. Nothing when nothing waits."""
         import asyncio
 
-        if self._hung_up is None or (self.saving is None and self._close_future is None):
+        if self._hung_up is None or (self.saving is None and self.saver.close_future is None):
             return
         if self._limit_timer is not None:
             self._limit_timer.stop()
         limit = asyncio.get_running_loop().call_later(QUIT_SAVE_LIMIT, self._stop_waiting)
         try:
-            pending = self.saving
-            if pending is not None and self._save_future is not None:
-                try:
-                    await asyncio.wrap_future(self._save_future)
-                except AssignmentReleased:  # a study command took the item meanwhile: not saved, by design
-                    pass
-                except PrefvalError as exc:
-                    self.session._visit_decided = True  # its seconds are in the row kept: no visit event too
-                    self._give_up_saving([pending], self.session.closing_events(), visible(exc, layout=False),
-                                         exit=False)
-                    return
-                else:
-                    self.session.apply(pending)
-                    self.session._visit_decided = True  # the item it moved on to was never on screen: no visit
-                self.saving = None
-            if self._close_future is None:
-                events = self.session.closing_events()
-                if events:
-                    self._keep_in_rescue([], events)
-                    self._close_future = self._background_writer().submit(lambda store: store.log_events(events))
-                    self._closing_events = events
-            if self._close_future is not None:
-                try:
-                    await asyncio.wrap_future(self._close_future)
-                except PrefvalError as exc:
-                    self._give_up_saving([], self._closing_events, visible(exc, layout=False), exit=False)
-                    return
-            self._drop_rescue()
+            note = await self.saver.finish_after_exit(self.saving)
         finally:
             limit.cancel()
-            if self._writer is not None:
-                self._writer.close()
-                self._writer = None
+        if note is not None:
+            self.app.unsaved = note
+        else:
+            self.saving = None
 
     def _stop_waiting(self) -> None:
         """QUIT_SAVE_LIMIT seconds after a quit began waiting for the database: the write waiting for the lock
-        gives up after its current attempt, and what it held stays in the rescue file (_give_up_saving)."""
-        if self._writer is not None:
-            self._writer.stop_retrying()
+        gives up after its current attempt, and what it held stays in the rescue file."""
+        self.saver.stop_retrying()
 
-    @staticmethod
-    def _unwritten(pendings) -> list:
-        """(row, id) of the decisions among pendings whose row is not in the file."""
-        return [(p.row, p.row_id) for p in pendings if p.row is not None and p.committed is None]
-
-    def _keep_in_rescue(self, pendings, events) -> None:
-        """Keep the rows of pending decisions and events not written yet in a rescue file (annotator/rescue.py),
-        replacing the one kept before (what it held and is still unsaved is given again by the caller)."""
-        from annotator.rescue import write_rescue
-
-        rows = self._unwritten(pendings)
-        old, self._rescue = self._rescue, None
-        if rows or events:
-            try:
-                self._rescue = write_rescue(self.session.store.path, rows, list(events))
-            except OSError:  # nowhere to write: the quit still waits for the database
-                self._rescue = None
-        if old is not None:
-            old.unlink(missing_ok=True)
-
-    def _drop_rescue(self) -> None:
-        """Everything was written: the rescue file kept meanwhile goes."""
-        if self._rescue is not None:
-            self._rescue.unlink(missing_ok=True)
-            self._rescue = None
-
-    def _give_up_saving(self, pendings, events, why: str, exit: bool = True) -> None:
-        """The quit could not write the rows of pendings (PendingDecision) and events (the limit passed, or an
-        error that retrying cannot fix): they are kept in a rescue file, the app says where when it ends (on
-        stderr, exit code 1), and it exits (exit=False: it is ending already)."""
-        from annotator.rescue import write_rescue
-
-        rows = self._unwritten(pendings)
-        old, self._rescue = self._rescue, None
-        what = " and ".join(x for x in ((f"{len(rows)} decision" + ("s" if len(rows) != 1 else "")) if rows else "",
-                                        "the session's end" if events else "") if x)
-        try:
-            path = write_rescue(self.session.store.path, rows, list(events))
-        except OSError as exc:
-            note = f"NOT saved in {self.session.store.path}: {what} ({why}); no file could be written to keep " \
-                   f"{'them' if rows and events else 'it'} either ({exc})"
-        else:
-            note = f"NOT saved in {self.session.store.path}: {what} ({why}); kept in {path}"
-            if old is not None and old != path:
-                old.unlink(missing_ok=True)
+    def _give_up(self, note: str, exit: bool = True) -> None:
+        """What the quit could not write is in a rescue file (note: where, from SessionSaver.give_up): the app says
+        so when it ends (on stderr, exit code 1), and exits (exit=False: it is ending already)."""
         self.app.unsaved = note
         if exit:
             self.app.exit(return_code=1)
 
     def on_unmount(self) -> None:
         collector.resume()
-        if self._hung_up is not None and (self.saving is not None or self._close_future is not None):
+        saver = self.saver
+        if self._hung_up is not None and (self.saving is not None or saver.close_future is not None):
             return  # the app waits for the writes as it ends (finish_after_exit)
-        if self._writer is not None:
-            self._writer.close()  # a write waiting for the lock gives up after its current attempt
+        saver.close_writer()  # a write waiting for the lock gives up after its current attempt
         pending = self.saving
+        closing = saver.close_future
         if pending is not None and pending.row is not None and pending.committed is None:  # ctrl+c, a crash
+            if not getattr(self.app, "unsaved", None):  # its seconds are in the row kept: no visit event too
+                self._give_up(saver.give_up_decision(pending, "the screen closed before the database was free",
+                                                     with_closing_events=False), exit=False)
+        elif closing is not None and closing.exception() is not None:  # (done: closed above)
             if not getattr(self.app, "unsaved", None):
-                self.session._visit_decided = True  # its seconds are in the row kept: no visit event too
-                self._give_up_saving([pending], [], "the screen closed before the database was free", exit=False)
-        elif self._close_future is not None and self._close_future.exception() is not None:  # (done: closed above)
-            if not getattr(self.app, "unsaved", None):
-                self._give_up_saving([], self._closing_events, "the screen closed before the database was free",
-                                     exit=False)
+                self._give_up(saver.give_up([], saver.closing_events, "the screen closed before the database was "
+                                            "free"), exit=False)
         else:
-            self._drop_rescue()
+            saver.drop_rescue()

@@ -12,7 +12,7 @@ from annotator.crash import quit_key
 from annotator.safe_text import markup
 from annotator.session import Session
 from annotator.widgets.key_line import KeyLine
-from annotator.widgets.status_header import format_seconds
+from annotator.progress_text import format_seconds
 from storage.store import Store
 
 

@@ -264,6 +264,43 @@ class SeenTracker:
         return out
 
 
+class SeenInSession:
+    """What one screen's session has seen whole, across its units, around the screen's SeenTracker: the labels
+    seen per unit and the seen_keys of any unit (a conversation up to a message), so that going back to a unit, or
+    a unit showing what another showed, needs no scrolling again; and the scrolling panes watched. Shared by the
+    annotation and the adjudication screens, which keep only their widgets and hint lines."""
+
+    def __init__(self, tracker: SeenTracker) -> None:
+        import weakref
+
+        self.tracker = tracker
+        self.labels: dict[str, set[str]] = {}  # unit -> labels of its parts seen whole in this session
+        self.keys: set = set()  # seen_keys of parts seen whole on any unit
+        self._watched: "weakref.WeakSet[Widget]" = weakref.WeakSet()
+
+    def track(self, screen, root: Widget, unit: str, on_scroll) -> None:
+        """A unit is drawn under root: track its parts (SeenTracker.reset with what this session saw of it) and
+        watch each pane that scrolls them (screen.watch(pane, "scroll_y", on_scroll)), once per pane."""
+        self.tracker.reset(root, unit, self.labels.get(unit), self.keys)
+        for pane in self.tracker.scroll_containers(root):
+            if pane not in self._watched:
+                self._watched.add(pane)
+                screen.watch(pane, "scroll_y", on_scroll, init=False)
+
+    def look(self, draw_hint) -> bool:
+        """Record what is visible now, then draw_hint() (the screen's hint line; False when it took another number
+        of rows, so the unit moved and this look was at a frame nobody reads: taken back, to be made again once
+        the screen is laid out). Returns whether the look was kept; what it saw whole is remembered."""
+        self.tracker.observe()
+        if not draw_hint():
+            self.tracker.undo_look()
+            return False
+        labels, keys = self.tracker.keep_seen()  # seen whole stays seen, through a resize too
+        self.labels.setdefault(self.tracker.unit, set()).update(labels)
+        self.keys.update(keys)
+        return True
+
+
 def drawn_top_first(screen) -> list[tuple[Widget, Region]]:
     """Every widget Textual's compositor has on `screen` now with the region it shows (cut to its container),
     in drawing order, the one on top first (what Screen.get_widgets_at walks for one cell). Widgets that are

@@ -3,21 +3,8 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
+from annotator.progress_text import format_seconds, progress_bar  # noqa: F401  (re-exported)
 from annotator.safe_text import markup
-
-
-def progress_bar(done: int, total: int, width: int = 20) -> str:
-    """A text bar like "█████░░░░░" for done/total."""
-    filled = 0 if total == 0 else round(width * done / total)
-    return "█" * filled + "░" * (width - filled)
-
-
-def format_seconds(seconds: float) -> str:
-    """"mm:ss" (or "h:mm:ss" past an hour)."""
-    s = int(seconds)
-    h, rem = divmod(s, 3600)
-    m, s = divmod(rem, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
 
 
 class StatusHeader(Static):

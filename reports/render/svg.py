@@ -26,9 +26,12 @@ RC = {
 
 
 def _clean(s) -> str:
-    """A label as plain text: control characters (terminal escapes, NUL ...) shown as \\xNN, not passed on."""
-    s = str(s)
-    return "".join(c if c.isprintable() or c == " " else f"\\x{ord(c):02x}" for c in s)
+    """A label as plain text on one line: control characters and bidi or zero-width controls shown as visible
+    escapes (``\\x1b``, ``\\u202e``), line breaks as spaces, emoji sequences and combining marks kept
+    (storage.visible_text.visible, "spaces")."""
+    from storage.visible_text import visible
+
+    return visible(s, layout="spaces")
 
 
 def _num(v) -> float | None:

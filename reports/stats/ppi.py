@@ -25,11 +25,15 @@ Both stay valid however biased the judge is.
 Beside them: the human-only estimate (mean of Y, classical CLT interval) and the judge-only estimate (mean of the
 judge's labels on all n + N items, classical interval, which is NOT valid when the judge is biased).
 
-Computed with the ``ppi_py`` package (ppi-python, imported on first use), given the lambda.
+Computed here in closed form (numpy, and scipy's normal quantile z_{1-alpha/2}): the formulas above are all
+there is to the mean. The ``ppi_py`` package (ppi-python 0.2.3) computes the same; its values on fixed inputs are
+recorded in tests/stats/reference/ppi.json (make_ppi_reference.py) and the tests compare against them, since the
+package would bring numba and llvmlite (about 208 MB) for these two formulas.
 """
 from __future__ import annotations
 
 import numpy as np
+from scipy.stats import norm
 
 from .result import StatResult
 
@@ -49,18 +53,25 @@ def _arr(x, name: str) -> np.ndarray:
     return a
 
 
+def _z(alpha: float) -> float:
+    """z_{1-alpha/2}, the standard normal quantile of a two-sided 1 - alpha interval. Raises ValueError unless
+    0 < alpha < 1."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    return float(norm.ppf(1 - alpha / 2))
+
+
 def classical_mean(values, *, alpha: float = 0.05, metric: str = "mean") -> StatResult:
     """Mean with its classical (CLT, normal) 1 - alpha interval: mean +- z sd / sqrt(n), sd with ddof 0
-    (ppi_py.classical_mean_ci). values: numbers (e.g. 1/0 labels or 1..5 scores). Undefined with fewer than 2
-    values. Raises ValueError for non-numeric values."""
+    (the CLT interval PPI is compared with: Angelopoulos et al., Science 2023, "classical" baseline; ppi_py's
+    classical_mean_ci). values: numbers (e.g. 1/0 labels or 1..5 scores). Undefined with fewer than 2 values.
+    Raises ValueError for non-numeric values or alpha outside (0, 1)."""
     y = _arr(values, "values")
     n = y.size
     if n < 2:
         return StatResult(metric, None, None, None, n, 1, f"undefined: {n} values; an interval needs at least 2")
-    from ppi_py import classical_mean_ci
-
-    lo, hi = classical_mean_ci(y, alpha=alpha)
-    return StatResult(metric, float(y.mean()), float(np.ravel(lo)[0]), float(np.ravel(hi)[0]), n, 1,
+    mean, half = float(y.mean()), _z(alpha) * float(y.std()) / np.sqrt(n)
+    return StatResult(metric, mean, mean - half, mean + half, n, 1,
                       f"mean with a {100 * (1 - alpha):g}% normal (CLT) interval over {n} items")
 
 
@@ -85,8 +96,8 @@ def ppi_mean(y, yhat, yhat_unlabeled, *, alpha: float = 0.05, tuning: str = "non
     yhat_unlabeled: the judge's labels on the N items people did not label. Numbers (1/0 labels, 1..5 scores,
     shares). tuning: "none" (PPI, lambda = 1) or "power" (PPI++, lambda from the data); the note names the one
     used and its source. Undefined (value None with the reason) when n < 2 or N < 2. Raises ValueError when y and
-    yhat differ in length or hold non-numbers, or for an unknown tuning. extra: n_labeled, n_unlabeled, tuning,
-    lambda, rectifier (mean(Y - lambda Yhat), the judge's bias correction).
+    yhat differ in length or hold non-numbers, for an unknown tuning, or alpha outside (0, 1). extra: n_labeled,
+    n_unlabeled, tuning, lambda, rectifier (mean(Y - lambda Yhat), the judge's bias correction).
     """
     if tuning not in TUNINGS:
         raise ValueError(f"tuning must be one of {', '.join(TUNINGS)}, got {tuning!r}")
@@ -102,18 +113,22 @@ def ppi_mean(y, yhat, yhat_unlabeled, *, alpha: float = 0.05, tuning: str = "non
         return StatResult("ppi_mean", None, None, None, n + big_n, 2,
                           f"undefined: {big_n} items labelled by the judge alone; PPI needs at least 2",
                           extra=extra)
-    from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
-
+    z = _z(alpha)
     lam = 1.0 if tuning == "none" else power_tuned_lambda(y_l, yh_l, yh_u)
-    theta = float(np.ravel(ppi_mean_pointestimate(y_l, yh_l, yh_u, lam=lam))[0])
-    lo, hi = ppi_mean_ci(y_l, yh_l, yh_u, alpha=alpha, lam=lam)
+    # Science 2023, "Mean estimation": theta = lambda mean(Yhat_u) + mean(Y - lambda Yhat) (lambda = 1 there);
+    # PPI++ section 2 for a general lambda; variances ddof 0 (module doc)
+    residual = y_l - lam * yh_l
+    rectifier = float(residual.mean())
+    theta = lam * float(yh_u.mean()) + rectifier
+    se = float(np.sqrt((lam * yh_u).var() / big_n + residual.var() / n))
+    lo, hi = theta - z * se, theta + z * se
     extra["lambda"] = lam
-    extra["rectifier"] = float(np.mean(y_l - lam * yh_l))
+    extra["rectifier"] = rectifier
     rule = ("PPI with lambda = 1, no power tuning (Angelopoulos et al., Science 2023; ppi_py lam=1)"
             if tuning == "none" else
             f"PPI++ with lambda = {lam:.3f} chosen from the data (power tuning; Angelopoulos, Duchi and Zrnic 2023, "
             "PPI++, section 2; ppi_py's default)")
     note = (f"prediction-powered mean, {rule}: {n} items with human and judge labels, {big_n} with judge labels "
             f"only; {100 * (1 - alpha):g}% interval")
-    return StatResult("ppi_mean", theta, float(np.ravel(lo)[0]), float(np.ravel(hi)[0]), n + big_n, 2, note,
+    return StatResult("ppi_mean", theta, lo, hi, n + big_n, 2, note,
                       extra=extra)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from storage.errors import PrefvalError
-from storage.llm_calls import LLMCall, LLMCallWriter
+from storage.llm_cache_writer import LLMCallWriter
+from storage.llm_calls import LLMCall
 
 
 def _call(key, run_id=None, at="2026-01-01T00:00:02", **kw):

@@ -141,7 +141,7 @@ def test_cimemories_items_name_their_profile_and_file():
 
 
 def test_the_cache_writer_thread_never_keeps_the_process_alive(tmp_path):
-    from storage.llm_calls import LLMCallWriter
+    from storage.llm_cache_writer import LLMCallWriter
     from storage.store import Store
 
     path = str(tmp_path / "w.db")

@@ -1,11 +1,17 @@
 """PPI and PPI++ (reports.stats.ppi): lambda = 1 (prefval's default, the report's) against the power-tuned
-lambda (Angelopoulos, Duchi and Zrnic 2023), by hand and against ppi_py's own default."""
+lambda (Angelopoulos, Duchi and Zrnic 2023), by hand and against ppi_py's values (lam=1 and its power-tuned
+default), recorded in tests/stats/reference/ppi.json by make_ppi_reference.py (ppi-python is not a dependency)."""
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from reports.stats.ppi import power_tuned_lambda, ppi_mean
+from reports.stats.ppi import classical_mean, power_tuned_lambda, ppi_mean
+
+REFERENCE = json.loads((Path(__file__).parent / "reference" / "ppi.json").read_text(encoding="utf-8"))
 
 Y, YHAT, YUN = [1, 0, 1, 0], [1, 1, 1, 0], [1, 1, 1, 0]
 Z = 1.959963984540054
@@ -32,20 +38,31 @@ def test_power_tuned_by_hand():
     assert plain.ci_high - plain.value == pytest.approx(Z * np.sqrt(3 / 32)) and plain.extra["lambda"] == 1.0
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2, 3])
-def test_equals_ppi_py_default_and_lam_1(seed):
-    from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+@pytest.mark.parametrize("case", REFERENCE["cases"], ids=lambda c: c["name"])
+def test_equals_ppi_py_default_and_lam_1(case):
+    y, yhat, yun = case["y"], case["yhat"], case["yhat_unlabeled"]
+    for tuning, key in (("power", "power"), ("none", "lam_1")):
+        r, ref = ppi_mean(y, yhat, yun, tuning=tuning), case[key]
+        assert r.value == pytest.approx(ref["value"], rel=1e-12)
+        assert (r.ci_low, r.ci_high) == (pytest.approx(ref["ci_low"], rel=1e-12),
+                                         pytest.approx(ref["ci_high"], rel=1e-12))
+    c, ref = classical_mean(y), case["classical"]
+    assert (c.value, c.ci_low, c.ci_high) == (pytest.approx(ref["value"], rel=1e-12),
+                                              pytest.approx(ref["ci_low"], rel=1e-12),
+                                              pytest.approx(ref["ci_high"], rel=1e-12))
 
-    rng = np.random.default_rng(seed)
-    n, big_n = 40, 400
-    truth = rng.random(n + big_n) < 0.6
-    judge = np.where(rng.random(n + big_n) < 0.8, truth, ~truth).astype(float) + (seed - 1) * 0.05  # biased
-    y, yhat, yun = truth[:n].astype(float), judge[:n], judge[n:]
-    for tuning, lam in (("power", None), ("none", 1)):
-        r = ppi_mean(y, yhat, yun, tuning=tuning)
-        lo, hi = ppi_mean_ci(y, yhat, yun, alpha=0.05, lam=lam)
-        assert r.value == pytest.approx(float(np.ravel(ppi_mean_pointestimate(y, yhat, yun, lam=lam))[0]))
-        assert (r.ci_low, r.ci_high) == (pytest.approx(float(np.ravel(lo)[0])), pytest.approx(float(np.ravel(hi)[0])))
+
+def test_the_reference_cases_tell_the_two_tunings_apart():
+    # the recorded cases would not catch a swapped lambda if PPI and PPI++ agreed on them
+    for case in REFERENCE["cases"]:
+        assert abs(case["power"]["ci_high"] - case["lam_1"]["ci_high"]) > 1e-3, case["name"]
+
+
+def test_alpha_outside_0_1_is_refused():
+    with pytest.raises(ValueError, match=r"alpha must be in \(0, 1\), got 1.5"):
+        ppi_mean(Y, YHAT, YUN, alpha=1.5)
+    with pytest.raises(ValueError, match="alpha must be in"):
+        classical_mean(Y, alpha=0)
 
 
 def test_a_judge_that_never_varies_gets_lambda_0_and_an_unknown_tuning_is_refused():
