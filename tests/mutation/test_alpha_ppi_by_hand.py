@@ -1,5 +1,5 @@
 """Krippendorff's alpha at every level and prediction-powered inference on tables worked by hand, every field of the
-result checked (README, "Mutation testing")."""
+result checked (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import numpy as np

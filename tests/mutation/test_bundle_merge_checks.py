@@ -1,5 +1,5 @@
 """Merging an offline bundle back: every check names the file and the problem in one line and leaves the main
-database unchanged; the summary counts rows by status (README, "Mutation testing")."""
+database unchanged; the summary counts rows by status (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import shutil

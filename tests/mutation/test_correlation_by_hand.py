@@ -1,5 +1,5 @@
 """Pearson, Spearman and Kendall on small series worked by hand, every field of the result, the undefined cases and
-the input errors (README, "Mutation testing")."""
+the input errors (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import math

@@ -1,5 +1,5 @@
 """Opening a database file in each mode (storage/db.py): what is created, migrated or refused, each refusal as its
-exact one-line message, and the schema version checks (README, "Mutation testing")."""
+exact one-line message, and the schema version checks (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import sqlite3

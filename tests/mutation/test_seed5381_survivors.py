@@ -1,5 +1,5 @@
 """What the catchable survivors of the storage sample of seed 5381 changed, each as a user or caller sees it
-(README, "Mutation testing"): the read-only SQLite error, a bare Bearer token, the cache writer's messages and
+(CONTRIBUTING.md, "Mutation testing"): the read-only SQLite error, a bare Bearer token, the cache writer's messages and
 its per-transaction hook, cached calls keyed without their api_base, the judgments refusal's task list, import
 ids of two datasets under one clock reading, a chain of bundle rows that are all new, a bundle context of more
 than one insert batch, CIMemories tags and attributes without a tag, RealPref profiles and preference records,
