@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -21,10 +23,12 @@ def _imports(package: str) -> set[str]:
     return found
 
 
+@pytest.mark.slow
 def test_storage_imports_no_upper_layer():
     assert not _imports("storage") & {"annotator", "generator", "reports", "textual", "litellm"}
 
 
+@pytest.mark.slow
 def test_reports_and_generator_never_import_the_tui():
     assert "annotator" not in _imports("reports")
     assert "textual" not in _imports("reports")
@@ -38,6 +42,7 @@ def test_only_storage_writes_sql():
             assert "sqlite3" not in text and "sqlite_utils" not in text, path
 
 
+@pytest.mark.slow
 def test_tui_start_up_path_is_light():
     code = ("import sys, annotator.app, annotator.cli; annotator.cli.build_parser(); "
             "heavy = [m for m in ('litellm', 'sklearn', 'openai', 'pandas') if m in sys.modules]; print(heavy)")

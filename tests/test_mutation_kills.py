@@ -268,6 +268,7 @@ def test_correlations_undefined_and_errors():
             fn([1, 2, 3], [1, "b", 3])
 
 
+@pytest.mark.slow
 def test_correlation_interval_defaults():
     from reports.stats import kendall, pearson, spearman
 

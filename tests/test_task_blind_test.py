@@ -57,6 +57,7 @@ def _tail(n: int, k: int, p: float) -> float:
     return sum(comb(n, j) * p**j * (1 - p) ** (n - j) for j in range(k, n + 1))
 
 
+@pytest.mark.slow
 async def test_every_reachable_screen_is_blind(blind_db):
     seen: list[str] = []
     for who in ("ana", "ben"):
@@ -87,6 +88,7 @@ async def test_every_reachable_screen_is_blind(blind_db):
         assert not others & set(text.replace(",", " ").split())  # no other annotator's name
 
 
+@pytest.mark.slow
 async def test_three_annotators_then_figures_by_hand(blind_db):
     for who, plan in PLAN.items():
         await answer_all(blind_db, "bt", who, plan)
@@ -129,6 +131,7 @@ def test_items_with_several_option_counts_are_reported_per_k():
     assert keys == ["tf", "mcq_k4", "mcq_k5"]
 
 
+@pytest.mark.slow
 async def test_personamem_questions_blind_without_polarity(db_file):
     if not PERSONAMEM.exists():
         pytest.skip("PersonaMem questions not present")
@@ -182,6 +185,7 @@ def test_blind_test_tf_screen_after_back(snap_db, snap_compare):
     assert snap_compare(app, press=["x", "u"], terminal_size=SIZE)
 
 
+@pytest.mark.slow
 async def test_binomial_p_value_in_status_and_every_report_format(blind_db, capsys):
     import json
 

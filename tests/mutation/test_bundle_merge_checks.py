@@ -97,6 +97,7 @@ def _tamper(path, sql, params=()):
      "annotator 'zed' is not assigned in study 'st' of {main}"),
     ("DROP TABLE annotations", "not a prefval bundle (no such table: annotations)"),
 ])
+@pytest.mark.slow
 def test_refused_bundles(main_db, tmp_path, sql, problem):
     b = _bundle(main_db, tmp_path)
     _tamper(b, sql)

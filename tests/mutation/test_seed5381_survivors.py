@@ -132,6 +132,7 @@ def test_new_rows_of_a_unit_with_no_rows_here_are_chained_in_time_order():
     assert (early["supersedes"], late["supersedes"]) == (None, "r-early")
 
 
+@pytest.mark.slow
 def test_a_context_longer_than_one_insert_batch_goes_whole_into_the_bundle(tmp_path):
     from annotator.bundles import export_bundle
     from annotator.study_setup import create_study

@@ -97,6 +97,7 @@ def test_a_cimemories_release_labels_only_the_items_with_a_label():
     assert labels == [{labelled.source["attr_key"]: 1}]
 
 
+@pytest.mark.slow
 def test_sqlite_utils_leaves_dateutil_parser_unloaded():
     import sqlite_utils
 
