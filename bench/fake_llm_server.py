@@ -738,8 +738,8 @@ def _import_repo_first() -> None:
     import os
     import sys
 
-    bench = os.path.dirname(os.path.abspath(__file__))
-    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != bench]
+    bench = os.path.dirname(os.path.realpath(__file__))  # real paths: bench/ may be reached through a link
+    sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != bench]
     sys.path.insert(0, os.path.dirname(bench))
     cached = sys.modules.get("generator")
     if cached is not None and not hasattr(cached, "__path__"):

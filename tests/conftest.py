@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 from pathlib import Path
 
@@ -16,6 +17,12 @@ from tests.llm_fixtures import fake_key, fake_llm  # noqa: F401  (fixtures of th
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"
 SAMPLE_DATA = REPO / "sample_data"
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # pytest-xdist's workers get COLUMNS=80 set for them; the tests read the terminal's width as a plain `pytest`
+    # run has it (a pipe: unlimited; tests that need a width set COLUMNS themselves)
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
 
 
 def _is_loopback(address) -> bool:

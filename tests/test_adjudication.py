@@ -104,6 +104,7 @@ def test_disagreements_follow_each_task_rule():
     assert gold.disagrees([{"label": 1}, {"label": 1}, {"label": 0}], {})
 
 
+@pytest.mark.slow
 async def test_screen_sets_final_answers_excludes_and_changes(mcq3):
     with Store.open(mcq3, mode="create") as s:
         session = AdjudicationSession(s, "st", "judy")
@@ -148,6 +149,7 @@ async def test_screen_sets_final_answers_excludes_and_changes(mcq3):
     assert sheet["release"]["items"] == 3
 
 
+@pytest.mark.slow
 def test_no_disagreement_is_one_line_error(db_file):
     items, contexts = make_mcq_items(2)
     with Store.open(db_file, mode="create") as s:
@@ -157,6 +159,7 @@ def test_no_disagreement_is_one_line_error(db_file):
             AdjudicationSession(s, "st", "judy")
 
 
+@pytest.mark.slow
 def test_gold_label_adjudicated_through_the_screen_becomes_the_gold_label(db_file):
     cands = [ItemIn(external_id=g, kind="gold_candidate",
                     payload={"recipient": "r", "task": "t", "attribute": f"attr {g}"}) for g in ("g1", "g2", "g3")]
@@ -205,6 +208,7 @@ def _adjudications(db_file: str, study: str) -> list:
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 35)])
+@pytest.mark.slow
 async def test_a_decision_key_counts_only_once_every_option_and_answer_was_on_screen(long_mcq3, size):
     from tests.tui_helpers import see_all
 
@@ -240,6 +244,7 @@ async def test_a_decision_key_counts_only_once_every_option_and_answer_was_on_sc
     assert log[1].supersedes == log[0].id
 
 
+@pytest.mark.slow
 def test_an_annotator_of_the_study_adjudicates_only_with_allow_annotator(long_mcq3, capsys):
     from annotator.cli import main
 
@@ -258,6 +263,7 @@ def test_an_annotator_of_the_study_adjudicates_only_with_allow_annotator(long_mc
         assert AdjudicationSession(s, "pm", "judy").adjudicator.name == "judy"
 
 
+@pytest.mark.slow
 async def test_allow_annotator_lets_an_annotator_adjudicate_through_the_screen(long_mcq3):
     from tests.tui_helpers import decide
 
@@ -270,6 +276,7 @@ async def test_allow_annotator_lets_an_annotator_adjudicate_through_the_screen(l
     assert [(names[a.adjudicator_id], a.answer["choice"]) for a in _adjudications(long_mcq3, "pm")] == [("ana", 2)]
 
 
+@pytest.mark.slow
 def test_adjudication_screen_at_80x24_says_what_to_scroll(long_mcq3, snap_compare):
     # the item with options A (cut off below), the answers column and the hint line naming what is not seen yet
     assert snap_compare(AdjudicateApp(long_mcq3, "pm", "judy"), terminal_size=(80, 24))

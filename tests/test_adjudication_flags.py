@@ -3,6 +3,8 @@ notes but not their flags); adjudication is not blind. A flag taken back is not 
 annotator did not answer is shown with "no answer", and such a row never counts as an answer."""
 from __future__ import annotations
 
+import pytest
+
 from annotator.adjudication import AdjudicationSession
 from annotator.screens.adjudicate import AdjudicateApp
 from storage.models import AnnotationIn
@@ -28,6 +30,7 @@ def _answer_lines(app) -> list[str]:
     return str(app.screen.query_one("#answer-list").render()).splitlines()
 
 
+@pytest.mark.slow
 async def test_the_flag_is_beside_the_flagging_annotators_answer_only(mcq3):  # noqa: F811
     with Store.open(mcq3, mode="rw") as s:
         _mark(s, "q1", "ana", "flag")      # q1: ana flagged it
@@ -53,6 +56,7 @@ async def test_the_flag_is_beside_the_flagging_annotators_answer_only(mcq3):  # 
         assert s.flagged(study.id) == flags_before  # adjudicating leaves the annotators' flags as they were
 
 
+@pytest.mark.slow
 def test_a_flag_without_an_answer_is_shown_and_not_counted(mcq3):  # noqa: F811
     with Store.open(mcq3, mode="rw") as s:
         study = s.get_study("st")

@@ -103,6 +103,7 @@ def _counts(s: Store) -> dict[str, int]:
             for t in ("annotations", "study_items", "assignments", "studies", "adjudications")}
 
 
+@pytest.mark.slow
 def test_a_read_only_command_refuses_the_old_database_and_changes_nothing(old_db, capsys):
     before = Path(old_db).read_bytes()
     with pytest.raises(PrefvalError, match="older than this prefval"):
@@ -112,6 +113,7 @@ def test_a_read_only_command_refuses_the_old_database_and_changes_nothing(old_db
     assert Path(old_db).read_bytes() == before
 
 
+@pytest.mark.slow
 def test_a_writing_open_converts_the_rounds_with_the_old_gold_labels(old_db, capsys):
     # counts before the conversion, read without migrating (the file is at version 9)
     import sqlite3
@@ -172,6 +174,7 @@ def test_a_writing_open_converts_the_rounds_with_the_old_gold_labels(old_db, cap
     assert sorted(adj_rows) == ["g2", "g4", "g8"] and "'adj'" in adj_rows["g8"]["note"]
 
 
+@pytest.mark.slow
 def test_studies_without_settings_are_read_as_empty_settings_by_the_conversion(old_db):
     # a gold_label study and another study whose settings column is NULL (written by hand or by a tool): neither is
     # a round nor names a seed; the conversion reads them as {} and gives the same labels

@@ -30,6 +30,7 @@ def _contents(path: str) -> dict[str, int]:
                 for t in ("annotators", "assignments", "annotations", "events")}
 
 
+@pytest.mark.slow
 def test_annotate_into_a_pipe_is_refused_before_claiming(db_file):
     _pool(db_file)
     before = _contents(db_file)
@@ -66,6 +67,7 @@ def test_each_stream_not_a_terminal_is_named(monkeypatch, ttys, what):
     assert got == (f"{what} not a terminal" if what else None)
 
 
+@pytest.mark.slow
 def test_annotate_with_the_screen_redirected_claims_nothing(db_file, capsys, monkeypatch):
     _pool(db_file)
     before = _contents(db_file)

@@ -39,6 +39,7 @@ def rubric_db(db_file):
     return db_file
 
 
+@pytest.mark.slow
 async def test_rubric_at_60x16_refuses_a_score_until_the_answer_was_on_screen(rubric_db):
     app = AnnotateApp(rubric_db, "rb", "ana", show_timer=False)
     async with app.run_test(size=(60, 16)) as pilot:
@@ -72,6 +73,7 @@ def pair_db(db_file):
     return db_file
 
 
+@pytest.mark.slow
 async def test_pairwise_stacks_its_sides_on_a_narrow_terminal_and_waits_for_both(db_file):
     with Store.open(db_file, mode="create") as s:
         for name, turns in (("a", 3), ("b", 30)):
@@ -102,6 +104,7 @@ async def test_pairwise_stacks_its_sides_on_a_narrow_terminal_and_waits_for_both
         assert not pilot.app.screen.query_one("PairView").has_class("stacked")
 
 
+@pytest.mark.slow
 async def test_mcq_at_80x24_waits_until_options_c_and_d_were_scrolled_into_view(db_file):
     long = "a long option that wraps over several lines of the pane " * 8
     with Store.open(db_file, mode="create") as s:
@@ -125,6 +128,7 @@ async def test_mcq_at_80x24_waits_until_options_c_and_d_were_scrolled_into_view(
     assert [r.answer["shown"] for r in _rows(db_file, "m")] == ["A", "B"]
 
 
+@pytest.mark.slow
 async def test_an_item_drawn_in_place_of_a_short_one_counts_its_options_where_they_are_now(db_file):
     # The panel of the next item reuses the widgets of the last one; the options of a long question sit below the
     # fold, not where the short item's options were, and must still be scrolled to.
@@ -151,6 +155,7 @@ async def test_an_item_drawn_in_place_of_a_short_one_counts_its_options_where_th
 
 
 # ---- moving freely --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 async def test_next_previous_goto_first_open_and_flag(pair_db):
     app = AnnotateApp(pair_db, "pw", "ana", show_timer=False)
     async with app.run_test(size=(160, 50)) as pilot:
@@ -174,6 +179,7 @@ async def test_next_previous_goto_first_open_and_flag(pair_db):
     assert len(_rows(pair_db, "pw")) == 1
 
 
+@pytest.mark.slow
 async def test_item_list_filters_and_enter_opens_the_item(pair_db):
     app = AnnotateApp(pair_db, "pw", "ana", show_timer=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -200,6 +206,7 @@ async def test_item_list_filters_and_enter_opens_the_item(pair_db):
         assert app.session.index == 1 and "your answer: right is better" in _state(app)
 
 
+@pytest.mark.slow
 async def test_last_decisions_are_listed_beside_the_item_on_a_wide_terminal(pair_db):
     app = AnnotateApp(pair_db, "pw", "ana", show_timer=False)
     async with app.run_test(size=(160, 50)) as pilot:
@@ -213,6 +220,7 @@ async def test_last_decisions_are_listed_beside_the_item_on_a_wide_terminal(pair
         assert not pilot.app.screen.query_one("#recent").display  # hidden when narrow; the list has it
 
 
+@pytest.mark.slow
 async def test_question_mark_lists_the_keys_also_with_a_studys_own_guidelines(db_file, tmp_path):
     with Store.open(db_file, mode="create") as s:
         s.import_items("q", "jsonl", [ItemIn(external_id="q0", kind="mcq", payload=McqPayload(
@@ -232,6 +240,7 @@ async def test_question_mark_lists_the_keys_also_with_a_studys_own_guidelines(db
         assert not isinstance(app.screen, GuidelinesScreen)
 
 
+@pytest.mark.slow
 async def test_fixing_eight_pairwise_answers_takes_twelve_key_presses(pair_db):
     """Issue 12: fixing 8 pairwise answers took 36 key presses. Now: `l` the list, `d` answered only, one `down`
     to the second item, enter, then one key per item (a change moves on to the next item in queue order)."""
@@ -253,6 +262,7 @@ async def test_fixing_eight_pairwise_answers_takes_twelve_key_presses(pair_db):
     assert len(rows) == 18  # ten first answers, eight changes (the old ones stay in the history)
 
 
+@pytest.mark.slow
 async def test_goto_takes_a_paste_as_it_is_and_says_what_is_wrong(pair_db):
     """Second newcomer check: the go-to field took digits only, so a paste holding anything else ('x2', '2' with
     an escape sequence) left it empty without a word, and Enter then said 'No item (none)'."""

@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import sqlite3
 
+import pytest
+
 from annotator.bundles import export_bundle
 from annotator.cli import main
 from annotator.session import Session
@@ -46,6 +48,7 @@ def _study_with_answers(db_file: str, tmp_path) -> str:
     return bundle
 
 
+@pytest.mark.slow
 def test_every_writing_command_refuses_an_archived_study_and_writes_nothing(db_file, tmp_path, capsys, monkeypatch):
     bundle = _study_with_answers(db_file, tmp_path)
     monkeypatch.setattr("sys.stdin.isatty", lambda: False)
@@ -85,6 +88,7 @@ def test_every_writing_command_refuses_an_archived_study_and_writes_nothing(db_f
     assert _dump(db_file) == before
 
 
+@pytest.mark.slow
 def test_merge_names_the_bundle_and_unarchive_opens_the_study_again(db_file, tmp_path, capsys):
     bundle = _study_with_answers(db_file, tmp_path)
     capsys.readouterr()

@@ -30,6 +30,7 @@ def _label_by_session(db: str, study: str) -> None:
 
 
 @pytest.mark.parametrize("threshold, old_friend_kept", [(2 / 3, True), (0.67, False)])
+@pytest.mark.slow
 def test_a_context_exactly_at_the_unanimity_threshold_is_kept(db_file, threshold, old_friend_kept):
     # "Old Friend / Plan a reunion" has three complete items, g3 (1,1,1), g4 (1,0,1) and g5 (1,1,1): 2 of 3
     # unanimous, rate 2/3. At a threshold of exactly 2/3 it is kept (rate >= threshold); at 0.67 it is dropped.
@@ -72,6 +73,7 @@ def test_the_annotator_beyond_the_quota_is_refused_and_the_last_one_within_it_is
         assert sorted(per_unit.values()) == [2, 2, 2]
 
 
+@pytest.mark.slow
 async def test_a_finished_annotator_who_reopens_lands_on_the_summary(mcq_study):
     with Store.open(mcq_study, mode="create") as s:
         w = Session(s, "st", "ana")

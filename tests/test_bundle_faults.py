@@ -6,6 +6,8 @@ import hashlib
 import os
 import sqlite3
 
+import pytest
+
 from annotator.bundles import export_bundle
 from annotator.cli import main
 from storage.models import AnnotationIn
@@ -30,6 +32,7 @@ def _answer_first(bundle: str, who: str = "ana") -> None:
                                       answer={"choice": 0, "letter": "A", "shown": "A", "cant_tell": False}))
 
 
+@pytest.mark.slow
 def test_export_force_never_replaces_a_bundle_with_unmerged_answers(blind_main, tmp_path, capsys):
     out = str(tmp_path / "ana.bundle")
     assert main(["bundle", "export", "bt", "--annotator", "ana", "--out", out, "--db", blind_main]) == 0
@@ -51,6 +54,7 @@ def test_export_force_never_replaces_a_bundle_with_unmerged_answers(blind_main, 
     assert _sha(other) == digest
 
 
+@pytest.mark.slow
 def test_export_refuses_a_stale_wal_or_shm_beside_the_path(blind_main, tmp_path, capsys):
     # a session killed while answering a bundle leaves its WAL; the bundle itself was then moved away
     out = str(tmp_path / "ana.bundle")
@@ -84,6 +88,7 @@ def test_export_refuses_a_stale_wal_or_shm_beside_the_path(blind_main, tmp_path,
     assert not os.path.exists(out + "-wal") and not os.path.exists(out + "-shm")
 
 
+@pytest.mark.slow
 def test_cli_lines_quote_the_command_and_escape_names(blind_main, tmp_path, capsys):
     out = str(tmp_path / "my bundle;x.bundle")
     assert main(["bundle", "export", "bt", "--annotator", "ana", "--out", out, "--db", blind_main]) == 0
@@ -102,6 +107,7 @@ def test_cli_lines_quote_the_command_and_escape_names(blind_main, tmp_path, caps
     assert "\x1b" not in printed and "an\\x1b[2Ja" in printed and "1 rows added" in printed
 
 
+@pytest.mark.slow
 def test_annotate_on_a_bundle_refuses_another_annotator(blind_main, tmp_path, capsys):
     out = str(tmp_path / "cy.bundle")
     assert main(["bundle", "export", "bt", "--annotator", "cy", "--out", out, "--db", blind_main]) == 0

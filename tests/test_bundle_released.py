@@ -82,6 +82,7 @@ def _merge(capsys, o: dict) -> tuple[int, str, str]:
     return _run(capsys, ["bundle", "merge", o["bundle"], "--db", o["db"]])
 
 
+@pytest.mark.slow
 def test_merge_after_release_writes_only_the_rows_on_items_she_still_holds(offline, capsys):
     o, q = offline, offline["q"]
     rc, said, _ = _run(capsys, ["study", "release", "bt1", "--annotator", "ana", "--db", o["db"]])
@@ -105,6 +106,7 @@ def test_merge_after_release_writes_only_the_rows_on_items_she_still_holds(offli
     assert len(_ana_rows(o["db"])) == len(log) + 2
 
 
+@pytest.mark.slow
 def test_merge_after_unassign_writes_only_the_answered_item(offline, capsys):
     o, q = offline, offline["q"]
     assert _run(capsys, ["study", "unassign", "bt1", "--annotator", "ana", "--db", o["db"]])[0] == 0
@@ -118,6 +120,7 @@ def test_merge_after_unassign_writes_only_the_answered_item(offline, capsys):
     assert _ana_rows(o["db"]) == log + [(q[0], "answered")]
 
 
+@pytest.mark.slow
 def test_merge_after_the_items_went_to_another_annotator_keeps_the_quota(offline, capsys):
     o, q = offline, offline["q"]
     assert _run(capsys, ["study", "release", "bt1", "--annotator", "ana", "--db", o["db"]])[0] == 0
@@ -140,6 +143,7 @@ def test_merge_after_the_items_went_to_another_annotator_keeps_the_quota(offline
     assert not any(u in (q[2], q[3], q[4]) for u, _ in _ana_rows(o["db"]))
 
 
+@pytest.mark.slow
 def test_a_bundle_whose_items_are_all_taken_merges_nothing_and_says_which(offline, capsys):
     o = offline
     with Store.open(o["db"], mode="rw") as s:  # every item of hers released, the answered one included

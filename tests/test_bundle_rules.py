@@ -39,6 +39,7 @@ def _queue(path: str, who: str) -> list[str]:
 
 
 # ---- 2. a new name needs the confirmation annotate asks for ---------------------------------------------------
+@pytest.mark.slow
 def test_export_under_a_new_name_needs_the_same_confirmation_as_annotate(blind_db, tmp_path, capsys, monkeypatch):
     with Store.open(blind_db, mode="rw") as s:  # ana holds 2 of the 5 units (3 annotators per item)
         study = s.get_study("bt")
@@ -96,6 +97,7 @@ def _sha(path: str) -> str:
     return hashlib.sha256(open(path, "rb").read()).hexdigest()
 
 
+@pytest.mark.slow
 def test_bundle_with_answers_on_released_items_leaves_them_out(blind_main, tmp_path, capsys):
     out = str(tmp_path / "ana.bundle")
     assert _run(capsys, ["bundle", "export", "bt", "--annotator", "ana", "--out", out, "--db", blind_main])[0] == 0
@@ -143,6 +145,7 @@ def _quota1_study(blind_db: str) -> None:
         assert claim_assignments(s, study, s.ensure_annotator("ana")) == 5
 
 
+@pytest.mark.slow
 def test_an_answer_that_would_put_an_item_over_its_quota_refuses_the_bundle(blind_db, tmp_path, capsys):
     _quota1_study(blind_db)
     out = str(tmp_path / "ana.bundle")
@@ -174,6 +177,7 @@ def _answer_units(path: str, study_name: str, who: str, unit_ids: list[str]) -> 
                                           answer={"choice": 1, "letter": "B", "shown": "B", "cant_tell": False}))
 
 
+@pytest.mark.slow
 def test_a_bundle_out_is_warned_about_listed_and_blocks_delete_until_merged(blind_db, tmp_path, capsys):
     out = str(tmp_path / "ana.bundle")
     rc, _, _ = _run(capsys, ["bundle", "export", "bt", "--annotator", "ana", "--out", out, "--db", blind_db])
@@ -204,6 +208,7 @@ def test_a_bundle_out_is_warned_about_listed_and_blocks_delete_until_merged(blin
 
 
 # ---- 4. merge names a recreated study, and reads a bundle without leaving files beside it -----------------------
+@pytest.mark.slow
 def test_merge_into_a_study_deleted_and_created_again_names_another_instance(blind_db, tmp_path, capsys):
     out = str(tmp_path / "ana.bundle")
     assert _run(capsys, ["bundle", "export", "bt", "--annotator", "ana", "--out", out, "--db", blind_db])[0] == 0
@@ -226,6 +231,7 @@ def _sides(path: str) -> dict[str, bytes]:
     return {s: open(path + s, "rb").read() for s in ("-wal", "-shm", "-journal") if os.path.exists(path + s)}
 
 
+@pytest.mark.slow
 def test_merge_reads_answers_left_in_the_bundles_wal_and_creates_no_side_file(blind_db, tmp_path, capsys):
     live = str(tmp_path / "live.bundle")
     assert _run(capsys, ["bundle", "export", "bt", "--annotator", "ana", "--out", live, "--db", blind_db])[0] == 0

@@ -112,6 +112,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.slow
 def test_a_row_no_annotator_could_write_refuses_the_whole_bundle(blind_main, tmp_path, capsys, case):
     change, field, phrase = CASES[case]
     out, row = _answered_bundle(blind_main, tmp_path, capsys)

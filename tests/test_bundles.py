@@ -115,6 +115,7 @@ def test_blind_bundle_holds_nothing_the_annotator_must_not_see(blind_main, tmp_p
                            "datasets", "contexts", "context_messages", "events", "imports", "meta"}
 
 
+@pytest.mark.slow
 async def test_round_trip_merge_twice_then_more_work_keeps_the_whole_history(blind_main, tmp_path):
     out = str(tmp_path / "ana.bundle")
     with Store.open(blind_main, mode="create") as s:
@@ -153,6 +154,7 @@ async def test_round_trip_merge_twice_then_more_work_keeps_the_whole_history(bli
     assert len(current) == 3
 
 
+@pytest.mark.slow
 def test_cli_export_then_reexport_carries_earlier_answers(blind_main, tmp_path, capsys):
     out = str(tmp_path / "ana.bundle")
     assert main(["bundle", "export", "bt", "--annotator", "ana", "--out", out, "--db", blind_main]) == 0
@@ -166,6 +168,7 @@ def test_cli_export_then_reexport_carries_earlier_answers(blind_main, tmp_path, 
     assert [r["status"] for r in _rows(out2, "annotations")] == ["skipped"]
 
 
+@pytest.mark.slow
 def test_damaged_foreign_and_unassigned_bundles_are_refused_with_main_unchanged(blind_main, tmp_path, capsys):
     good = str(tmp_path / "ana.bundle")
     with Store.open(blind_main, mode="create") as s:

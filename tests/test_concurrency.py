@@ -51,6 +51,7 @@ def _claim_until_empty(path: str, who: str, barrier) -> int:
 
 
 @pytest.mark.parametrize("quota", [1, 3])
+@pytest.mark.slow
 def test_four_processes_claiming_together_never_overfill_a_unit(db_file, quota):
     n_units = 150
     _study(db_file, n_units, quota)
@@ -77,6 +78,7 @@ def _open_session(path: str, who: str, barrier) -> list[str]:
         store.close()
 
 
+@pytest.mark.slow
 def test_annotators_opening_a_study_together_share_it(db_file):
     # 4 annotators open a 50-unit study at the same moment: each gets one batch of its own, and two are refused
     # only when nothing is left; no unit is in two queues.
@@ -146,6 +148,7 @@ def _change_first_answer(path: str, k: int, barrier, n: int) -> None:
     store.close()
 
 
+@pytest.mark.slow
 def test_concurrent_changes_of_one_answer_form_one_chain(db_file):
     _study(db_file, 4, 1)
     with Store.open(db_file, mode="create") as s:
@@ -164,6 +167,7 @@ def test_concurrent_changes_of_one_answer_form_one_chain(db_file):
 
 
 # ---- another program holds the write lock while the screen answers -----------------------------------------
+@pytest.mark.slow
 async def test_the_screen_stays_responsive_while_the_database_is_busy(mcq_study):
     from annotator.app import AnnotateApp
     from annotator.screens.guidelines import GuidelinesScreen
@@ -224,6 +228,7 @@ def _commits(store: Store) -> list[str]:
     return seen
 
 
+@pytest.mark.slow
 def test_big_imports_and_study_creations_commit_in_batches(db_file, monkeypatch):
     import storage.datasets
     import storage.studies

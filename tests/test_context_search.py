@@ -75,6 +75,7 @@ async def search(pilot, text: str) -> None:
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("rows", [None, 3])
+@pytest.mark.slow
 async def test_a_hit_near_the_end_of_8001_messages_is_in_view_and_highlighted(tmp_path, size, rows):
     store, cid = stored(tmp_path, talk())
     view = ContextView(store, cid, None)
@@ -104,6 +105,7 @@ async def test_a_hit_near_the_end_of_8001_messages_is_in_view_and_highlighted(tm
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("rows", [None, 3])
+@pytest.mark.slow
 async def test_a_hit_in_the_middle_of_a_one_megabyte_message(size, rows):
     body = one_megabyte()
     assert len(body) > 1_000_000
@@ -123,6 +125,7 @@ async def test_a_hit_in_the_middle_of_a_one_megabyte_message(size, rows):
 
 
 @pytest.mark.parametrize("size", SIZES)
+@pytest.mark.slow
 async def test_a_hit_in_the_first_and_in_the_last_message(tmp_path, size):
     msgs = talk(300)
     msgs[0] = Message(role="user", content="first words: the owl is here")
@@ -142,6 +145,7 @@ async def test_a_hit_in_the_first_and_in_the_last_message(tmp_path, size):
     store.close()
 
 
+@pytest.mark.slow
 async def test_markup_and_escapes_are_searched_and_shown_as_text(tmp_path):
     store, cid = stored(tmp_path, talk())
     view = ContextView(store, cid, None)
@@ -156,6 +160,7 @@ async def test_markup_and_escapes_are_searched_and_shown_as_text(tmp_path):
     store.close()
 
 
+@pytest.mark.slow
 async def test_escape_and_the_next_search_clear_the_highlight_and_not_found_is_said(tmp_path):
     msgs = talk(400)
     msgs[100] = Message(role="user", content="a kestrel here")
@@ -194,6 +199,7 @@ async def test_escape_and_the_next_search_clear_the_highlight_and_not_found_is_s
     store.close()
 
 
+@pytest.mark.slow
 async def test_the_rows_a_search_brings_on_screen_count_as_seen_as_the_screen_shows_them(tmp_path):
     """An MCQ's stored conversation counts as seen once its last line was on screen at rest
     (annotator/widgets/seen.py): a search that stops in the middle leaves it unseen (the decision is refused), one
@@ -249,6 +255,7 @@ def evil_study(tmp_path) -> str:
 
 
 @pytest.mark.parametrize("size", SIZES)
+@pytest.mark.slow
 async def test_the_trials_search_on_the_annotation_screen(tmp_path, size):
     app = AnnotateApp(evil_study(tmp_path), "st", "ana")
     async with app.run_test(size=size) as pilot:
@@ -266,6 +273,7 @@ async def test_the_trials_search_on_the_annotation_screen(tmp_path, size):
         assert 0 <= hits[0][0] < pane.scrollable_content_region.height
 
 
+@pytest.mark.slow
 def test_snapshot_of_a_highlighted_hit(tmp_path, snap_compare):
     app = AnnotateApp(evil_study(tmp_path), "st", "ana", show_timer=False)
 
@@ -277,6 +285,7 @@ def test_snapshot_of_a_highlighted_hit(tmp_path, snap_compare):
     assert snap_compare(app, run_before=run_before, terminal_size=(80, 24))
 
 
+@pytest.mark.slow
 async def test_escape_on_the_annotation_screen_clears_the_highlight_first(tmp_path):
     """The annotation screen binds Escape too (closing a note field): on the pane with a highlight it clears the
     highlight; with none it does what it did before (nothing is saved or changed)."""
@@ -329,6 +338,7 @@ def assert_hit_in_view(view: ContextView) -> None:
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("rows", [None, 3])
+@pytest.mark.slow
 async def test_n_goes_to_the_previous_match_and_wraps_round_the_first_and_last_message(tmp_path, size, rows):
     store, cid = stored(tmp_path, kestrels())
     view = ContextView(store, cid, None)
@@ -357,6 +367,7 @@ async def test_n_goes_to_the_previous_match_and_wraps_round_the_first_and_last_m
     store.close()
 
 
+@pytest.mark.slow
 async def test_n_before_any_search_and_for_a_text_not_found_says_so(tmp_path):
     store, cid = stored(tmp_path, kestrels())
     view = ContextView(store, cid, None)
@@ -395,6 +406,7 @@ def test_overlapping_occurrences_are_found_both_ways():
     assert _last_hit(pattern, "xAaAx", 1) is None and _last_hit(pattern, "", None) is None
 
 
+@pytest.mark.slow
 async def test_n_on_the_annotation_screen_and_in_the_keys_screen(tmp_path):
     db = evil_study(tmp_path)
     app = AnnotateApp(db, "st", "ana", show_timer=False)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from textual.app import App
 
+import pytest
+
 from annotator.app import AnnotateApp
 from annotator.study_setup import create_study
 from annotator.tasks.base import StudySpec
@@ -84,6 +86,7 @@ async def test_end_and_home_jump_at_once_in_8001_messages(tmp_path):
     store.close()
 
 
+@pytest.mark.slow
 async def test_scrolling_end_to_end_by_keys_keeps_the_laid_out_blocks_bounded(tmp_path):
     msgs = [Message(role="user", content=f"message {k} " + "word " * 300) for k in range(300)]  # ~450k characters
     view = ContextView(None, None, None, messages=msgs)
@@ -103,6 +106,7 @@ async def test_scrolling_end_to_end_by_keys_keeps_the_laid_out_blocks_bounded(tm
         assert 0 < peak <= LAYOUT_CACHE_LINES
 
 
+@pytest.mark.slow
 async def test_a_scrolling_key_draws_the_pane_once():
     """Each PgDn, arrow, Home and End press draws the pane in one frame: its position readout (the border's
     subtitle) is set before the frame, not while it is drawn (which asked for a second frame drawing every line
@@ -144,6 +148,7 @@ async def test_a_one_megabyte_message_ends_with_one_press_of_end():
         assert view.layouts_done < 40  # the message was cut into blocks; only the last ones were laid out
 
 
+@pytest.mark.slow
 async def test_slash_finds_text_far_down_and_wraps_around(tmp_path):
     store, cid = stored_context(tmp_path, long_messages())
     view = ContextView(store, cid, None)
@@ -173,6 +178,7 @@ def test_block_boundaries_follow_spaces_and_newlines():
     assert n_blocks(0) == 1 and n_blocks(BLOCK_CHARS) == 1 and n_blocks(BLOCK_CHARS + 1) == 2
 
 
+@pytest.mark.slow
 async def test_consecutive_items_of_one_context_reuse_the_pane(tmp_path):
     """Three questions on one stored conversation (seeing 10, 20 and 30 messages), answered by keys: the pane is
     the same widget throughout and shows each item's own number of messages."""
@@ -201,6 +207,7 @@ async def test_consecutive_items_of_one_context_reuse_the_pane(tmp_path):
 
 
 
+@pytest.mark.slow
 async def test_items_of_one_context_lay_out_what_the_viewport_shows_and_nothing_twice(tmp_path):
     """Issue 13: four questions on one stored conversation of 40 messages (seeing 10, 20, 30 and 40 of them), End
     then a decision key on each. Each message is "turn NN" and 118 words "word" (598 characters): at 96 columns
@@ -243,6 +250,7 @@ async def test_items_of_one_context_lay_out_what_the_viewport_shows_and_nothing_
         assert pane.blocks_laid_out < 40  # and the messages between each top and end screen never were
 
 
+@pytest.mark.slow
 async def test_a_stored_conversation_read_down_by_pgdn_counts_its_end_and_keeps_no_row_of_it(tmp_path):
     """A question on a stored conversation of 40 messages (360 lines): read down by PgDn to its end, the pane
     counts as seen (its rule: the end was on screen) and the decision key is taken; neither the pane nor the
@@ -279,6 +287,7 @@ async def test_a_stored_conversation_read_down_by_pgdn_counts_its_end_and_keeps_
         assert len(s.current_annotations(s.get_study("st").id)) == 1
 
 
+@pytest.mark.slow
 async def test_a_shorter_item_of_the_context_keeps_the_lines_laid_out_past_its_end(tmp_path):
     """The pane shows 30 messages, then 10, then 30 again (items of one context whose ends go down and up). Each
     message is "turn k" and twelve lines "line": 15 lines with its role line and blank line, five times what its
@@ -312,6 +321,7 @@ async def test_a_shorter_item_of_the_context_keeps_the_lines_laid_out_past_its_e
     store.close()
 
 
+@pytest.mark.slow
 async def test_a_stored_conversation_is_seen_once_its_end_was_on_screen_once_per_context_and_end(tmp_path):
     """Issue 12: an MCQ's stored conversation is part of what the decision is about. It counts as seen once its
     last line has been on screen (End jumps there); items of the same conversation up to the same message share

@@ -41,6 +41,7 @@ def answers_of(db: str, study: str, annotator: str) -> list:
         return s.current_annotations(st.id, ann.id)
 
 
+@pytest.mark.slow
 def test_answer_blind_and_full_and_resume(mcq_study, fake_llm, fake_key, capsys):
     fake_llm.register("mcq_answer", mcq_maker)
     url = fake_llm.url
@@ -72,6 +73,7 @@ def test_answer_blind_and_full_and_resume(mcq_study, fake_llm, fake_key, capsys)
     assert acc["llm_accuracy:openai/good"] == 1.0 and acc["llm_accuracy:bad-full"] == 0.0
 
 
+@pytest.mark.slow
 def test_rotations_measure_position_bias(mcq_study, fake_llm, fake_key, capsys):
     fake_llm.register("mcq_answer", mcq_maker)  # model "openai/a-lover" always answers A
     assert ev(mcq_study, "answer", "--study", "st", "--model", "openai/a-lover", "--name", "lover", "--blind",
@@ -93,6 +95,7 @@ def test_rotations_measure_position_bias(mcq_study, fake_llm, fake_key, capsys):
     assert positions["rows"][0][:3] == ["lover", 24, 1.0]
 
 
+@pytest.mark.slow
 def test_consensus_two_of_five_right_passes_three_of_five_not_five_of_five(mcq_study, fake_llm, fake_key, capsys):
     fake_llm.register("mcq_answer", mcq_maker)
     models = "openai/good1,openai/good2,openai/bad1,openai/bad2,openai/bad3"
@@ -128,6 +131,7 @@ def test_consensus_bad_rule(mcq_study, capsys):
     assert "--rule" in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_dry_run_sends_and_writes_nothing(mcq_study, fake_llm, fake_key, capsys):
     assert ev(mcq_study, "answer", "--study", "st", "--model", "openai/gpt-4o-mini", "--rotate-options",
               "--dry-run", "--api-base", fake_llm.url) == 0
@@ -196,6 +200,7 @@ def test_judge_pairwise_both_orders_and_position_consistency(db_file, fake_llm, 
     assert figs["position_consistency:pj"] == 0.0  # always the first record: never the same after the swap
 
 
+@pytest.mark.slow
 def test_judge_reflection_gives_mr_and_aar_over_samples(db_file, fake_llm, fake_key, capsys):
     assert main(["import", "benchpres", "sample_data/benchpres/sample.jsonl", "--dataset", "cim",
                  "--db", db_file]) == 0

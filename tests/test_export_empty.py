@@ -42,6 +42,7 @@ def _answer_first_item(db: str, study: str, who: str) -> None:
 
 
 @pytest.mark.parametrize("task", TASKS)
+@pytest.mark.slow
 def test_empty_csv_export_has_the_header_of_a_one_answer_export(sizes_db, task, tmp_path):  # noqa: F811
     study = f"s-{task}"
     empty = _csv(sizes_db, tmp_path, study, "empty.csv")

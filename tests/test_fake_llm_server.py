@@ -58,6 +58,7 @@ def test_instances_are_valid_for_pydantic_schemas(model, strict):
 @settings(max_examples=60, deadline=None)
 @given(lo=st.integers(0, 10), extra=st.integers(0, 10), min_len=st.integers(0, 30), span=st.integers(0, 30),
        imin=st.integers(-1000, 1000), ispan=st.integers(0, 50), seed=st.integers(0, 10_000))
+@pytest.mark.slow
 def test_instances_respect_bounds(lo, extra, min_len, span, imin, ispan, seed):
     schema = {
         "type": "object",

@@ -48,6 +48,7 @@ async def _focus_off_the_conversation(app, pilot) -> None:
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 50)])
+@pytest.mark.slow
 async def test_slash_from_the_question_pane_finds_in_the_conversation(db_file, size):
     _study(db_file, with_context=True)
     app = AnnotateApp(db_file, "st", "ana", show_timer=False)
@@ -67,6 +68,7 @@ async def test_slash_from_the_question_pane_finds_in_the_conversation(db_file, s
     assert _written(db_file) == []  # `f` went into the prompt: no False recorded
 
 
+@pytest.mark.slow
 async def test_slash_on_an_item_without_a_conversation_swallows_the_text(db_file):
     _study(db_file, with_context=False)
     app = AnnotateApp(db_file, "st", "ana", show_timer=False)
@@ -85,6 +87,7 @@ async def test_slash_on_an_item_without_a_conversation_swallows_the_text(db_file
     assert _written(db_file) == []
 
 
+@pytest.mark.slow
 async def test_slash_on_the_adjudication_screen_finds_in_the_conversation(db_file):
     from annotator.screens.adjudicate import AdjudicateApp
     from tests.test_adjudication import _adjudications, answered_mcq_study
@@ -106,6 +109,7 @@ async def test_slash_on_the_adjudication_screen_finds_in_the_conversation(db_fil
     assert _adjudications(db_file, "st") == []
 
 
+@pytest.mark.slow
 async def test_shift_n_from_the_question_pane_goes_to_the_previous_match(db_file):
     _study(db_file, with_context=True)
     app = AnnotateApp(db_file, "st", "ana", show_timer=False)

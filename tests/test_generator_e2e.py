@@ -52,6 +52,7 @@ def study_on_copy(gen_db: str, tmp_path, study: str, task: str, dataset: str, *e
     return db
 
 
+@pytest.mark.slow
 def test_the_sample_pipeline_runs_through_the_client(gen_db, server, capsys):
     with Store.open(gen_db, mode="create") as s:
         rows = s.gen_rows("sample")
@@ -71,6 +72,7 @@ def test_the_sample_pipeline_runs_through_the_client(gen_db, server, capsys):
     assert FAKE_KEY not in open(gen_db, "rb").read().decode("utf-8", "replace")
 
 
+@pytest.mark.slow
 async def test_persona_filter_on_generated_profiles(gen_db, tmp_path):
     db = study_on_copy(gen_db, tmp_path, "gen-pf", "persona_filter", "sample-profiles")
     decided = {}
@@ -90,6 +92,7 @@ async def test_persona_filter_on_generated_profiles(gen_db, tmp_path):
     assert fs.figure("kept").value == 3 and fs.figure("keep_rate").value == pytest.approx(0.5)
 
 
+@pytest.mark.slow
 async def test_blind_test_on_generated_queries(gen_db, tmp_path):
     db = study_on_copy(gen_db, tmp_path, "gen-bt", "blind_test", "sample-queries", "--sample", "6", "--seed", "2",
                        "--annotators-per-item", "1")
@@ -125,6 +128,7 @@ def _blind_screen(p: dict) -> tuple:
     return p.get("fmt"), p["question"], tuple(sorted(p["options"]))
 
 
+@pytest.mark.slow
 def test_generated_queries_are_one_item_per_screen_and_sampled_whole(gen_db, tmp_path, capsys):
     # issue 21 part 4: --sample 40 --seed 0 gave 40 items on 19 distinct screens (up to 4 copies: the same query at
     # 4 expression types), each counted as a trial; now every distinct screen of the dataset is one item
@@ -200,6 +204,7 @@ def _messages(body_or_request: dict) -> str:
     return json.dumps(body_or_request["messages"], sort_keys=True)
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume_sends_no_answered_request_again(gen_db, server, tmp_path):
     db = str(tmp_path / "killed.db")
     server.latency = 0.05
@@ -235,6 +240,7 @@ def test_sigkill_then_resume_sends_no_answered_request_again(gen_db, server, tmp
         assert len(s.gen_rows("sample", status="done")) == len(whole.gen_rows("sample", status="done"))
 
 
+@pytest.mark.slow
 def test_a_row_whose_replies_stay_invalid_fails_alone_and_the_run_exits_4(server, gen_db, tmp_path, capsys):
     db = str(tmp_path / "fault.db")
 
@@ -273,6 +279,7 @@ def test_a_row_whose_replies_stay_invalid_fails_alone_and_the_run_exits_4(server
             {k: sorted(map(repr, v)) for k, v in snapshot(whole).items()}
 
 
+@pytest.mark.slow
 def test_budget_stops_cleanly_and_a_larger_one_finishes(server, gen_db, tmp_path):
     db = str(tmp_path / "budget.db")
     # the sample config prices the fake model at 0.15 / 0.60 USD per million tokens: a few calls cost ~0.0003
@@ -287,6 +294,7 @@ def test_budget_stops_cleanly_and_a_larger_one_finishes(server, gen_db, tmp_path
         assert snapshot(s) == snapshot(whole)
 
 
+@pytest.mark.slow
 async def test_easy_test_on_generated_queries_shows_the_conversation(gen_db, tmp_path):
     from tests.test_task_mcq import screen_text
 

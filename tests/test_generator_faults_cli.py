@@ -52,6 +52,7 @@ def small_config(tmp_path: Path, extra: str = "", prices: bool = True) -> Path:
 
 
 # ---- part 3: nothing listening ------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_generate_against_a_port_with_nothing_listening_ends_in_seconds_with_one_line(tmp_path, fake_key, capsys):
     from generator.client import import_litellm
 
@@ -68,6 +69,7 @@ def test_generate_against_a_port_with_nothing_listening_ends_in_seconds_with_one
         assert s.runs("generate")[0].status == "stopped" and not s.gen_rows("sample", status="failed")
 
 
+@pytest.mark.slow
 def test_evaluate_against_a_port_with_nothing_listening_ends_with_one_line(mcq_study, fake_key, capsys):
     base = f"http://127.0.0.1:{closed_port()}/v1"
     assert main(["evaluate", "answer", "--study", "st", "--model", "openai/m1", "--api-base", base,
@@ -100,6 +102,7 @@ def test_evaluate_refuses_a_budget_it_cannot_count_and_runs_with_a_price(mcq_stu
     assert main(args + ["--price", "0.1,0.2"]) == 0 and fake_llm.log.count() == 6
 
 
+@pytest.mark.slow
 def test_a_server_without_usage_is_priced_from_counted_tokens_and_the_budget_stops_it(tmp_path, server, capsys):
     server.add_fault("no_usage", times=10_000)
     db = str(tmp_path / "u.db")
@@ -117,6 +120,7 @@ def test_a_server_without_usage_is_priced_from_counted_tokens_and_the_budget_sto
     assert all(not c.usage_known and c.prompt_tokens is None and c.cost_usd > 0 for c in calls)
 
 
+@pytest.mark.slow
 def test_evaluate_records_and_prints_unknown_tokens_and_cost_as_unknown(mcq_study, fake_llm, fake_key, capsys):
     fake_llm.add_fault("no_usage", times=10_000)
     assert main(["evaluate", "answer", "--study", "st", "--model", "openai/m1", "--api-base", fake_llm.url,
@@ -130,6 +134,7 @@ def test_evaluate_records_and_prints_unknown_tokens_and_cost_as_unknown(mcq_stud
 
 
 # ---- part 4: a reply that fails a stage's check is never cached -------------------------------------------------------
+@pytest.mark.slow
 def test_a_reply_failing_a_stage_check_is_not_cached_and_the_same_command_retries_it(tmp_path, server, capsys):
     sent_bad = []
 
@@ -184,6 +189,7 @@ def test_bad_flags_are_one_line_errors_and_write_nothing(tmp_path, flag, message
     assert message in capsys.readouterr().err and not db.exists()
 
 
+@pytest.mark.slow
 def test_timeout_and_attempts_bound_a_hung_call(tmp_path, server, capsys):
     server.add_fault("hang", times=10_000, seconds=30,
                      match=lambda b: b.get("response_format", {}).get("json_schema", {}).get("name") == "profile"
@@ -200,6 +206,7 @@ def test_timeout_and_attempts_bound_a_hung_call(tmp_path, server, capsys):
                             "--attempts)"
 
 
+@pytest.mark.slow
 def test_rpm_from_the_config_queues_requests(tmp_path, server):
     cfg = small_config(tmp_path, "rpm: 120\n")  # 2 per second: a burst of 2, then one every 0.5 s
     db = str(tmp_path / "r.db")
@@ -209,6 +216,7 @@ def test_rpm_from_the_config_queues_requests(tmp_path, server):
 
 
 # ---- part 3: a run in a pipe shows progress -------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_run_whose_output_is_not_a_terminal_prints_a_progress_line_every_n_seconds(tmp_path, server, capsys):
     server.latency = 0.05
     try:
@@ -222,6 +230,7 @@ def test_a_run_whose_output_is_not_a_terminal_prints_a_progress_line_every_n_sec
 
 
 # ---- part 4: keys echoed by a server ----------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_server_echoing_the_authorization_header_leaves_no_key_in_the_database_or_exports(tmp_path, server):
     server.add_fault("echo_auth", times=10_000)
     db = str(tmp_path / "e.db")

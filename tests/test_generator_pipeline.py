@@ -49,6 +49,7 @@ def full():
     s.close()
 
 
+@pytest.mark.slow
 def test_sample_pipeline_counts_per_stage(full):
     s, client, reports = full
     # config: 3 personas, 4 events, 3 preferences, 1 generalized per user; 24 random sessions; 4 expression
@@ -122,6 +123,7 @@ def test_contexts_reach_their_length_in_chronological_order(full):
     assert all(i.context_end == s.context_length(i.context_id) for i in items)
 
 
+@pytest.mark.slow
 def test_realpref_export_reimports_to_the_same_items(full, tmp_path):
     s, _, _ = full
     for name in ("sample-queries", "sample-profiles", "sample-preferences", "sample-generalized",
@@ -139,6 +141,7 @@ def test_realpref_export_reimports_to_the_same_items(full, tmp_path):
         records_from_items(s.items("sample-events"))
 
 
+@pytest.mark.slow
 def test_a_failed_row_never_stops_the_run():
     s = Store.open(":memory:")
 
@@ -160,6 +163,7 @@ def test_a_failed_row_never_stops_the_run():
     assert s.get_dataset("sample-profiles").n_items == 4
 
 
+@pytest.mark.slow
 def test_budget_stop_then_resume_repeats_no_call_and_ends_like_an_uninterrupted_run():
     whole = Store.open(":memory:")
     run(whole, FakeClient())
@@ -177,6 +181,7 @@ def test_budget_stop_then_resume_repeats_no_call_and_ends_like_an_uninterrupted_
     assert third.requests == [] and all(r.done == 0 and r.skipped == r.total for r in reports)
 
 
+@pytest.mark.slow
 def test_dry_run_writes_nothing_and_counts_calls(tmp_path, capsys):
     import re
 
@@ -234,6 +239,7 @@ def test_items_from_records_matches_the_file_importer(tmp_path):
                                                                               / "queries.jsonl"]).items]
 
 
+@pytest.mark.slow
 def test_cli_export_realpref_then_import_gives_the_same_items(tmp_path, capsys):
     db = tmp_path / "g.db"
     with Store.open(str(db), mode="create") as s:
@@ -251,6 +257,7 @@ def test_cli_export_realpref_then_import_gives_the_same_items(tmp_path, capsys):
     assert "u001:e01" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_two_pipelines_pair_by_id_in_a_pairwise_study(tmp_path):
     db = str(tmp_path / "two.db")
     with Store.open(db, mode="create") as s:
@@ -268,6 +275,7 @@ def test_two_pipelines_pair_by_id_in_a_pairwise_study(tmp_path):
     assert all(a[u.item_id] == b[u.item_b_id] for u in units)
 
 
+@pytest.mark.slow
 def test_interval_and_tail_tokens_as_in_realpref_table_2():
     s = Store.open(":memory:")
     cfg = load_config(CONFIG)
@@ -295,6 +303,7 @@ def test_interval_and_tail_tokens_as_in_realpref_table_2():
         assert r.output["n_tokens"] == sum(map(words, keys))
 
 
+@pytest.mark.slow
 def test_personas_from_a_jsonl_field_and_templates_from_another_folder(tmp_path):
     import shutil
 
@@ -324,6 +333,7 @@ def test_personas_from_a_jsonl_field_and_templates_from_another_folder(tmp_path)
         run(Store.open(":memory:"), FakeClient(), config=load_config(tmp_path / "d.yaml"))
 
 
+@pytest.mark.slow
 def test_a_personas_file_with_a_bom_and_crlf_reads_like_a_plain_one_and_binary_is_a_one_line_error(tmp_path):
     (tmp_path / "people.jsonl").write_bytes(b'\xef\xbb\xbf{"persona": "a ferry pilot"}\r\n{"persona": "a potter"}\r\n')
     (tmp_path / "people.txt").write_bytes(b"\xef\xbb\xbfa ferry pilot\r\na potter\r\n")

@@ -102,6 +102,7 @@ def test_the_checker_finds_what_strict_mode_refuses():
 
 
 @pytest.mark.parametrize("name", ALL)
+@pytest.mark.slow
 def test_schema_driven_instances_pass_the_client_and_the_stated_checks(name):
     contract = contracts()[name]
     request = _request(contract)
@@ -120,6 +121,7 @@ def test_schema_driven_instances_pass_the_client_and_the_stated_checks(name):
 
 
 @pytest.mark.parametrize("name", sorted(evaluate_schemas()))
+@pytest.mark.slow
 def test_schema_driven_instances_of_evaluate_schemas_validate_into_their_models(name):
     schema = evaluate_schemas()[name]
     model = {"mcq_answer": letter_answer_model(4), "mcq_answer5": letter_answer_model(5),
@@ -151,6 +153,7 @@ def test_only_cross_checks_can_fail_a_reply_of_the_schema():
 
 @settings(max_examples=60, deadline=None, database=None)
 @given(hst.dates(dt.date(1900, 1, 1), dt.date(2090, 1, 1)), hst.integers(0, 30000), hst.dates())
+@pytest.mark.slow
 def test_a_date_range_pattern_admits_exactly_the_days_of_the_range(lo, span, probe):
     hi = min(lo + dt.timedelta(days=span), dt.date(9999, 12, 31))
     pattern = re.compile(date_range_pattern(lo, hi))
@@ -182,6 +185,7 @@ def exact_server():
         os.environ["OPENAI_API_KEY"] = old
 
 
+@pytest.mark.slow
 def test_the_sample_pipeline_against_a_server_that_decodes_to_the_schema_fails_no_row(exact_server, tmp_path):
     from annotator.cli import main
     from storage.store import Store

@@ -134,6 +134,7 @@ def db(sizes_db, tmp_path):  # noqa: F811
 
 @pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
 @pytest.mark.parametrize("task", TASKS)
+@pytest.mark.slow
 async def test_annotation_screen_guidance_is_whole(db, task, size):
     app = AnnotateApp(db, f"s-{task}", "ana", show_timer=True)
     async with app.run_test(size=size) as pilot:
@@ -173,6 +174,7 @@ async def test_annotation_screen_guidance_is_whole(db, task, size):
 
 
 @pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+@pytest.mark.slow
 async def test_item_list_and_keys_screen_guidance_is_whole(db, size):
     """The item list (filters with their counts, its title) and the `?` screen: every key with its description
     wrapped in the box, never cut at its edge, and the box inside the terminal."""
@@ -226,6 +228,7 @@ async def test_item_list_and_keys_screen_guidance_is_whole(db, size):
 
 
 @pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+@pytest.mark.slow
 async def test_summary_screen_guidance_is_whole(mcq_study, size):
     from tests.tui_helpers import decide
 
@@ -244,6 +247,7 @@ async def test_summary_screen_guidance_is_whole(mcq_study, size):
 
 
 @pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+@pytest.mark.slow
 async def test_adjudication_screen_guidance_is_whole(long_mcq3, size):
     from annotator.screens.adjudicate import AdjudicateApp
     from tests.tui_helpers import see_all
@@ -292,6 +296,7 @@ def test_key_groups_break_only_between_groups_and_fall_back_to_the_compact_form(
 
 
 @pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+@pytest.mark.slow
 async def test_gold_label_adjudication_guidance_is_whole(db_file, size):
     from annotator.screens.adjudicate import AdjudicateApp
     from annotator.study_setup import create_study

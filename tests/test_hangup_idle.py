@@ -42,6 +42,7 @@ def _log(path: str):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGTERM])
+@pytest.mark.slow
 async def test_a_hang_up_mid_item_records_the_visit_and_ends_cleanly(db_file, sig):
     _study(db_file)
     clock = FakeClock()
@@ -75,6 +76,7 @@ async def test_a_hang_up_mid_item_records_the_visit_and_ends_cleanly(db_file, si
 
 @pytest.mark.parametrize("options, expected", [({}, 300 + 2.0), ({"idle_cap": "60"}, 60 + 2.0),
                                                ({"idle_cap": "0"}, 1000 + 2.0)])
+@pytest.mark.slow
 async def test_idle_time_counts_at_most_the_idle_cap(db_file, options, expected):
     _study(db_file, options)
     clock = FakeClock()

@@ -3,6 +3,8 @@ item since its latest answer, not only of this visit. It showed this visit alone
 with ] and reopened read 00:00 although its answer then stored 5 s more than the header had said."""
 from __future__ import annotations
 
+import pytest
+
 from annotator.app import AnnotateApp
 from annotator.widgets.status_header import StatusHeader
 from storage.store import Store
@@ -16,6 +18,7 @@ def _timer(app) -> str:
     return text.rsplit("·", 1)[1].split()[0]  # "… · 00:08 on item" -> "00:08"
 
 
+@pytest.mark.slow
 async def test_the_timer_counts_every_visit_and_agrees_with_the_stored_seconds(db_file):
     _study(db_file)
     clock = FakeClock()

@@ -3,6 +3,8 @@ moment; p2 claimed first and kept showing "+80" after p1's claim made it 60, eve
 afresh at each decision."""
 from __future__ import annotations
 
+import pytest
+
 from annotator.app import AnnotateApp
 from annotator.session import Session
 from annotator.study_setup import create_study
@@ -25,6 +27,7 @@ def _header(app) -> str:
     return " ".join(w for w in words if set(w) - set("░█▏▎▍▌▋▊▉"))
 
 
+@pytest.mark.slow
 async def test_plus_to_claim_follows_the_claims_of_others(db_file):
     _pool(db_file)
     app = AnnotateApp(db_file, "pool", "p2", show_timer=False)  # p2 claims 20 first: 80 left

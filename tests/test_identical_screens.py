@@ -115,6 +115,7 @@ def test_identical_screens_keep_keeps_every_copy(copies_db, capsys):
     assert "identical_on_screen" not in {f.key for f in fs.figures}
 
 
+@pytest.mark.slow
 def test_the_screen_is_the_tasks_own(copies_db, capsys):
     # easy_test shows each item's snippet, and the two expression types have their own conversation: 18 screens
     assert main(["study", "create", "et", "--task", "easy_test", "--dataset", "rp", "--db", copies_db]) == 0
@@ -125,6 +126,7 @@ def test_the_screen_is_the_tasks_own(copies_db, capsys):
     assert "task mcq, 9 items" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_copy_is_released_with_the_verdict_of_the_item_shown(copies_db, tmp_path):
     # mcq lets an answered item pass: the 9 screens answered release all 18 items, the 6 queries whole
     assert main(["study", "create", "m", "--task", "mcq", "--dataset", "rp", "--annotators", "ana",
@@ -143,6 +145,7 @@ def test_a_copy_is_released_with_the_verdict_of_the_item_shown(copies_db, tmp_pa
         f"u1:{p}:e{t}" for p in PREFS for t in (1, 2))
 
 
+@pytest.mark.slow
 def test_a_copy_with_another_key_is_not_released(db_file, tmp_path, capsys):
     # p1 at type 2 has the same question and options as at type 1 but its key is option D: the MCQ screen is
     # the same, scored against another answer (its T and F forms are other texts: their own screens)
@@ -182,6 +185,7 @@ def _queries(rows) -> dict[str, set[str]]:
 
 
 @pytest.mark.parametrize("seed", [0, 3, 11])
+@pytest.mark.slow
 def test_sample_draws_whole_queries_and_the_release_keeps_the_layout(five_queries_db, tmp_path, capsys, seed):
     # --sample 7 over queries of 3 items: 2 whole queries fit (6 items), a third would make 9
     assert main(["study", "create", "m", "--task", "mcq", "--dataset", "rp", "--sample", "7", "--seed", str(seed),
@@ -201,6 +205,7 @@ def test_sample_draws_whole_queries_and_the_release_keeps_the_layout(five_querie
     assert sorted(r["query_id"] for r in records) == sorted(queries)
 
 
+@pytest.mark.slow
 def test_sample_unit_item_samples_items_and_the_layout_says_what_it_left_out(five_queries_db, tmp_path, capsys):
     assert main(["study", "create", "m", "--task", "mcq", "--dataset", "rp", "--sample", "7", "--seed", "0",
                  "--option", "sample_unit=item", "--annotators", "ana", "--annotators-per-item", "1",

@@ -32,6 +32,7 @@ def _dump(db):
                 [a.name for a in s.annotators()], len(s.assignments(st.id)))
 
 
+@pytest.mark.slow
 def test_csv_with_answer_column_and_seconds(tmp_path, capsys):
     db = _mcq_db(tmp_path)
     f = tmp_path / "prolific.csv"
@@ -88,6 +89,7 @@ def test_jsonl_task_fields_and_map(tmp_path, capsys):
     ('{"item": "q0", "annotator": "ana\\u001b[31m", "answer": "A"}\n',
      "{f}: line 1: field 'annotator': "),
 ])
+@pytest.mark.slow
 def test_a_bad_record_is_one_line_and_changes_nothing(tmp_path, capsys, content, message):
     db = _mcq_db(tmp_path)
     judge = tmp_path / "j.jsonl"
@@ -120,6 +122,7 @@ def test_an_answer_given_on_the_screen_is_not_hidden(tmp_path, capsys):
     assert "row 2: field 'annotator': 'ana' already answered item 'q0' in this study" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_changed_answer_on_reimport_is_refused(tmp_path, capsys):
     db = _mcq_db(tmp_path)
     f = tmp_path / "a.csv"
@@ -132,6 +135,7 @@ def test_a_changed_answer_on_reimport_is_refused(tmp_path, capsys):
     assert _dump(db) == before
 
 
+@pytest.mark.slow
 def test_other_tasks_gold_label_and_pairwise_answers(tmp_path, capsys):
     db = str(tmp_path / "p.db")
     assert main(["import", "cimemories", "sample_data/cimemories/sample_profiles.json", "--dataset", "cim",

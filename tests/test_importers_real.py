@@ -21,6 +21,7 @@ def _need(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_personamem_questions_32k(tmp_path, capsys):
     path = _need(DATA / "personamem" / "questions_32k.csv")
     db = tmp_path / "t.db"
@@ -37,6 +38,7 @@ def test_personamem_questions_32k(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("name", CIM_FILES)
+@pytest.mark.slow
 def test_cimemories_real_file(name):
     path = _need(DATA / "cimemories" / name)
     profiles = json.loads(path.read_text(encoding="utf-8"))
@@ -62,6 +64,7 @@ def _attributes(name: str) -> dict[tuple[str, str], dict]:
 
 
 @pytest.mark.parametrize("name", ["data_openai_gpt-oss-120b.json", "data_openai_gpt-oss-120b_extended.first10.json"])
+@pytest.mark.slow
 def test_cimemories_multi_word_event_tags_are_parsed_against_the_event(name):
     attrs = _attributes(name)
     by_key = {k: p["attribute"] for (_, k), p in attrs.items()}

@@ -313,6 +313,7 @@ def _report(db, capsys, fmt="json"):
     return json.loads(out)["studies"][0] if fmt == "json" else out
 
 
+@pytest.mark.slow
 def test_validators_are_never_people(mixed_db, capsys):
     rep = _report(mixed_db, capsys)
     tables = {t["key"]: t for t in rep["figure_set"]["tables"]}
@@ -375,6 +376,7 @@ def test_tf_and_mcq_items_are_never_merged(mixed_db, capsys):
 
 
 @pytest.mark.parametrize("fmt", ["md", "html", "latex", "json"])
+@pytest.mark.slow
 def test_the_sentence_opens_the_section_in_every_format(mixed_db, fmt, capsys):
     out = _report(mixed_db, capsys, fmt)
     if fmt == "json":

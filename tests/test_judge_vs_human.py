@@ -90,6 +90,7 @@ def test_alt_test_needs_thirty_items_by_default():
     assert all("left out" in r[-1] for r in table(fs, "alt_test_annotators").rows)
 
 
+@pytest.mark.slow
 def test_rubric_scores_cross_checked_with_sklearn_and_scipy():
     from scipy import stats
     from sklearn.metrics import cohen_kappa_score
@@ -167,6 +168,7 @@ def judged_db(db_file, tmp_path):
 
 
 @pytest.mark.parametrize("fmt", ["md", "html", "latex", "json"])
+@pytest.mark.slow
 def test_report_shows_the_judge_validation_section(judged_db, fmt, capsys):
     assert main(["report", "jvs", "--format", fmt, "--epsilon", "0.1", "--alt-test-min-items", "5",
                  "--db", judged_db]) == 0

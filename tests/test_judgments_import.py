@@ -74,6 +74,7 @@ def test_reimport_adds_nothing(jv_db, capsys):
     ("bad.csv", "item,label\njv01,1\njv02,2\n", "bad.csv: row 3: field 'label': expected 1 (reflected) or 0"),
     ("bad.jsonl", '{"item": "jv01", "reflected": true}\nnot json\n', "bad.jsonl: line 2: field '(json)'"),
 ])
+@pytest.mark.slow
 def test_bad_record_is_one_line_and_changes_nothing(jv_db, tmp_path, capsys, name, text, where):
     path = tmp_path / name
     path.write_text(text)

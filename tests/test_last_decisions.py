@@ -48,6 +48,7 @@ def test_the_strip_fits_what_it_can_newest_first_and_shows_data_as_text():
 
 
 @pytest.mark.parametrize("size", NARROW_SIZES, ids=IDS)
+@pytest.mark.slow
 async def test_the_last_decisions_show_on_one_line_and_follow_a_change_in_review(pair_db, size):  # noqa: F811
     app = AnnotateApp(pair_db, "pw", "ana", show_timer=False)
     async with app.run_test(size=size) as pilot:
@@ -140,6 +141,7 @@ def _adj_rows(db: str) -> list[tuple[str, str, int | None]]:
 
 
 @pytest.mark.parametrize("size", [(80, 24), (60, 16)], ids=IDS)
+@pytest.mark.slow
 async def test_the_adjudication_screen_shows_the_adjudicators_own_last_decisions(adj_db, size):
     from annotator.screens.adjudicate import AdjudicateApp
 
@@ -168,6 +170,7 @@ async def test_the_adjudication_screen_shows_the_adjudicators_own_last_decisions
                                  ("judy", "final", 2)]
 
 
+@pytest.mark.slow
 async def test_the_adjudicators_decisions_of_an_earlier_session_show_in_the_sidebar_from_140_columns(adj_db):
     from annotator.screens.adjudicate import AdjudicateApp
 
@@ -196,6 +199,7 @@ async def test_the_adjudicators_decisions_of_an_earlier_session_show_in_the_side
 
 
 @pytest.mark.parametrize("size", [(60, 16), (160, 50)], ids=["60x16", "160x50"])
+@pytest.mark.slow
 def test_adjudication_screen_with_the_last_decisions_snapshot(adj_db, snap_compare, size):
     """#2 excluded, then #1 set to option B: the screen is back on #2. 60x16: the line above the keys (no bottom
     key line below 24 rows: q follows the decision keys); 160x50: the sidebar beside the answers."""

@@ -97,6 +97,7 @@ IQ_REFUSAL = {(60, 16): "Not saved: first scroll to see the end of the conversat
 
 
 @pytest.mark.parametrize("size", list(IQ_UNSEEN), ids=["60x16", "80x24", "160x50"])
+@pytest.mark.slow
 async def test_item_quality_is_drawn_in_the_layout_of_its_size_from_the_first_frame(iq_db, looks, size):
     app = AnnotateApp(iq_db, "iq", "ana", show_timer=False)
     async with app.run_test(size=size) as pilot:
@@ -144,6 +145,7 @@ PW_UNSEEN = {(60, 16): ["the left conversation", "the right conversation"], (160
 
 
 @pytest.mark.parametrize("size", list(PW_UNSEEN), ids=["60x16", "160x50"])
+@pytest.mark.slow
 async def test_pairwise_is_drawn_in_the_layout_of_its_size_from_the_first_frame(pw_db, looks, size):
     app = AnnotateApp(pw_db, "pw", "ana", show_timer=False)
     async with app.run_test(size=size) as pilot:
@@ -174,6 +176,7 @@ async def test_pairwise_is_drawn_in_the_layout_of_its_size_from_the_first_frame(
     assert _rows(pw_db, "pw") == [("answered", {"winner": shown, "shown_left": shown, "pressed": "left"})]
 
 
+@pytest.mark.slow
 async def test_a_resize_changes_the_layout_and_the_side_titles(pw_db):
     """The same rule on a resize: 160x50 -> 60x16 -> 160x50 stacks the sides and puts them back, titles with it."""
     app = AnnotateApp(pw_db, "pw", "ana", show_timer=False)

@@ -44,6 +44,7 @@ def choices(db: str, who: str = "openai/good") -> dict:
     return {a.unit_id: a.answer for a in answers_of(db, "st", who)}
 
 
+@pytest.mark.slow
 def test_a_run_by_batch_sends_no_chat_request_and_gives_the_online_answers(mcq_study, fake_llm, fake_key, capsys,
                                                                           tmp_path):
     fake_llm.register("mcq_answer", mcq_maker)
@@ -75,6 +76,7 @@ def test_a_run_by_batch_sends_no_chat_request_and_gives_the_online_answers(mcq_s
     assert fake_llm.batch_calls["create_batch"] == 1
 
 
+@pytest.mark.slow
 def test_failed_and_expired_lines_and_invalid_ones_are_retried_online(mcq_study, fake_llm, fake_key, capsys):
     fake_llm.register("mcq_answer", mcq_maker)
     bodies = []
@@ -96,6 +98,7 @@ def test_failed_and_expired_lines_and_invalid_ones_are_retried_online(mcq_study,
     assert b.status == "done" and lines == ["done"] * 4 + ["expired", "failed"]
 
 
+@pytest.mark.slow
 def test_an_invalid_batch_line_gets_its_repair_online(mcq_study, fake_llm, fake_key):
     served = []
 
@@ -109,6 +112,7 @@ def test_an_invalid_batch_line_gets_its_repair_online(mcq_study, fake_llm, fake_
     assert len(choices(mcq_study)) == 6
 
 
+@pytest.mark.slow
 def test_a_batch_that_fails_whole_goes_online(mcq_study, fake_llm, fake_key, capsys):
     fake_llm.register("mcq_answer", mcq_maker)
     fake_llm.batch.fail_batch = True
@@ -117,6 +121,7 @@ def test_a_batch_that_fails_whole_goes_online(mcq_study, fake_llm, fake_key, cap
     assert fake_llm.log.count() == 6 and len(choices(mcq_study)) == 6
 
 
+@pytest.mark.slow
 def test_the_budget_bounds_what_a_batch_may_cost_before_it_is_submitted(mcq_study, fake_llm, fake_key, capsys):
     fake_llm.register("mcq_answer", mcq_maker)
     # each request: ~170 prompt tokens + 512 max_tokens at 1 USD per token, halved: ~340 USD at most
@@ -129,6 +134,7 @@ def test_the_budget_bounds_what_a_batch_may_cost_before_it_is_submitted(mcq_stud
     assert "do not fit in what is left" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_status_shows_each_batch(mcq_study, fake_llm, fake_key, capsys):
     fake_llm.register("mcq_answer", mcq_maker)
     assert ev(mcq_study, *answer(fake_llm, *FAST)) == 0
@@ -186,6 +192,7 @@ asyncio.run(main())
 
 
 @pytest.mark.parametrize("when", ["after upload", "after submission"])
+@pytest.mark.slow
 def test_killed_between_upload_and_record_a_resumed_run_finds_or_submits_the_batch_once(when, fake_llm, fake_key,
                                                                                      db_file, tmp_path):
     from tests.test_llm_client_unit import Verdict

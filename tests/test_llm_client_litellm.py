@@ -72,6 +72,7 @@ def test_schema_reaches_the_server_and_reply_is_valid_and_no_key_is_stored(fake_
                 assert fake_key not in json.dumps(row, default=str), table
 
 
+@pytest.mark.slow
 def test_429_with_retry_after_is_honoured(fake_llm, fake_key):
     fake_llm.add_fault("status", status=429, retry_after=1)
     waits: list[float] = []
@@ -223,6 +224,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 def test_killed_and_resumed_sends_no_cached_request_again(fake_llm, fake_key, db_file, tmp_path):
     fake_llm.latency = 0.05
     script = tmp_path / "run_calls.py"

@@ -83,6 +83,7 @@ def start_clients(tmp_path: Path, db: str, url: str, k: int, n: int, in_flight: 
     return out
 
 
+@pytest.mark.slow
 def test_two_processes_send_each_request_once(server, db_file, tmp_path):
     with Store.open(db_file, mode="create"):
         pass
@@ -103,6 +104,7 @@ def _dead_pid() -> int:
     return p.pid
 
 
+@pytest.mark.slow
 def test_a_claim_of_a_dead_process_is_taken_over_and_a_live_one_is_waited_for(server, db_file, tmp_path):
     from generator.client import _HOST
     from generator.llm_types import LLMRequest
@@ -143,6 +145,7 @@ def test_a_claim_of_a_dead_process_is_taken_over_and_a_live_one_is_waited_for(se
         assert s.llm_claims() == []
 
 
+@pytest.mark.slow
 def test_concurrent_runs_of_one_scope_share_the_budget(server, db_file, tmp_path):
     with Store.open(db_file, mode="create"):
         pass
@@ -174,6 +177,7 @@ def gen_server(fake_key):
     srv.stop()
 
 
+@pytest.mark.slow
 def test_two_generate_processes_on_one_pipeline_send_each_request_once(gen_server, tmp_path):
     config = SAMPLE_DATA / "generator" / "pipeline.yaml"
     together, alone = str(tmp_path / "together.db"), str(tmp_path / "alone.db")
@@ -214,6 +218,7 @@ Store.open(sys.argv[2], mode="create").close()
 """
 
 
+@pytest.mark.slow
 def test_two_processes_creating_one_new_database_at_once_both_succeed(tmp_path):
     script = tmp_path / "open.py"
     script.write_text(OPEN)

@@ -202,6 +202,7 @@ async def test_a_reply_that_echoes_a_key_is_scrubbed_before_anything_keeps_it(st
     assert "zz-echoed" not in row.reply_text + str(row.parsed)
 
 
+@pytest.mark.slow
 async def test_a_call_waiting_for_its_turn_is_not_timed_out_by_its_deadline():
     """The deadline runs from a call's first request: 20 calls of 0.1 s behind one slot take 2 s, far beyond the
     deadline of 0.5 s, and all succeed (25,000 calls behind 65 slots failed 10,996 at the 300 s deadline)."""

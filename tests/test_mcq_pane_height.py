@@ -58,6 +58,7 @@ HAND = {(task, size): rows for task in ("mcq", "easy_test")
 
 
 @pytest.mark.parametrize("task,size", list(HAND), ids=[f"{t}-{w}x{h}" for t, (w, h) in HAND])
+@pytest.mark.slow
 async def test_the_question_pane_has_one_height_from_its_first_layout(db_file, recording, task, size):
     _task_db(db_file, task)
     app = AnnotateApp(db_file, "st", "ana", show_timer=False)
@@ -93,6 +94,7 @@ async def test_a_resize_lays_the_pane_out_once_with_the_height_of_a_fresh_start(
 
 @pytest.mark.parametrize("height", range(16, 25))
 @pytest.mark.parametrize("task", ["mcq", "easy_test"])
+@pytest.mark.slow
 async def test_below_25_rows_the_question_pane_lies_inside_the_panel(db_file, task, height):
     """At every terminal height that takes answers and is lower than 25 rows: the question pane (border included)
     lies inside the item view, the conversation pane keeps at least its border and three lines, and the two fill

@@ -1,4 +1,4 @@
-"""Tests written against mutants that survived a mutmut run (README, "Mutation testing"): every field of a result
+"""Tests written against mutants that survived a mutmut run (CONTRIBUTING.md, "Mutation testing"): every field of a result
 is checked against values worked out by hand, so that a changed name, note, count, default or boundary shows."""
 from __future__ import annotations
 
@@ -268,6 +268,7 @@ def test_correlations_undefined_and_errors():
             fn([1, 2, 3], [1, "b", 3])
 
 
+@pytest.mark.slow
 def test_correlation_interval_defaults():
     from reports.stats import kendall, pearson, spearman
 

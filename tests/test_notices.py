@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from textual.widgets._toast import Toast
 
+import pytest
+
 from annotator.app import AnnotateApp
 
 KEYS = ["u", "m", "m", "u"]  # back on the first item, flag, unflag, back again: four notices at once
@@ -26,6 +28,7 @@ async def test_stacked_notices_reach_the_right_edge_at_60x16(mcq_study):
         assert [(r.x, r.right, r.width) for r in regions] == [(30, 60, 30)] * 4  # 50% of 60, flush right
 
 
+@pytest.mark.slow
 def test_snapshot_stacked_notices_at_60x16(mcq_study, snap_compare):
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
     assert snap_compare(app, press=KEYS, terminal_size=(60, 16))

@@ -36,6 +36,7 @@ def _study(db_file: str, preference: str = "Likes short answers") -> str:
 
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.slow
 async def test_tab_then_pgdn_scrolls_a_conversation(db_file, size):
     _study(db_file)
     app = AnnotateApp(db_file, "pw", "a1", show_timer=False)
@@ -87,6 +88,7 @@ async def test_a_preference_longer_than_its_box_is_a_tab_stop_and_scrolls(db_fil
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 @pytest.mark.parametrize("task", ["mcq", "easy_test", "persona_filter", "gold_label", "pairwise", "rubric",
                                   "item_quality", "judge_validation"])
+@pytest.mark.slow
 async def test_every_tab_stop_of_every_task_has_something_to_scroll(sizes_db, task, size):  # noqa: F811
     """The kind of the pairwise case, on every task's screen: a Tab stop is a conversation (scrolled, searched
     with /) or a pane with something to scroll, never a pane shown whole."""

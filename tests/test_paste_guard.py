@@ -63,6 +63,7 @@ def test_unescape_leaves_other_text_alone():
     assert unescape(MARK + "x" + MARK) == MARK + "x" + MARK  # not an escape of PasteEscapes: kept
 
 
+@pytest.mark.slow
 def test_a_paste_with_esc_into_a_note_is_stored_as_pasted(db_file):
     """End to end: `prefval annotate` on a pseudo-terminal; n, a bracketed paste holding ESC and NUL, enter, q."""
     from storage.store import Store

@@ -202,6 +202,7 @@ def _same_for_people(before: dict, after: dict) -> None:
 
 @pytest.mark.usefixtures("intervals_from_few_items")
 @pytest.mark.parametrize("task", sorted(CASES))
+@pytest.mark.slow
 def test_model_answers_change_no_figure_about_people(db_file, capsys, task):
     _study(db_file, task)
     before = _people_view(db_file, capsys)

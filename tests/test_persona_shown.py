@@ -185,6 +185,7 @@ async def _refused_until_seen(pilot, screen, record, written) -> None:
 
 
 @pytest.mark.parametrize("record", RECORDS, ids=IDS)
+@pytest.mark.slow
 async def test_annotation_screen_refuses_a_key_until_every_field_was_scrolled_through_then_saves(gen_db, record):
     """At 60x16 the first screenful is the person's profile; k is refused (nothing written) until the record,
     each of its fields and the drop reasons have been scrolled through; every short field value was on screen on
@@ -201,6 +202,7 @@ async def test_annotation_screen_refuses_a_key_until_every_field_was_scrolled_th
     assert _answered(gen_db, "st") == [(record["item"], {"decision": "keep", "reasons": []})]
 
 
+@pytest.mark.slow
 async def test_two_peoples_life_event_2_read_alike_and_their_screens_tell_them_apart(gen_db):
     """u001's and u002's "life event 2" have the same text; each screen shows its own date, duration and the
     person's profile (name, birth year, extended persona), all at once at 120x50."""
@@ -264,6 +266,7 @@ async def test_generalized_preference_shows_the_preferences_it_was_made_from(gen
 
 # ---- the adjudication screen ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("record", RECORDS, ids=IDS)
+@pytest.mark.slow
 async def test_adjudication_screen_refuses_a_key_until_every_field_was_scrolled_through_then_saves(gen_db, record):
     _study(gen_db, "adj", record["dataset"], annotators_per_item=2)
     _disagree(gen_db, "adj", record["item"])
@@ -280,6 +283,7 @@ async def test_adjudication_screen_refuses_a_key_until_every_field_was_scrolled_
 
 
 @pytest.mark.parametrize("record", RECORDS, ids=IDS)
+@pytest.mark.slow
 async def test_adjudication_screen_shows_every_field_beside_the_answers(gen_db, record):
     _study(gen_db, "adj", record["dataset"], annotators_per_item=2)
     _disagree(gen_db, "adj", record["item"])
@@ -471,6 +475,7 @@ def _go_to(app, external_id: str) -> list[str]:
 
 
 @pytest.mark.parametrize("size", [(60, 16), (80, 24), (120, 40)], ids=["60x16", "80x24", "120x40"])
+@pytest.mark.slow
 def test_life_event_screen_snapshot(gen_db, snap_compare, size):
     """u002's life event 2: the profile above it, the date and duration under it (at 60x16 the profile fills
     the first screenful and the hint names what is below)."""
@@ -493,6 +498,7 @@ def test_generalized_preference_screen_snapshot(gen_db, snap_compare):
 
 
 @pytest.mark.parametrize("size", [(60, 16), (80, 24), (120, 40)], ids=["60x16", "80x24", "120x40"])
+@pytest.mark.slow
 def test_adjudication_of_a_preference_snapshot(gen_db, snap_compare, size):
     _study(gen_db, "adj", "sample-preferences", annotators_per_item=2)
     _disagree(gen_db, "adj", PREFERENCE["item"])

@@ -54,6 +54,7 @@ def _assert_readable(fig) -> None:
 
 
 @pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.slow
 def test_no_two_texts_overlap_and_none_is_cut(name):
     import matplotlib
 

@@ -111,6 +111,7 @@ def test_excluding_an_annotator_changes_the_figures_and_keeps_the_rows(checked, 
         assert build_reports(s, ["st"])[0].figures.figure("accuracy").value == pytest.approx(0.5)
 
 
+@pytest.mark.slow
 async def test_a_check_looks_like_any_other_item_on_screen(checked):
     shapes: dict[bool, set] = {True: set(), False: set()}
     app = AnnotateApp(checked, "st", "ana", show_timer=False)

@@ -36,6 +36,7 @@ def _rows(path: str) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("after", ["o", "right_square_bracket", "t", "f", "s", "m", "u", "l", "number_sign"])
+@pytest.mark.slow
 async def test_no_key_acts_once_quitting_began(db_file, after):
     _tf_study(db_file)
     app = AnnotateApp(db_file, "tf", "ana", show_timer=False)

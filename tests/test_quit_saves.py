@@ -95,6 +95,7 @@ class _Terminal:
 
 
 @pytest.mark.parametrize("how", ["close the terminal", "SIGHUP", "SIGTERM"])
+@pytest.mark.slow
 def test_a_hang_up_while_saving_waits_for_the_write_and_the_events(db_file, how):
     _study(db_file)
     term = _Terminal(db_file)
@@ -167,6 +168,7 @@ async def _signal_taken(app, pilot, signum) -> None:
     assert screen._hung_up == signal.Signals(signum).name
 
 
+@pytest.mark.slow
 async def test_sighup_in_process_writes_the_answer_once_the_lock_goes(db_file):
     clock, app, lock = _open_with_a_lock(db_file)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -185,6 +187,7 @@ async def test_sighup_in_process_writes_the_answer_once_the_lock_goes(db_file):
     assert _rescue_files(db_file) == []
 
 
+@pytest.mark.slow
 async def test_a_lock_held_past_the_limit_keeps_the_answer_in_a_rescue_file(db_file, monkeypatch):
     import annotator.screens.annotate as annotate
 
@@ -209,6 +212,7 @@ async def test_a_lock_held_past_the_limit_keeps_the_answer_in_a_rescue_file(db_f
     assert events[0].payload == {"index": 0, "answered": 0, "skipped": 0, "open": 4}
 
 
+@pytest.mark.slow
 async def test_q_while_saving_keeps_the_screen_until_the_answer_and_the_events_are_written(db_file):
     clock, app, lock = _open_with_a_lock(db_file)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -228,6 +232,7 @@ async def test_q_while_saving_keeps_the_screen_until_the_answer_and_the_events_a
     assert _rescue_files(db_file) == []
 
 
+@pytest.mark.slow
 async def test_ctrl_c_while_saving_keeps_the_answer_in_a_rescue_file(db_file):
     clock, app, lock = _open_with_a_lock(db_file)
     async with app.run_test(size=(100, 30)) as pilot:

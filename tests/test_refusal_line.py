@@ -13,6 +13,8 @@ from __future__ import annotations
 from textual import events
 from textual.geometry import Region
 
+import pytest
+
 from annotator.app import AnnotateApp
 from annotator.study_setup import create_study
 from annotator.tasks.base import StudySpec
@@ -75,6 +77,7 @@ def _covered_parts(screen, line) -> list:
     return out
 
 
+@pytest.mark.slow
 async def test_a_refusal_is_said_on_the_hint_line_and_covers_no_part_of_the_item(db_file):
     _db(db_file)
     app = AnnotateApp(db_file, "st", "ana", show_timer=False)
@@ -106,6 +109,7 @@ async def test_a_refusal_is_said_on_the_hint_line_and_covers_no_part_of_the_item
     assert _answers(db_file) == [(first, "A")]
 
 
+@pytest.mark.slow
 async def test_a_key_typed_ahead_of_an_item_with_options_below_the_fold_says_what_to_scroll(db_file):
     # a]a at 80x24: a refused on the first item (options below the fold), ] to the second, a before its first
     # frame: refused too, and once the item is on screen the line names what to scroll on it

@@ -113,6 +113,7 @@ def test_horizonbench_jsonl_rows_with_their_conversation(db_file, tmp_path):
         assert sorted(i.external_id for i in s2.items("again")) == sorted(ext[2:7])
 
 
+@pytest.mark.slow
 def test_horizonbench_parquet_stays_parquet_with_the_same_columns(db_file, tmp_path):
     pq = pytest.importorskip("pyarrow.parquet", reason="needs a working pyarrow", exc_type=ImportError)
     source = S / "horizonbench/sample.parquet"
@@ -338,6 +339,7 @@ def _need(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_real_personamem_32k_released_whole_is_the_original_file_byte_for_byte(db_file, tmp_path):
     path = _need(DATA / "personamem" / "questions_32k.csv")
     header, rows = _csv_rows(path.read_bytes())
@@ -357,6 +359,7 @@ def test_real_personamem_32k_released_whole_is_the_original_file_byte_for_byte(d
     assert sheet["release"]["funnel"][-1]["items"] == 500
 
 
+@pytest.mark.slow
 def test_real_cimemories_sampled_gold_study(db_file, tmp_path):
     real = json.loads(_need(DATA / "cimemories" / "data_openai_gpt-oss-120b.json").read_text(encoding="utf-8"))
     path = tmp_path / "first2.json"  # two real profiles (about 14,000 candidates), to keep the test short

@@ -47,12 +47,14 @@ async def released(hand_study, tmp_path):
     return hand_study, out
 
 
+@pytest.mark.slow
 def test_the_release_folder_has_every_format(released):
     _, out = released
     assert sorted(p.name for p in out.iterdir()) == ["DATASHEET.md", "README.md", "croissant.json",
                                                      "datasheet.json", "hb.jsonl", "hb.parquet"]
 
 
+@pytest.mark.slow
 def test_load_dataset_reads_every_released_item_typed(released, offline, tmp_path):
     datasets, _ = offline
     _, out = released
@@ -76,6 +78,7 @@ def test_load_dataset_reads_every_released_item_typed(released, offline, tmp_pat
     assert as_records(list(split), json_text) == jsonl_records(out / "hb.jsonl")
 
 
+@pytest.mark.slow
 def test_mlcroissant_validates_and_reads_every_record(released, offline):
     _, mlc = offline
     _, out = released
@@ -99,6 +102,7 @@ def test_mlcroissant_validates_and_reads_every_record(released, offline):
         assert hashlib.sha256((out / name).read_bytes()).hexdigest() == digest
 
 
+@pytest.mark.slow
 def test_a_data_file_changed_after_the_release_fails_the_checksum(released, offline):
     _, mlc = offline
     _, out = released
@@ -122,6 +126,7 @@ def test_a_data_file_changed_after_the_release_fails_the_checksum(released, offl
     assert any("Hash of downloaded file" in c and "is not identical with the reference" in c for c in chain)
 
 
+@pytest.mark.slow
 def test_the_card_is_a_hub_dataset_card_with_the_datasheets_figures(released):
     hub = pytest.importorskip("huggingface_hub")
     _, out = released
@@ -155,6 +160,7 @@ def test_the_card_is_a_hub_dataset_card_with_the_datasheets_figures(released):
     assert doc["license"] == "cc-by-4.0"
 
 
+@pytest.mark.slow
 def test_the_same_database_gives_the_same_bytes(released, tmp_path):
     db, out = released
     again = tmp_path / "again"
@@ -169,6 +175,7 @@ def test_the_same_database_gives_the_same_bytes(released, tmp_path):
         assert (out / name).read_bytes() == (again / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_models_are_named_as_models_and_the_judge_verdict_is_carried(released, tmp_path):
     """An LLM judge answers q0..q4 with option A after the people: the people's figures and the released items are
     unchanged; the card, DATASHEET.md and croissant.json name its model as a model (never an annotator) and carry
@@ -223,6 +230,7 @@ def _sample_store(db_file: str) -> dict[str, list[dict]]:
     return out
 
 
+@pytest.mark.slow
 def test_every_sample_benchmark_round_trips_through_parquet_and_croissant(db_file, tmp_path, offline):
     """Hand-checked shapes: CIMemories' metadata.value is text, a number or a boolean by item, so it alone is
     JSON text; the pairwise and rubric samples' metadata is {} in every item, so it has no column (nor has an

@@ -49,6 +49,7 @@ def _report(capsys, *args):
     return code, out.out, out.err
 
 
+@pytest.mark.slow
 async def test_markdown_report_of_a_tui_study_has_figures_and_per_annotator_section(answered_mcq, capsys):
     code, out, _ = _report(capsys, "st", "--db", answered_mcq)
     assert code == 0
@@ -79,6 +80,7 @@ async def test_markdown_report_of_a_tui_study_has_figures_and_per_annotator_sect
     assert "too fast = answered in under 2.0 s" in out
 
 
+@pytest.mark.slow
 async def test_every_format_for_a_tui_study(answered_mcq, capsys, tmp_path):
     code, out, _ = _report(capsys, "st", "--format", "json", "--db", answered_mcq)
     assert code == 0

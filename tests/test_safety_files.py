@@ -273,6 +273,7 @@ def readonly_folder(tmp_path):
     folder.chmod(0o755)
 
 
+@pytest.mark.slow
 def test_a_database_in_a_read_only_folder_can_be_read(permissions_apply, readonly_folder):
     before = _snapshot(readonly_folder)
     r = _unprivileged(["status", "--db", str(readonly_folder)], REPO)
@@ -283,6 +284,7 @@ def test_a_database_in_a_read_only_folder_can_be_read(permissions_apply, readonl
     assert _snapshot(readonly_folder) == before
 
 
+@pytest.mark.slow
 def test_writes_in_a_read_only_folder_say_so_in_one_line(permissions_apply, readonly_folder, tmp_path):
     before = _snapshot(readonly_folder)
     src = REPO / "sample_data" / "persona" / "personas.jsonl"
@@ -300,6 +302,7 @@ def test_writes_in_a_read_only_folder_say_so_in_one_line(permissions_apply, read
     assert _snapshot(readonly_folder) == before
 
 
+@pytest.mark.slow
 def test_a_read_only_database_file_reads_and_refuses_writes_in_one_line(permissions_apply, tmp_path):
     db = _prefval_db(tmp_path / "prefval.db")
     db.chmod(0o444)

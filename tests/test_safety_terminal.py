@@ -142,6 +142,7 @@ TASKS = ["mcq", "easy_test", "blind_test", "persona_filter", "gold_label", "pair
 
 
 @pytest.mark.parametrize("task", TASKS)
+@pytest.mark.slow
 async def test_hostile_text_on_every_screen_is_shown_as_text(task, db_file, tmp_path):
     _build(db_file, task, tmp_path)
     with Store.open(db_file, mode="rw") as s:  # an earlier hostile note on the first item
@@ -210,6 +211,7 @@ def test_cli_prints_hostile_names_as_text(case, db_file, tmp_path, capsys):
 
 
 # ---- long fields in pages ---------------------------------------------------------------------------------------
+@pytest.mark.slow
 async def test_a_5mb_question_is_shown_a_page_at_a_time_and_read_on_with_a_key(db_file, tmp_path):
     big = "".join(f"w{i:07d} " for i in range(500_000))  # 4.5 MB, one line, every word different
     with Store.open(db_file, mode="create") as s:

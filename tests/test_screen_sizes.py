@@ -44,6 +44,7 @@ def sizes_db(tmp_path_factory) -> str:
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 @pytest.mark.parametrize("task", TASKS)
+@pytest.mark.slow
 def test_task_screen_at_size(sizes_db, task, size, snap_compare):
     app = AnnotateApp(sizes_db, f"s-{task}", "ana", show_timer=False)
     assert snap_compare(app, terminal_size=size)

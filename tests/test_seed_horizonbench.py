@@ -124,6 +124,7 @@ D_MODELS = {"m-anchor": "BBBBCDAA",     # wrong 6 (d0-d5), on B 4
             "m-uniform": "AABCDEAA"}    # wrong 4 (d2-d5), on B 1
 
 
+@pytest.mark.slow
 def test_distractor_share_per_model_with_its_binomial_test_beside_the_people(tmp_path, capsys):
     db = str(tmp_path / "d.db")
     items = tmp_path / "items.jsonl"

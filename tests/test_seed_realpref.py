@@ -217,15 +217,15 @@ def test_generalized_test_needs_the_originals_and_other_people(tmp_path, capsys)
     assert "--option n_options=1: give a number of options from 2 to 10" in capsys.readouterr().err
 
 
-def test_the_readme_seed_section_commands_parse():
-    """Every prefval command of the README's "The seeds' tables" section is a command line prefval accepts."""
+def test_the_docs_seed_page_commands_parse():
+    """Every prefval command of docs/seeds.md ("The seeds' tables") is a command line prefval accepts."""
     import shlex
     from pathlib import Path
 
     from annotator.cli import build_parser
 
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    start = text.index("## The seeds' tables, command by command")
+    text = (Path(__file__).resolve().parents[1] / "docs" / "seeds.md").read_text(encoding="utf-8")
+    start = text.index("# The seeds' tables, command by command")
     block = text[text.index("```bash", start) + 7:text.index("```", text.index("```bash", start) + 7)]
     lines = block.replace("\\\n", " ").splitlines()
     commands = [c.strip() for line in lines for c in line.split("#")[0].split("&&") if c.strip()]

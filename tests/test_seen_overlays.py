@@ -61,6 +61,7 @@ async def _scroll_to_end(pilot, pane) -> None:
     raise AssertionError("the pane did not reach its end")
 
 
+@pytest.mark.slow
 async def test_a_response_whose_last_rows_are_under_a_notification_is_refused_until_the_notification_goes(db_file):
     _task_db(db_file, "judge_validation")
     app = AnnotateApp(db_file, "st", "ana", show_timer=False)
@@ -91,6 +92,7 @@ async def test_a_response_whose_last_rows_are_under_a_notification_is_refused_un
     assert [(r.status, r.answer["reflected"]) for r in _rows(db_file, "st")] == [("answered", True)]
 
 
+@pytest.mark.slow
 async def test_rows_under_a_notification_count_once_scrolled_up_out_from_under_it(db_file):
     """The rubric pane at 80x24: a notification over its last two rows covers the levels of the current dimension
     shown there; PgDn moves them above it (the two dimensions still to come follow them in the pane), and then
@@ -125,6 +127,7 @@ async def test_rows_under_a_notification_count_once_scrolled_up_out_from_under_i
     assert [(r.status, r.answer["scores"]) for r in _rows(db_file, "st")] == [("partial", {"awareness": 3})]
 
 
+@pytest.mark.slow
 async def test_a_conversation_pane_counts_only_the_lines_drawn_where_nothing_covers_them(db_file):
     """Pairwise at 80x24: the right conversation (a virtual pane that counts the lines it drew) has its last row
     under a notification; every other part is read, the conversation paged through to its end again and again

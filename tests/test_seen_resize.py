@@ -51,6 +51,7 @@ async def test_parts_seen_whole_stay_seen_after_a_resize(db_file, smaller):
 
 
 @pytest.mark.parametrize("task", TASKS)
+@pytest.mark.slow
 async def test_every_task_keeps_what_was_seen_through_a_resize_to_60x16(sizes_db, task):
     app = AnnotateApp(sizes_db, f"s-{task}", "ana", show_timer=False)
     async with app.run_test(size=(160, 50)) as pilot:

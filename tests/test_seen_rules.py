@@ -71,6 +71,7 @@ def paged_mcq(db_file):
     return db_file
 
 
+@pytest.mark.slow
 async def test_a_paged_question_is_refused_after_its_first_page_and_counts_once_every_page_was_seen(paged_mcq):
     app = AnnotateApp(paged_mcq, "m", "ana", show_timer=False)
     async with app.run_test(size=(60, 16)) as pilot:
@@ -104,6 +105,7 @@ async def test_a_paged_question_is_refused_after_its_first_page_and_counts_once_
     assert ["Trains", "Planes", "Cars", "Boats"][rows[0].answer["choice"]] == shown_c
 
 
+@pytest.mark.slow
 async def test_a_page_turned_to_but_not_scrolled_through_does_not_count(paged_mcq):
     """Pressing + to the last page without reading the pages on the way: each page is a page left until its
     rows were on screen."""
@@ -149,6 +151,7 @@ def _on_screen(app, widget) -> int:
     return geo.region.intersection(geo.clip).height
 
 
+@pytest.mark.slow
 async def test_plus_turns_the_page_of_the_field_on_screen_and_never_one_out_of_sight(two_paged_fields):
     """`+` turned the item's first field with a page left: with the long option on screen (the question scrolled
     out of sight above), it turned the question, and the option stayed on its first page. It turns the field the
@@ -191,6 +194,7 @@ async def test_plus_turns_the_page_of_the_field_on_screen_and_never_one_out_of_s
     assert [r.answer["shown"] for r in _rows(two_paged_fields, "m")] == ["A"]
 
 
+@pytest.mark.slow
 async def test_adjudication_waits_for_every_page_of_a_long_option(db_file):
     from annotator.screens.adjudicate import AdjudicateApp
     from tests.test_adjudication import NAMES, _adjudications, _answer_plan, _mcq
@@ -315,6 +319,7 @@ SIZE_IDS = ["60x16", "80x24", "160x50"]
 
 @pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
 @pytest.mark.parametrize("task", list(FIRST_KEY))
+@pytest.mark.slow
 async def test_no_part_or_pane_is_cut_off_by_a_container_that_does_not_scroll(db_file, task, size):
     """Every widget of the item panel lies inside its parent unless that parent scrolls it: a pane drawn past the
     panel's edge has rows that no key brings on screen (an MCQ's question pane at 60x16 and 80x24 was laid out two
@@ -350,6 +355,7 @@ async def test_no_part_or_pane_is_cut_off_by_a_container_that_does_not_scroll(db
 
 @pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
 @pytest.mark.parametrize("task", list(FIRST_KEY))
+@pytest.mark.slow
 async def test_every_task_type_waits_for_every_part_and_each_can_be_scrolled_to(db_file, task, size):
     _task_db(db_file, task)
     app = AnnotateApp(db_file, "st", "ana", show_timer=False)
@@ -371,6 +377,7 @@ async def test_every_task_type_waits_for_every_part_and_each_can_be_scrolled_to(
     assert {k: rows[0].answer.get(k) for k in fields} == fields
 
 
+@pytest.mark.slow
 async def test_item_quality_waits_for_the_end_of_its_conversation_once_per_conversation(db_file):
     """The case of the issue: item_quality showed the stored conversation its relevance and correctness checks are
     about but took a decision with the conversation never scrolled. Now it counts once its end was on screen, once
@@ -418,6 +425,7 @@ async def test_item_quality_waits_for_the_end_of_its_conversation_once_per_conve
                                                                ("answered", {"relevance": False})]
 
 
+@pytest.mark.slow
 async def test_each_item_quality_check_is_seen_before_it_is_answered(db_file):
     """Every check line was labelled "the current check", and a label seen on the item counts for the rest of the
     session: after answering check 1, check 2 (drawn below, out of sight at 60x16) counted as seen at once and took
@@ -447,6 +455,7 @@ async def test_each_item_quality_check_is_seen_before_it_is_answered(db_file):
 
 
 @pytest.mark.parametrize("size", [(60, 16), (80, 24)], ids=["60x16", "80x24"])
+@pytest.mark.slow
 async def test_a_rubric_score_keeps_the_item_pane_where_it_was_and_waits_for_the_next_levels(db_file, size):
     """A score key redraws the same item: the item pane (a long answer) keeps where it was scrolled to instead of
     jumping back to its top; the rubric pane shows the next dimension, whose levels must be on screen before its
@@ -507,6 +516,7 @@ MIDDLE_QUESTION = " ".join(f"Sentence {i} of what the user said about their trip
 
 
 @pytest.mark.parametrize("animation", ["full", "none"])
+@pytest.mark.slow
 async def test_end_counts_only_what_it_shows_not_the_rows_the_scroll_passed(db_file, animation):
     """A question longer than the pane at 60x16: End shows its last rows and the options; the rows between the
     first screen and the last were never on screen at rest, so the decision is refused until they are. A row
@@ -540,6 +550,7 @@ async def test_end_counts_only_what_it_shows_not_the_rows_the_scroll_passed(db_f
 
 
 # ---- an item's first frame: drawn before the hint line takes its rows ---------------------------------------------
+@pytest.mark.slow
 async def test_what_only_the_first_frame_showed_is_not_seen(db_file, tmp_path):
     """The bundled rubric sample's long answer at 80x24, the first item of the session: the first frame of an item
     is laid out with a one-row hint line; the hint then needs two rows ("the answer, the levels of ..."), the item

@@ -62,6 +62,7 @@ def _live(path: str) -> Counter:
         return Counter(a.unit_id for a in s.assignments(s.get_study("pool").id))
 
 
+@pytest.mark.slow
 async def test_an_open_screen_saves_nothing_on_items_unassigned_in_another_shell(db_file):
     _pool(db_file)  # 30 items, 1 annotator each
     app = AnnotateApp(db_file, "pool", "p1", show_timer=False)
@@ -104,6 +105,7 @@ async def test_an_open_screen_saves_nothing_on_items_unassigned_in_another_shell
     assert set(live.values()) == {1} and len(live) == 24
 
 
+@pytest.mark.slow
 async def test_a_release_seen_when_moving_on_says_so_and_goes_to_what_is_left(db_file):
     # p1 answers 2 items and skips 1 of a 6-item study; `study release` keeps those 3 (answered or skipped) and
     # gives the 3 untouched back. p1, on the 4th item (released too), presses `]`: the screen reads the queue
@@ -136,6 +138,7 @@ async def test_a_release_seen_when_moving_on_says_so_and_goes_to_what_is_left(db
     assert _live(db_file) and sum(_live(db_file).values()) == 3
 
 
+@pytest.mark.slow
 async def test_an_item_released_while_the_list_is_open_does_not_open(db_file):
     # p1 answers 1 item of 6 and opens the list (6 rows); `study release` in another shell gives the 5 untouched
     # items back. Enter on row #3 (released) keeps the list open and says so; the list is read again (1 row), the
@@ -171,6 +174,7 @@ async def test_an_item_released_while_the_list_is_open_does_not_open(db_file):
     assert [r.status for r in rows] == ["answered"] and third not in {r.unit_id for r in rows}
 
 
+@pytest.mark.slow
 async def test_the_list_opened_after_a_release_numbers_the_queue_as_it_is_now(db_file):
     # 6 items, p1 answers #1 and #2 and skips #3; `study release` keeps those 3 and gives #4-#6 back. `l` on the
     # item screen (still on the released #4) reads the queue again: 3 rows, #4-#6 gone, the notice above them;
@@ -205,6 +209,7 @@ def _release_in_another_connection(path: str, who: str, keep_skipped: bool = Tru
         return s.release_assignments(study.id, s.find_annotator(who).id, keep_skipped=keep_skipped)
 
 
+@pytest.mark.slow
 def test_snapshot_summary_after_a_refused_answer_at_80x24(tmp_path, snap_compare):
     # 6 items; 2 answered, the 3rd released (unassign) before its answer: the summary names the 4 items taken,
     # the 2 answers kept and the answer not saved, and is no "All done ... Thank you"
@@ -225,6 +230,7 @@ def test_snapshot_summary_after_a_refused_answer_at_80x24(tmp_path, snap_compare
 
 @pytest.mark.parametrize("keys, size", [(("right_square_bracket", "u"), (60, 16)), (("l",), (80, 24))],
                          ids=["item-screen-60x16", "item-list-80x24"])
+@pytest.mark.slow
 def test_snapshot_after_a_release(tmp_path, snap_compare, keys, size):
     # 2 answered, 1 skipped, `study release` gives the 3 untouched back while p1 is on #4. Item screen: `]` reads the
     # queue again (the summary), `u` goes back to the skipped item: its state line says what happened, the header

@@ -4,6 +4,8 @@ Update deliberately with `pytest tests/test_snapshots.py --snapshot-update` afte
 """
 from __future__ import annotations
 
+import pytest
+
 from annotator.app import AnnotateApp
 from tests.tui_helpers import decide
 
@@ -13,6 +15,7 @@ def test_mcq_screen(mcq_study, snap_compare):
     assert snap_compare(app, terminal_size=(100, 32))
 
 
+@pytest.mark.slow
 def test_mcq_screen_after_back_shows_current_answer(mcq_study, snap_compare):
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
     async def run_before(pilot) -> None:
@@ -22,6 +25,7 @@ def test_mcq_screen_after_back_shows_current_answer(mcq_study, snap_compare):
     assert snap_compare(app, run_before=run_before, terminal_size=(100, 32))
 
 
+@pytest.mark.slow
 def test_summary_screen(mcq_study, snap_compare):
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
     async def run_before(pilot) -> None:
@@ -32,6 +36,7 @@ def test_summary_screen(mcq_study, snap_compare):
     assert snap_compare(app, run_before=run_before, terminal_size=(100, 32))
 
 
+@pytest.mark.slow
 def test_guidelines_screen(mcq_study, snap_compare):
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
     assert snap_compare(app, press=["question_mark"], terminal_size=(100, 32))

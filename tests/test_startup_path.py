@@ -8,6 +8,8 @@ from pathlib import Path
 
 from textual.widgets import Input
 
+import pytest
+
 from annotator.app import AnnotateApp
 from storage.store import Store
 
@@ -19,6 +21,7 @@ def _run(code: str) -> str:
     return out.stdout.strip()
 
 
+@pytest.mark.slow
 def test_importing_the_annotation_app_gives_the_collector_back_as_it_was():
     # paused while the modules load (annotator.collector.paused_while_loading), never left paused nor turned on
     check = "import annotator.app; print(gc.isenabled(), gc.get_freeze_count() > 0)"
@@ -56,6 +59,7 @@ def test_opening_a_database_runs_no_sqlite_utils_plugin(tmp_path):
     assert seen == []
 
 
+@pytest.mark.slow
 async def test_text_fields_are_mounted_when_first_opened_and_work_as_before(mcq_study):
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
     async with app.run_test(size=(100, 30)) as pilot:

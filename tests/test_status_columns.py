@@ -89,6 +89,7 @@ def _mcq_answer(rng: random.Random) -> dict:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.slow
 def test_mcq_status_from_columns_equals_the_study_data_path(db_file, monkeypatch, seed):
     rng = random.Random(seed)
     with Store.open(db_file, mode="create") as s:
@@ -127,6 +128,7 @@ def _persona_answer(rng: random.Random) -> dict:
 
 
 @pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.slow
 def test_persona_status_from_columns_equals_the_study_data_path(db_file, monkeypatch, seed):
     rng = random.Random(seed)
     items = [ItemIn(external_id=f"p{i}", kind="persona_record", payload={"text": f"person {i}",

@@ -166,6 +166,7 @@ def test_study_list_columns_start_at_the_same_cell_with_wide_names(cjk_db, capsy
     assert table[1].split()[0].startswith(CJK_STUDY[:2]) and table[2].split()[0].startswith("plain-")
 
 
+@pytest.mark.slow
 def test_a_pipe_gets_the_full_form(cjk_db):
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     got = subprocess.run([sys.executable, "-m", "annotator.cli", "status", CJK_STUDY, "--db", cjk_db],

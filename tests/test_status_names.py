@@ -9,6 +9,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import pytest
+
 from annotator.cli import main
 from annotator.commands.status import cells, distinct_names, fit_names, study_lines
 from annotator.study_setup import create_study
@@ -125,6 +127,7 @@ NAME = st.text(alphabet=st.sampled_from("abcpr-_12名前"), min_size=1, max_size
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(NAME, min_size=1, max_size=6, unique=True), st.sampled_from([60, 80, 120]))
+@pytest.mark.slow
 def test_any_names_stay_apart_and_each_study_is_one_line(names, width):
     studies = [_study(n, "persona_filter" if i % 2 else "gold_label") for i, n in enumerate(names)]
     lines = study_lines(studies, width)

@@ -19,6 +19,7 @@ def _hint(app) -> str:
     return _shown(app.screen, "#hint")
 
 
+@pytest.mark.slow
 async def test_an_answer_after_archive_elsewhere_is_refused_then_saved_after_unarchive(db_file):
     _pool(db_file, n=6)
     app = AnnotateApp(db_file, "pool", "p1", show_timer=False)
@@ -41,6 +42,7 @@ async def test_an_answer_after_archive_elsewhere_is_refused_then_saved_after_una
     assert [(r.status, r.answer["shown"]) for r in rows] == [("answered", "A"), ("answered", "B")]
 
 
+@pytest.mark.slow
 async def test_a_skip_note_and_flag_after_delete_elsewhere_are_refused_and_the_note_kept(db_file):
     _pool(db_file, n=6)
     app = AnnotateApp(db_file, "pool", "p1", show_timer=False)
@@ -78,6 +80,7 @@ def test_a_claim_on_a_study_archived_meanwhile_claims_nothing(db_file):
         assert s.queue_length(study.id, p1.id) == 30
 
 
+@pytest.mark.slow
 async def test_an_adjudication_after_archive_elsewhere_is_refused(db_file):
     from annotator.screens.adjudicate import AdjudicateApp
     from tests.test_adjudication import _adjudications, answered_mcq_study
@@ -107,6 +110,7 @@ def test_the_store_refuses_an_annotation_on_a_deleted_study(db_file):
         assert s.db.execute("SELECT COUNT(*) FROM annotations").fetchone()[0] == 0
 
 
+@pytest.mark.slow
 async def test_a_note_refused_by_a_release_is_said_whole(db_file):
     from annotator.screens.summary import SummaryScreen
 
@@ -125,6 +129,7 @@ async def test_a_note_refused_by_a_release_is_said_whole(db_file):
     assert [r.status for r in _rows(db_file, "p1")] == ["answered"]
 
 
+@pytest.mark.slow
 def test_prefval_annotate_lists_what_was_refused_as_it_ends(db_file):
     """End to end on a pseudo-terminal: the note refused on an archived study, still unsaved at q, is printed with
     its text when `prefval annotate` ends (exit 1); the answer refused, then given again after unarchive, is not."""
@@ -157,6 +162,7 @@ def test_prefval_annotate_lists_what_was_refused_as_it_ends(db_file):
         assert [(r.status, r.answer["shown"]) for r in s.annotations(s.get_study("st").id)] == [("answered", "B")]
 
 
+@pytest.mark.slow
 def test_an_annotator_released_from_a_study_claims_again(db_file):
     """Newcomer check: after `study release --annotator cy` gave all of cy's untouched items back, cy could never
     claim in the study again ("every item already has its annotators", though every item had open slots)."""
@@ -177,6 +183,7 @@ def test_an_annotator_released_from_a_study_claims_again(db_file):
 
 
 @pytest.mark.parametrize("command", ["archive", "delete"])
+@pytest.mark.slow
 async def test_no_session_event_is_written_after_archive_or_delete_elsewhere(db_file, command):
     """Second newcomer check: the refused keys wrote nothing, but the visit and session_end events of the quit did
     (with a deleted study's id: rows of no study), and an archived item's visit then added to its answer."""
@@ -194,6 +201,7 @@ async def test_no_session_event_is_written_after_archive_or_delete_elsewhere(db_
     assert len(kinds) == before + 1 and kinds[-1] == f"study_{command}d"  # only the command's own event
 
 
+@pytest.mark.slow
 async def test_the_refusal_keeps_to_two_rows_at_80x24(db_file):
     """Second newcomer check: the refusal began with the database's path and took 3 rows at 80x24, where the hint
     line keeps to 2 (below 40 rows); the screen is on that file, so the line leaves the path out."""

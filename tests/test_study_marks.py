@@ -116,6 +116,7 @@ def test_unassign_takes_marked_items_and_counts_them(db_file, marked, capsys):
     assert _rows(db_file) == log
 
 
+@pytest.mark.slow
 def test_rename_annotator_moves_marked_items_and_counts_them(db_file, marked, capsys):
     with Store.open(db_file, mode="rw") as s:
         s.ensure_annotator("cy")  # cy exists: cyy's items move (cyy is not renamed)

@@ -66,6 +66,7 @@ async def _until(pilot, cond, tries: int = 200) -> None:
     raise AssertionError("the screen did not get there")
 
 
+@pytest.mark.slow
 async def test_every_reachable_screen_is_blind(blind_db):
     seen: list[str] = []
     for who in ("ana", "ben"):
@@ -98,6 +99,7 @@ async def test_every_reachable_screen_is_blind(blind_db):
         assert not others & set(text.replace(",", " ").split())  # no other annotator's name
 
 
+@pytest.mark.slow
 async def test_three_annotators_then_figures_by_hand(blind_db):
     for who, plan in PLAN.items():
         await answer_all(blind_db, "bt", who, plan)
@@ -140,6 +142,7 @@ def test_items_with_several_option_counts_are_reported_per_k():
     assert keys == ["tf", "mcq_k4", "mcq_k5"]
 
 
+@pytest.mark.slow
 async def test_personamem_questions_blind_without_polarity(db_file):
     if not PERSONAMEM.exists():
         pytest.skip("PersonaMem questions not present")
@@ -193,6 +196,7 @@ def test_blind_test_tf_screen_after_back(snap_db, snap_compare):
     assert snap_compare(app, press=["x", "u"], terminal_size=SIZE)
 
 
+@pytest.mark.slow
 async def test_binomial_p_value_in_status_and_every_report_format(blind_db, capsys):
     import json
 

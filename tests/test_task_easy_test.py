@@ -67,6 +67,7 @@ def test_only_items_with_a_snippet_are_used(easy_db, store):
 
 
 @pytest.mark.usefixtures("intervals_from_few_items")
+@pytest.mark.slow
 async def test_two_annotators_by_keys_then_figures_by_hand(easy_db):
     seen: dict[str, list[str]] = {}
     for who, plan in PLAN.items():

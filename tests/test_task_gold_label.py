@@ -75,6 +75,7 @@ async def label_all(db_file: str, study: str = "gl") -> None:
             _assert_blind(_screen_text(app).replace(f"· {who} ·", ""))
 
 
+@pytest.mark.slow
 async def test_three_annotators_gold_and_figures(gl_db):
     await label_all(gl_db)
     with Store.open(gl_db, mode="create") as s:
@@ -169,6 +170,7 @@ def three_db(db_file):
     return db_file
 
 
+@pytest.mark.slow
 async def test_adjudicate_a_three_annotator_gold_study_in_the_tui(three_db, capsys):
     from annotator.cli import main
     from annotator.screens.adjudicate import AdjudicateApp
@@ -308,6 +310,7 @@ REAL = SHARED_DATASETS / "cimemories" / "data_openai_gpt-oss-120b.json"
 
 
 @pytest.mark.skipif(not REAL.exists(), reason="CIMemories real data not present")
+@pytest.mark.slow
 def test_real_cimemories_sample_30_builds_a_study(db_file):
     _import_cli("cimemories", REAL, db_file, "cim")
     with Store.open(db_file, mode="create") as s:

@@ -58,6 +58,7 @@ def test_study_uses_keyed_items_and_default_or_given_dimensions(iq_study, store)
 
 
 @pytest.mark.usefixtures("intervals_from_few_items")
+@pytest.mark.slow
 async def test_three_annotators_and_ac1_fleiss_match_hand_computation(iq_study):
     for j, who in enumerate(("a1", "a2", "a3")):
         app = AnnotateApp(iq_study, "iq", who, show_timer=False)
@@ -100,6 +101,7 @@ async def test_three_annotators_and_ac1_fleiss_match_hand_computation(iq_study):
     assert fs.plots[0].data["series"]["share True"] == pytest.approx([0.75, 1.0, 1.0, 1.0])
 
 
+@pytest.mark.slow
 async def test_backspace_resume_note_and_back_change(iq_study):
     app = AnnotateApp(iq_study, "iq", "a1", show_timer=False)
     async with app.run_test(size=(110, 34)) as pilot:
@@ -132,6 +134,7 @@ async def test_backspace_resume_note_and_back_change(iq_study):
 
 
 @pytest.mark.parametrize("size", [(80, 24), (110, 34)], ids=["compact-80x24", "wide-110x34"])
+@pytest.mark.slow
 async def test_a_check_key_keeps_every_pane_where_it_was_scrolled_and_a_new_item_starts_at_the_top(iq_study, size):
     """Issue 12 (a newcomer's report): after each check key the conversation jumped back to its top and the
     annotator lost their place. A check key redraws the same item: every pane keeps its scroll position; the

@@ -53,6 +53,7 @@ async def _answer(db, who, verdicts):
 
 
 @pytest.mark.usefixtures("intervals_from_few_items")
+@pytest.mark.slow
 async def test_two_humans_and_a_judge_give_the_hand_computed_figures(jv_study):
     await _answer(jv_study, "h1", H1)
     await _answer(jv_study, "h2", G)
@@ -87,6 +88,7 @@ async def test_two_humans_and_a_judge_give_the_hand_computed_figures(jv_study):
     assert heat.data["values"] == [[2, 0], [2, 2]]
 
 
+@pytest.mark.slow
 async def test_back_change_note_and_resume(jv_study):
     app = AnnotateApp(jv_study, "jv", "h1", show_timer=False)
     async with app.run_test(size=(110, 34)) as pilot:
@@ -113,6 +115,7 @@ async def test_back_change_note_and_resume(jv_study):
     assert app2.session.index == 1
 
 
+@pytest.mark.slow
 async def test_blind_no_gold_label_context_or_llm_verdict_on_any_screen(jv_study):
     await _answer(jv_study, "h2", G)  # another human's answers exist too
     forbidden = ["candidate", "gold", "label", "llmjudge", "SecretRecipient", "HiddenTaskText",

@@ -65,6 +65,7 @@ def hand_study(db_file):
 
 
 @pytest.mark.usefixtures("intervals_from_few_items")
+@pytest.mark.slow
 async def test_three_annotators_by_keys_then_figures_match_hand_computation(hand_study):
     for who, plan in PLAN.items():
         await answer_all(hand_study, "st", who, plan)
@@ -162,6 +163,7 @@ async def test_tf_items_use_t_and_f_unshuffled_and_export_original_letters(db_fi
         assert cant == (choice is None)
 
 
+@pytest.mark.slow
 async def test_mcq_screens_show_no_key_source_or_other_answers(hand_study):
     for who in ("ana", "ben"):
         seen: list[str] = []

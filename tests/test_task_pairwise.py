@@ -111,6 +111,7 @@ async def _judge(db, who: str, seen: list[str]) -> None:
 
 
 @pytest.mark.usefixtures("intervals_from_few_items")
+@pytest.mark.slow
 async def test_three_annotators_judge_and_figures_match_hand_counts(pw_study):
     seen: list[str] = []
     for who in WANT:
@@ -151,6 +152,7 @@ async def test_three_annotators_judge_and_figures_match_hand_counts(pw_study):
             assert secret not in text
 
 
+@pytest.mark.slow
 async def test_back_change_note_and_focus_keys(pw_study):
     app = AnnotateApp(pw_study, "pw", "a1", show_timer=False)
     async with app.run_test(size=(110, 34)) as pilot:
@@ -187,6 +189,7 @@ def test_pairwise_screen_snapshot(pw_study, snap_compare):
     assert snap_compare(app, terminal_size=(110, 34))
 
 
+@pytest.mark.slow
 def test_pairwise_screen_after_answer_and_back_snapshot(pw_study, snap_compare):
     app = AnnotateApp(pw_study, "pw", "a1", show_timer=False)
     async def run_before(pilot):

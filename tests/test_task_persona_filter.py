@@ -76,6 +76,7 @@ def _by_item(db_file, study="pf") -> dict[str, dict[str, dict]]:
         return out
 
 
+@pytest.mark.slow
 async def test_two_annotators_keys_answers_and_figures(pf_db):
     queues = {}
     for who, keys in (("ana", ["k", "2", "d", "k"]), ("ben", ["k", "k", "3", "1"])):
@@ -118,6 +119,7 @@ async def test_two_annotators_keys_answers_and_figures(pf_db):
     assert funnel.title == "funnel: 4 -> 0 (4 of this round undecided, 4 of them waiting for adjudication)"
 
 
+@pytest.mark.slow
 async def test_several_reasons_are_marked_before_the_drop_is_confirmed(pf_db):
     app = AnnotateApp(pf_db, "pf", "ana", show_timer=False)
     async with app.run_test(size=(110, 34)) as pilot:
@@ -152,6 +154,7 @@ async def test_several_reasons_are_marked_before_the_drop_is_confirmed(pf_db):
 
 
 @pytest.mark.parametrize("size", [(110, 34), (60, 16)], ids=["110x34", "60x16"])
+@pytest.mark.slow
 async def test_keep_with_reasons_marked_asks_first_and_never_drops_the_marks_silently(pf_db, size):
     """k while drop reasons are marked on this visit asks on the state line; k again keeps (the marks cleared,
     said beforehand), d drops with them; k without marks keeps at once. Checked on the database's rows."""
@@ -301,6 +304,7 @@ def test_persona_screen_snapshot(pf_db, snap_compare):
     assert snap_compare(app, terminal_size=(110, 34))
 
 
+@pytest.mark.slow
 def test_persona_screen_revisited_drop_snapshot(pf_db, snap_compare):
     app = AnnotateApp(pf_db, "pf", "ana", show_timer=False)
     assert snap_compare(app, press=["2", "d", "u"], terminal_size=(110, 34))
@@ -352,6 +356,7 @@ def _answered(db_file: str) -> list[tuple[str, str, dict, str | None]]:
 
 
 @pytest.mark.parametrize("size", [(110, 34), (60, 16)], ids=["110x34", "60x16"])
+@pytest.mark.slow
 async def test_turning_a_stored_answer_round_asks_first_and_escape_leaves_it(pf_db, size):
     """Review: `k` on a record stored as a drop (its reasons shown as marks) kept it at once, while `k` with marks
     of this visit asked. Now turning a stored answer round with one key asks on the state line (drop -> keep with

@@ -144,6 +144,7 @@ async def _score_all(db, who, plan, texts):
                 await pilot.press("c")
 
 
+@pytest.mark.slow
 async def test_two_judges_score_and_kappa_matches_hand_computation(rb_study):
     plan = _plan(rb_study)
     texts: list = []
@@ -178,6 +179,7 @@ async def test_two_judges_score_and_kappa_matches_hand_computation(rb_study):
     assert cal.rows[0][0] == "ana" and cal.rows[0][2] == pytest.approx(2 / 3)
 
 
+@pytest.mark.slow
 async def test_resume_backspace_note_and_back_change(rb_study):
     app = AnnotateApp(rb_study, "rb", "ana", show_timer=False)
     async with app.run_test(size=(110, 34)) as pilot:

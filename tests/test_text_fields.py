@@ -10,6 +10,8 @@ from textual import events
 from textual.app import App
 from textual.keys import _character_to_key
 
+import pytest
+
 from annotator.app import AnnotateApp
 from annotator.widgets.text_field import TextField
 from storage.store import Store
@@ -30,6 +32,7 @@ def _notes(path: str) -> list[str]:
         return [r.note for r in s.annotations(s.get_study("st").id) if r.status == "note"]
 
 
+@pytest.mark.slow
 async def test_a_note_is_stored_as_typed_and_its_bidi_controls_shown_as_escapes(mcq_study):
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -71,6 +74,7 @@ async def test_editing_and_pasting_over_escaped_characters_keeps_the_text():
         assert field.value == "bx\ny\u2066c"
 
 
+@pytest.mark.slow
 def test_snapshot_a_note_being_typed_with_a_bidi_override_at_80x24(mcq_study, snap_compare):
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
 

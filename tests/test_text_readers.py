@@ -32,6 +32,7 @@ def _payloads(db: Path) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.slow
 def test_every_importer_reads_bom_and_crlf(case, tmp_path, capsys):
     fmt, files, extra, n_items, _ = CASES[case]
     plain_db, excel_db = tmp_path / "plain.db", tmp_path / "excel.db"

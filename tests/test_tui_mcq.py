@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from annotator.app import AnnotateApp
 from annotator.cli import main
 from annotator.screens.summary import SummaryScreen
@@ -79,6 +81,7 @@ async def test_back_and_change_keeps_history_and_same_option_order(mcq_study):
     assert view.order == seeded_permutation(4, queue[1].shuffle_seed)
 
 
+@pytest.mark.slow
 async def test_quit_and_resume_at_first_unanswered_then_finish(mcq_study):
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -107,6 +110,7 @@ async def test_quit_and_resume_at_first_unanswered_then_finish(mcq_study):
     assert kinds.count("session_start") == 2 and kinds.count("session_end") == 2
 
 
+@pytest.mark.slow
 async def test_decision_keys_are_inert_while_the_note_field_has_focus(mcq_study):
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -126,6 +130,7 @@ async def test_decision_keys_are_inert_while_the_note_field_has_focus(mcq_study)
     assert [r["note"] for r in exported] == ["a bad q s u"]
 
 
+@pytest.mark.slow
 async def test_an_earlier_note_is_shown_when_writing_another(mcq_study):
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -152,6 +157,7 @@ def option_rows(app) -> list[tuple[str, bool, object]]:
     return [(str(w.render()), w.has_class("chosen"), w.rich_style) for w in app.screen.query(".option")]
 
 
+@pytest.mark.slow
 async def test_answer_key_never_on_screen(mcq_study):
     """Structural: before an answer every option row reads exactly "LETTER  option text" and none is marked or
     styled apart from the others; the payload's other fields (question_type "recall", topic "hobbies") never show.
@@ -178,6 +184,7 @@ async def test_answer_key_never_on_screen(mcq_study):
         assert isinstance(app.screen, SummaryScreen)
 
 
+@pytest.mark.slow
 async def test_export_maps_answers_back_to_original_letters(mcq_study, capsys):
     app = AnnotateApp(mcq_study, "st", "ana", show_timer=False)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -199,6 +206,7 @@ async def test_export_maps_answers_back_to_original_letters(mcq_study, capsys):
     assert out[0].startswith("study,item,item_b,annotator") and len(out) == 7
 
 
+@pytest.mark.slow
 async def test_keys_still_work_after_going_back_from_the_summary(mcq_study):
     """Regression: after the summary, `u` showed the last item but focus stayed on a removed widget, so every
     later key was swallowed."""
@@ -235,6 +243,7 @@ async def test_no_answer_is_recorded_in_a_terminal_too_small_to_show_the_item(mc
     assert rows == []
 
 
+@pytest.mark.slow
 async def test_no_full_collection_between_a_decision_key_and_the_next_item(mcq_study, monkeypatch):
     """The cyclic garbage collector is paused while a decision is committed and the next item drawn (a full
     collection there made the p95 of key -> next item), and given back once the next item is on screen; the
@@ -265,6 +274,7 @@ async def test_no_full_collection_between_a_decision_key_and_the_next_item(mcq_s
     assert [r.status for r in rows] == ["answered"] * 6
 
 
+@pytest.mark.slow
 async def test_the_collector_comes_back_after_the_next_item_is_drawn_not_in_its_frame(mcq_study, monkeypatch):
     """Resuming in the refresh that draws the next item let a full collection run in that same frame; the collector
     is given back RESUME_DELAY later (made an hour here, so that no machine load can hide the difference), and

@@ -15,7 +15,7 @@ runs exactly those mutants that have no verdict yet or did not die (`--rerun` ru
 
 Counting: killed and timeout count as detected; survived, "no tests" (no selected test reaches the mutated
 function) and suspicious/segfault as not detected; "not checked" mutants are left out and reported. Mutants
-marked `# pragma: no mutate` are never generated and so are not in the denominator (the README says how many
+marked `# pragma: no mutate` are never generated and so are not in the denominator (CONTRIBUTING.md says how many
 there are and why); nor are the mutants left out in step (1b), which no test can tell from the original.
 
 Not part of the prefval package; needs the `[mutation]` extra (mutmut 3.8). Run from the repository root:

@@ -13,7 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "with each answer, its annotator and notes. The task's decision keys set the "
                                    "final answer; E excludes the item with a reason. Saved at once, append-only; "
                                    "exports, reports and releases use them.")
-    p.add_argument("study")
+    p.add_argument("study", help="the study whose disagreements to settle")
     p.add_argument("--annotator", required=True, help="the adjudicator's name")
     p.add_argument("--allow-annotator", action="store_true",
                    help="let an annotator of the study adjudicate (their own disagreements); refused without it")

@@ -13,7 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("annotate", help="annotate a study in the terminal",
                        description="Open the annotation screen. Every key decision is saved at once; quit any "
                                    "time with q and come back to resume where you stopped.")
-    p.add_argument("study")
+    p.add_argument("study", help="the study to annotate")
     p.add_argument("--annotator", required=True, help="your name (each annotator gets their own items)")
     add_new_annotator_option(p)
     add_db_option(p)

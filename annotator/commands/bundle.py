@@ -22,8 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                     "study's settings, guidelines and rubric, and the annotator's own answers. "
                                     "Never other annotators' answers; for blind tasks no answer keys, sources, "
                                     "LLM verdicts or hidden candidate labels.")
-    e.add_argument("study")
-    e.add_argument("--annotator", required=True)
+    e.add_argument("study", help="the study to cut a bundle of")
+    e.add_argument("--annotator", required=True, help="the annotator whose items the bundle holds")
     e.add_argument("--out", required=True, help="the bundle file to write (a new file)")
     e.add_argument("--force", action="store_true", help="replace an existing file")
     add_new_annotator_option(e)  # a new name claims items when the bundle is cut: confirmed as on `annotate`
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                     "written. Rows on items taken from the annotator since the bundle was cut "
                                     "(study release, unassign, rename-annotator) are not written: the merge names "
                                     "them and exits with 4. Merging the same bundle again adds nothing.")
-    m.add_argument("bundles", nargs="+", metavar="BUNDLE")
+    m.add_argument("bundles", nargs="+", metavar="BUNDLE", help="bundle files written by `prefval bundle export`")
     add_db_option(m)
     m.set_defaults(func=run_merge)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])

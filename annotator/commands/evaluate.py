@@ -37,7 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         q.add_argument("--model", required=model_required, help="litellm model string, e.g. openai/gpt-4o-mini")
         q.add_argument("--name", help="annotator name to store the results under (default: the model)")
         q.add_argument("--api-base", help="base URL of an OpenAI-compatible server (local models)")
-        q.add_argument("--temperature", type=float, default=0.0)
+        q.add_argument("--temperature", type=float, default=0.0,
+                       help="sampling temperature of every call (default 0.0)")
         q.add_argument("--max-tokens", type=int, default=512, help="completion tokens per call (default 512)")
         q.add_argument("--concurrency", type=int, default=8, help="requests in flight per model (default 8)")
         q.add_argument("--budget", type=float, metavar="USD", help="stop sending new calls once this is spent")

@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from annotator.cli import add_db_option, add_out_option
 
     p = sub.add_parser("export", help="export a study's current answers, or a dataset as RealPref records")
-    p.add_argument("study", nargs="?")
+    p.add_argument("study", nargs="?", help="the study to export")
     p.add_argument("--dataset", help="export this dataset's items instead of a study (with --format realpref)")
     p.add_argument("--format", choices=["jsonl", "csv", "realpref"], default=None,
                    help="jsonl (default) or csv for a study; realpref for a dataset")

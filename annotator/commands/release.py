@@ -15,9 +15,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "file per dataset (and its benchmark's own layout), plus DATASHEET.md, "
                                    "datasheet.json, a Hugging Face dataset card (README.md) and croissant.json. "
                                    "The same database gives byte-identical files.")
-    p.add_argument("studies", nargs="+", metavar="STUDY")
+    p.add_argument("studies", nargs="+", metavar="STUDY", help="the studies whose curated items to release")
     p.add_argument("--out", required=True, help="output folder (new or empty; --force replaces an earlier release)")
-    p.add_argument("--force", action="store_true")
+    p.add_argument("--force", action="store_true", help="replace an earlier release in --out")
     p.add_argument("--names", action="store_true", help="list annotator names (default: counts only)")
     p.add_argument("--license", default="unknown",
                    help="the data's license for the dataset card and croissant.json (a Hub license id such as "

@@ -17,8 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "report", help="write a report of one or more studies (Markdown, HTML, LaTeX or JSON)",
         description="Figures with 95 percent intervals and n, the task's tables, plots (HTML, as inline SVG) and a "
                     "per-annotator section (items done, time, too-fast answers, agreement with the others).")
-    p.add_argument("studies", nargs="+", metavar="STUDY")
-    p.add_argument("--format", choices=["md", "html", "latex", "json"], default="md")
+    p.add_argument("studies", nargs="+", metavar="STUDY", help="the studies to report on")
+    p.add_argument("--format", choices=["md", "html", "latex", "json"], default="md", help="output format (default md)")
     p.add_argument("--too-fast", type=float, default=2.0, metavar="SECONDS",
                    help="floor of the too-fast threshold: max(SECONDS, a tenth of the median time) (default 2)")
     p.add_argument("--epsilon", type=float, default=0.2, metavar="E",

@@ -38,8 +38,8 @@ def register(subparsers) -> None:
     a = sub.add_parser("agreement", help="inter-rater agreement (one column per rater)",
                        description="Inter-rater agreement of a CSV: one row per item, one column per "
                                    "rater, empty cell = missing, optional first column 'item'.")
-    a.add_argument("file", metavar="FILE.csv")
-    a.add_argument("--metric", required=True, choices=METRICS)
+    a.add_argument("file", metavar="FILE.csv", help="one row per item, one column per rater")
+    a.add_argument("--metric", required=True, choices=METRICS, help="the agreement coefficient")
     a.add_argument("--level", default="nominal", choices=("nominal", "ordinal", "interval", "ratio"),
                    help="measurement level for krippendorff_alpha (default nominal)")
     a.add_argument("--categories", default=None,
@@ -49,29 +49,30 @@ def register(subparsers) -> None:
                         "header and first column naming the categories; for cohen_kappa and gwet_ac1/ac2")
     a.add_argument("--keep-na", action="store_true",
                    help="count cells such as NA, N/A, None, null, nan as labels (default: missing)")
-    a.add_argument("--format", default="table", choices=("table", "json"))
+    a.add_argument("--format", default="table", choices=("table", "json"), help="a table (default) or JSON")
     a.add_argument("--bootstrap", type=int, default=1000, metavar="N",
                    help="bootstrap resamples for the 95%% interval (default 1000, 0 = no interval)")
-    a.add_argument("--seed", type=int, default=0)
+    a.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resamples (default 0)")
     a.set_defaults(func=run_agreement)
 
     c = sub.add_parser("correlate", help="correlation between two numeric columns",
                        description="Pearson/Spearman/Kendall correlation of two numeric columns.")
-    c.add_argument("file", metavar="FILE.csv")
-    c.add_argument("--method", required=True, choices=("pearson", "spearman", "kendall"))
+    c.add_argument("file", metavar="FILE.csv", help="a CSV with two numeric columns")
+    c.add_argument("--method", required=True, choices=("pearson", "spearman", "kendall"),
+                   help="the correlation coefficient")
     c.add_argument("--columns", default=None, metavar="A,B",
                    help="the two columns (default: the two non-item columns)")
-    c.add_argument("--format", default="table", choices=("table", "json"))
+    c.add_argument("--format", default="table", choices=("table", "json"), help="a table (default) or JSON")
     c.add_argument("--bootstrap", type=int, default=1000, metavar="N",
                    help="bootstrap resamples for the 95%% interval (default 1000, 0 = no interval)")
-    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resamples (default 0)")
     c.set_defaults(func=run_correlate)
 
     m = sub.add_parser("majority-vote", help="majority-vote accuracy against a key column (HorizonBench 5.3)",
                        description="Majority-vote accuracy: the share of items whose plurality answer (one column "
                                    "per annotator, in annotator order) is the key column's, over items with at "
                                    "least 2 answers; the same function as the report of mcq studies.")
-    m.add_argument("file", metavar="FILE.csv")
+    m.add_argument("file", metavar="FILE.csv", help="one row per item: a key column and one column per annotator")
     m.add_argument("--key", required=True, metavar="COLUMN", help="the column holding each item's correct answer")
     m.add_argument("--tie-rule", default="no-label", choices=("no-label", "first-annotator"),
                    help="a tie for first place: no label, counted as not correct (default); or the first "
@@ -79,10 +80,10 @@ def register(subparsers) -> None:
                         "agreement script does")
     m.add_argument("--discard", default=None, metavar="LABEL",
                    help="the label of a discarded answer (can't tell), which first-annotator passes over")
-    m.add_argument("--format", default="table", choices=("table", "json"))
+    m.add_argument("--format", default="table", choices=("table", "json"), help="a table (default) or JSON")
     m.add_argument("--bootstrap", type=int, default=1000, metavar="N",
                    help="bootstrap resamples for the 95%% interval (default 1000)")
-    m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resamples (default 0)")
     m.set_defaults(func=run_majority_vote)
 
     w = sub.add_parser("win-rate", help="win / loss / tie rates of pairwise judgments (RealPref G.1)",
@@ -90,11 +91,11 @@ def register(subparsers) -> None:
                                    "judgments and by majority per pair (one row per pair, one column per "
                                    "annotator; cells win/loss/tie or A/B/tie); the same function as the report "
                                    "of pairwise studies.")
-    w.add_argument("file", metavar="FILE.csv")
-    w.add_argument("--format", default="table", choices=("table", "json"))
+    w.add_argument("file", metavar="FILE.csv", help="one row per pair, one column per annotator")
+    w.add_argument("--format", default="table", choices=("table", "json"), help="a table (default) or JSON")
     w.add_argument("--bootstrap", type=int, default=1000, metavar="N",
                    help="bootstrap resamples for the 95%% interval (default 1000)")
-    w.add_argument("--seed", type=int, default=0)
+    w.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resamples (default 0)")
     w.set_defaults(func=run_win_rate)
 
     pp = sub.add_parser("ppi", help="prediction-powered mean of human labels with an LLM judge's (PPI, PPI++)",
@@ -103,12 +104,14 @@ def register(subparsers) -> None:
                                     "--tuning none: PPI with lambda = 1 (Angelopoulos et al., Science 2023; what "
                                     "`prefval report` uses); power: PPI++, lambda chosen from the data "
                                     "(Angelopoulos, Duchi and Zrnic 2023; ppi_py's default).")
-    pp.add_argument("file", metavar="FILE.csv")
-    pp.add_argument("--human", required=True, metavar="COLUMN")
-    pp.add_argument("--judge", required=True, metavar="COLUMN")
-    pp.add_argument("--tuning", default="none", choices=("none", "power"))
+    pp.add_argument("file", metavar="FILE.csv", help="one row per item: a human and a judge column")
+    pp.add_argument("--human", required=True, metavar="COLUMN",
+                    help="the column of human labels (empty where people did not label)")
+    pp.add_argument("--judge", required=True, metavar="COLUMN", help="the column of the judge's labels")
+    pp.add_argument("--tuning", default="none", choices=("none", "power"),
+                    help="none: PPI, lambda = 1 (default); power: PPI++")
     pp.add_argument("--alpha", type=float, default=0.05, help="1 - the interval's coverage (default 0.05)")
-    pp.add_argument("--format", default="table", choices=("table", "json"))
+    pp.add_argument("--format", default="table", choices=("table", "json"), help="a table (default) or JSON")
     pp.set_defaults(func=run_ppi)
 
 

@@ -14,7 +14,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "progress, last activity). With STUDY names: those studies' annotators and "
                                    "figures too.")
     p.add_argument("study", nargs="*", help="show these studies' annotators and figures")
-    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--format", choices=["table", "json"], default="table", help="a table for people (default) or JSON")
     add_db_option(p)
     p.set_defaults(func=run)
 

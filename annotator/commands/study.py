@@ -64,8 +64,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     ssub = p.add_subparsers(dest="study_command", metavar="ACTION")
     c = ssub.add_parser("create", help="create a study over a dataset",
                         description="Create a study: the task type decides what annotators see and answer.")
-    c.add_argument("name")
-    c.add_argument("--task", required=True, choices=sorted(TASKS))
+    c.add_argument("name", help="the new study's name (plain text)")
+    c.add_argument("--task", required=True, choices=sorted(TASKS), help="the task type: what annotators see and answer")
     c.add_argument("--dataset", action="append", default=[], help="input dataset: one (pairwise: two; persona_filter: several; easy_test: a "
                                 "second with the originals of generalized preferences); more are refused")
     c.add_argument("--sample", type=int, help="use a seeded random sample of N items")
@@ -95,7 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_db_option(ls)
     ls.set_defaults(func=run_list)
     a = ssub.add_parser("assign", help="assign a study's items to named annotators")
-    a.add_argument("name")
+    a.add_argument("name", help="the study")
     a.add_argument("--annotators", required=True, help="comma-separated names")
     add_db_option(a)
     a.set_defaults(func=run_assign)
@@ -107,7 +107,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                     "partly answered, flagged 'needs review' or noted (they looked at them; the "
                                     "line counts them). --include-marked releases those too; their marks stay in "
                                     "the log under the annotator's name.")
-    r.add_argument("name")
+    r.add_argument("name", help="the study")
     r.add_argument("--annotator", help="only this annotator's items (default: every annotator's)")
     r.add_argument("--include-marked", action="store_true",
                    help="also release items the annotator skipped, flagged, noted or partly answered")
@@ -119,8 +119,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                     "them; their marks stay in the log under the annotator's name, "
                                     "`prefval export --history` lists them); items they answered stay theirs, "
                                     "since answers are never deleted.")
-    u.add_argument("name")
-    u.add_argument("--annotator", required=True)
+    u.add_argument("name", help="the study")
+    u.add_argument("--annotator", required=True, help="the annotator who leaves the study")
     add_db_option(u)
     u.set_defaults(func=run_unassign)
     ra = ssub.add_parser("rename-annotator", help="give an annotator's items in a study to another name",
@@ -129,35 +129,35 @@ def register(sub: argparse._SubParsersAction) -> None:
                                      "items move to NEW, marked ones too (the line counts them; the marks stay in "
                                      "the log under OLD, and NEW decides those items afresh), and OLD keeps the "
                                      "answered ones (the log is append-only).")
-    ra.add_argument("name")
-    ra.add_argument("old")
-    ra.add_argument("new")
+    ra.add_argument("name", help="the study")
+    ra.add_argument("old", help="the annotator's current name")
+    ra.add_argument("new", help="the name their items go to")
     add_db_option(ra)
     ra.set_defaults(func=run_rename_annotator)
     rn = ssub.add_parser("rename", help="rename a study")
-    rn.add_argument("name")
-    rn.add_argument("new_name")
+    rn.add_argument("name", help="the study")
+    rn.add_argument("new_name", help="its new name")
     add_db_option(rn)
     rn.set_defaults(func=run_rename)
     ar = ssub.add_parser("archive", help="hide a study from lists (everything stays in the file)")
-    ar.add_argument("name")
+    ar.add_argument("name", help="the study")
     ar.add_argument("--undo", action="store_true", help="bring an archived study back (= study unarchive)")
     add_db_option(ar)
     ar.set_defaults(func=run_archive)
     ua = ssub.add_parser("unarchive", help="bring an archived study back (into lists; annotate it again)")
-    ua.add_argument("name")
+    ua.add_argument("name", help="the study")
     add_db_option(ua)
     ua.set_defaults(func=run_archive, undo=True)
     d = ssub.add_parser("delete", help="delete a study that has no annotations")
-    d.add_argument("name")
+    d.add_argument("name", help="the study (one without any annotation)")
     add_db_option(d)
     d.set_defaults(func=run_delete)
     ex = ssub.add_parser("exclude-annotator", help="leave an annotator's answers out of a study's figures",
                          description="Leave an annotator's answers out of every figure, report and release of the "
                                      "study, with a recorded reason (e.g. failed attention checks). Their rows stay "
                                      "in the file and in exports; --undo takes them back in.")
-    ex.add_argument("name")
-    ex.add_argument("annotator")
+    ex.add_argument("name", help="the study")
+    ex.add_argument("annotator", help="the annotator to leave out of the figures")
     ex.add_argument("--reason", help="why (required unless --undo)")
     ex.add_argument("--undo", action="store_true", help="count the annotator's answers again")
     add_db_option(ex)

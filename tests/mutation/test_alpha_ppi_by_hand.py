@@ -1,5 +1,5 @@
 """Krippendorff's alpha at every level and prediction-powered inference on tables worked by hand, every field of the
-result checked (README, "Mutation testing")."""
+result checked (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import numpy as np
@@ -89,6 +89,7 @@ def test_alpha_interval_defaults():
 
 
 # ---- prediction-powered inference ----------------------------------------------------------------------------
+@pytest.mark.slow
 def test_ppi_point_estimate_by_hand():
     # theta = mean(judge on unlabelled) + mean(human - judge on labelled) = 3/4 + (1 - 2)/4 = 1/2
     y, yhat, yun = [1, 0, 1, 0], [1, 1, 1, 0], [1, 1, 1, 0]

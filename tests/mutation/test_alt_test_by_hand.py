@@ -1,6 +1,6 @@
 """The alternative annotator test (Calderon et al. 2025) on three instances worked by hand, the Benjamini-Yekutieli
 step-up at its boundary, the paired t-test's degenerate cases, and every undefined case and error
-(README, "Mutation testing")."""
+(CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import math

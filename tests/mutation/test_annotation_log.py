@@ -1,5 +1,5 @@
 """The append-only annotation log read back (storage/annotations.py): superseding chains with clocks out of order,
-current rows by status, flags, notes, recent decisions and history, worked by hand (README, "Mutation testing")."""
+current rows by status, flags, notes, recent decisions and history, worked by hand (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 from storage.annotations import _after

@@ -1,6 +1,6 @@
 """A big named assignment (storage/studies.py add_assignments) is written in batches of BATCH_ROWS rows, each its own
 transaction, and every batch keeps the study, positions and seeds of its rows; existing rows are found however
-many there are; released rows are not held (README, "Mutation testing"). In the `st` fixture BATCH_ROWS is set to
+many there are; released rows are not held (CONTRIBUTING.md, "Mutation testing"). In the `st` fixture BATCH_ROWS is set to
 2, so that five rows make three batches (2 + 2 + 1)."""
 from __future__ import annotations
 

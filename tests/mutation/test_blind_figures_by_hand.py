@@ -1,6 +1,6 @@
 """Blind-test figures (RealPref G.2) of a small study worked by hand: accuracy against chance with its exact
 one-sided binomial p, can't-tell rate, guessable share, the odd-one-out polarity figure and the per-item table
-(README, "Mutation testing")."""
+(CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import pytest

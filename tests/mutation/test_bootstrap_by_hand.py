@@ -1,5 +1,5 @@
 """The vectorised bootstrap (reports/stats/bootstrap.py): resample weights equal to drawing items, blocks, the
-percentile interval and the notes finish writes (README, "Mutation testing")."""
+percentile interval and the notes finish writes (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,5 @@
 """Budget shares (storage/llm_calls.py, share_budget): what each concurrent client of one budget scope has spent,
-the holder record that the liveness test sees, and when a joining client starts afresh (README, "Mutation
+the holder record that the liveness test sees, and when a joining client starts afresh (CONTRIBUTING.md, "Mutation
 testing"). Expected values are worked by hand from the calls made."""
 from __future__ import annotations
 

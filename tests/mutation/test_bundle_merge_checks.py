@@ -1,5 +1,5 @@
 """Merging an offline bundle back: every check names the file and the problem in one line and leaves the main
-database unchanged; the summary counts rows by status (README, "Mutation testing")."""
+database unchanged; the summary counts rows by status (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import shutil
@@ -97,6 +97,7 @@ def _tamper(path, sql, params=()):
      "annotator 'zed' is not assigned in study 'st' of {main}"),
     ("DROP TABLE annotations", "not a prefval bundle (no such table: annotations)"),
 ])
+@pytest.mark.slow
 def test_refused_bundles(main_db, tmp_path, sql, problem):
     b = _bundle(main_db, tmp_path)
     _tamper(b, sql)

@@ -1,5 +1,5 @@
 """Claiming units against their quota, attention checks spread over a queue, releasing, and the progress counts of
-storage/studies.py, on a small study worked by hand (README, "Mutation testing")."""
+storage/studies.py, on a small study worked by hand (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import pytest

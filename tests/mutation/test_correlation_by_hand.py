@@ -1,5 +1,5 @@
 """Pearson, Spearman and Kendall on small series worked by hand, every field of the result, the undefined cases and
-the input errors (README, "Mutation testing")."""
+the input errors (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import math
@@ -52,6 +52,7 @@ def test_undefined_cases(fn):
 
 
 @pytest.mark.parametrize("fn", [pearson, spearman, kendall])
+@pytest.mark.slow
 def test_interval_defaults(fn):
     x, y = [1, 2, 3, 4, 5, 6, 7, 8], [2, 1, 4, 3, 6, 5, 8, 7]
     boot = fn(x, y, ci=True)

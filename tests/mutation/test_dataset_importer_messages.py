@@ -1,5 +1,5 @@
 """The PersonaMem, HorizonBench, BenchPreS and CIMemories importers on bad input: the exact one-line error (file,
-record, field, problem), built from the sample files with one field broken (README, "Mutation testing")."""
+record, field, problem), built from the sample files with one field broken (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import csv

@@ -1,5 +1,5 @@
 """Datasets, items and contexts in the store: what an import adds, keeps and refuses (exact errors), the import
-record and event, item and context reads (README, "Mutation testing")."""
+record and event, item and context reads (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import pytest

@@ -1,6 +1,6 @@
 """Easy-test figures (RealPref G.2, table 8) of a small study worked by hand: accuracy overall, MCQ, T/F and per
 expression type with the published human values, the group tables and the not-inferable items
-(README, "Mutation testing")."""
+(CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import pytest

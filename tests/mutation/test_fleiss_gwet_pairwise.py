@@ -1,5 +1,5 @@
 """Fleiss' kappa, Gwet's AC1/AC2 and percent agreement / unanimity on small tables worked by hand, every field of the
-result checked, so that a changed formula, count, note, default or boundary fails (README, "Mutation testing")."""
+result checked, so that a changed formula, count, note, default or boundary fails (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import numpy as np

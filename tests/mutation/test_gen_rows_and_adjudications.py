@@ -1,5 +1,5 @@
 """Generator rows (done rows never overwritten, failed ones retried, order, sums per stage) and adjudication rows
-(append-only, superseding, the one in force) worked by hand (README, "Mutation testing")."""
+(append-only, superseding, the one in force) worked by hand (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import sqlite3

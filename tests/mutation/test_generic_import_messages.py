@@ -1,5 +1,5 @@
 """The generic JSONL/CSV importer and the importers' shared readers on bad input: the exact one-line error (file,
-record, field and problem), and the values that parsing rules give on good input (README, "Mutation testing")."""
+record, field and problem), and the values that parsing rules give on good input (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import json

@@ -1,6 +1,6 @@
 """gold_label figures (BenchPreS A.2) of a seven-item study worked by hand: completeness, unanimity, Fleiss and AC1,
 contexts at the threshold, adjudicated / excluded / unresolved items, categories, gold against candidate labels and
-the gold table (README, "Mutation testing")."""
+the gold table (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import pytest

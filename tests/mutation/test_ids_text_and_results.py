@@ -1,4 +1,4 @@
-"""Ids, canonical JSON, text files and StatResult normalisation worked by hand (README, "Mutation testing")."""
+"""Ids, canonical JSON, text files and StatResult normalisation worked by hand (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import hashlib

@@ -1,6 +1,6 @@
 """What each importer records, field by field, read by hand from sample_data/: the files an import names and the hash
 of their bytes (the imports table shows both), every payload and metadata key of a BenchPreS and a HorizonBench row,
-and CIMemories attribute names (README, "Mutation testing": survivors of seeds 1618 and 27182 and their kinds)."""
+and CIMemories attribute names (CONTRIBUTING.md, "Mutation testing": survivors of seeds 1618 and 27182 and their kinds)."""
 from __future__ import annotations
 
 import hashlib

@@ -1,6 +1,6 @@
 """Item-quality figures (PersonaMem appendix A) of a four-item study worked by hand: the majority share per
 dimension (ties left out), Gwet's AC1 and Fleiss' kappa on True/False, the table and the plot
-(README, "Mutation testing")."""
+(CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import pytest

@@ -1,6 +1,6 @@
 """item_quality's keys and decisions one check at a time (partial answers, take back, the last check completes),
 the answer shown when revisiting, agreement keys and export columns, worked by hand; plus the export columns of
-persona_filter and what a rubric bundle carries (README, "Mutation testing")."""
+persona_filter and what a rubric bundle carries (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 from annotator.tasks import get_task

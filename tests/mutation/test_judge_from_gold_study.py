@@ -1,5 +1,5 @@
 """judge_validation --from-study GOLD: gold labels taken from a gold_label study by external id, and each refusal
-with its exact message (README, "Mutation testing")."""
+with its exact message (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import pytest

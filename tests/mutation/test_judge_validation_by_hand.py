@@ -1,6 +1,6 @@
 """judge_validation on a five-item study worked by hand: agreement and Cohen's kappa between a human and an LLM judge,
 MR / AAR per rater (BenchPreS 3.3), the tables, the scatter plot and the confusion matrix; and the task's small
-methods (README, "Mutation testing")."""
+methods (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,5 @@
 """LLM-judge verdicts: each task's answer mapping on good and bad records (exact answers and one-line errors), and
-the import's record checks (README, "Mutation testing")."""
+the import's record checks (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,5 +1,5 @@
 """The LLM call cache and the runs table (storage/llm_calls.py): every field written and read back, order, runs'
-statuses and their refusals, and credentials kept out (README, "Mutation testing")."""
+statuses and their refusals, and credentials kept out (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import pytest

@@ -1,6 +1,6 @@
 """Notes carried by answers and skips in the study log, the median time per item of an odd and an even number of
 items, an empty study's progress, the export time a refused `study delete` names, and annotator ids that are the
-same in every database (README, "Mutation testing": survivors of seeds 1618 and 27182 and their kinds)."""
+same in every database (CONTRIBUTING.md, "Mutation testing": survivors of seeds 1618 and 27182 and their kinds)."""
 from __future__ import annotations
 
 import uuid

@@ -1,6 +1,6 @@
 """MCQ figures (HorizonBench 5.3) of a four-item study worked by hand: pooled accuracy, can't-tell rate, majority
 vote with a tie, Fleiss' kappa over letters + can't tell, at least one correct, the distractor share against its
-uniform baseline, and the per-annotator table (README, "Mutation testing")."""
+uniform baseline, and the per-annotator table (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,5 @@
 """The mcq task's keys, decisions, descriptions and export columns for shuffled MCQ and T/F items, worked by hand
-(README, "Mutation testing")."""
+(CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import pytest

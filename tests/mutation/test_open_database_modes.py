@@ -1,5 +1,5 @@
 """Opening a database file in each mode (storage/db.py): what is created, migrated or refused, each refusal as its
-exact one-line message, and the schema version checks (README, "Mutation testing")."""
+exact one-line message, and the schema version checks (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import sqlite3
@@ -58,6 +58,7 @@ def test_files_that_are_not_prefval_databases(tmp_path):
     assert _err(text, "rw").startswith(f"{text}: not a prefval database (file is not a database")
 
 
+@pytest.mark.slow
 def test_schema_versions(tmp_path):
     p = tmp_path / "p.db"
     open_database(p, "create").close()
@@ -133,6 +134,7 @@ def test_read_only_messages_name_what_is_read_only(tmp_path, monkeypatch):
         f"{p}: the database file is read-only (nothing was changed)"  # its folder exists: read-only is why
 
 
+@pytest.mark.slow
 def test_each_database_file_gets_its_own_lasting_id(tmp_path):
     import uuid
 

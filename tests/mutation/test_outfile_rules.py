@@ -1,5 +1,5 @@
 """Output files (storage/outfile.py): each refusal with its exact message, the mode a new file gets, the rename, and
-write errors turned into one line (README, "Mutation testing")."""
+write errors turned into one line (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import errno

@@ -1,5 +1,5 @@
 """Pairwise figures (RealPref G.1) of a three-pair study worked by hand, and the pairs file's exact errors
-(README, "Mutation testing")."""
+(CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,5 @@
 """The pairwise task: study options (exact refusals), pairing by id / at random / from a file, and the keys that
-store the winner in the pair's own terms whatever side it was shown on (README, "Mutation testing")."""
+store the winner in the pair's own terms whatever side it was shown on (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import pytest

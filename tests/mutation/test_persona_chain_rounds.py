@@ -1,5 +1,5 @@
 """Chained persona_filter rounds (RealPref G.1) worked by hand: verdict rules at the tie, the funnel stages, open
-records, refusals with their exact messages, and children found by parent or profile (README, "Mutation testing")."""
+records, refusals with their exact messages, and children found by parent or profile (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import pytest

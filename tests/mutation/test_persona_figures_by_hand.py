@@ -1,5 +1,5 @@
 """persona_filter figures of a small study worked by hand: every figure and table (labels, values, counts, notes),
-so that a changed count, boundary, label or note fails (README, "Mutation testing")."""
+so that a changed count, boundary, label or note fails (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,5 @@
 """persona_filter's study options (each refusal's exact message), the first round's units and sample, and the keys,
-decisions and descriptions of the screen (README, "Mutation testing")."""
+decisions and descriptions of the screen (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import pytest

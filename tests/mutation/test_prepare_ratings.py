@@ -1,5 +1,5 @@
 """How every statistic reads an items x raters table (reports/stats/_prep.py): codes, category order, missing
-markers, weights, and each input error with its exact message (README, "Mutation testing")."""
+markers, weights, and each input error with its exact message (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,5 @@
 """RealPref records to items worked by hand (every id, kind and payload), every refusal with its exact one-line error,
-and the export back to records (README, "Mutation testing")."""
+and the export back to records (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import json

@@ -1,5 +1,5 @@
 """HorizonBench rows imported from Parquet are released with the column types and metadata of the FIRST Parquet file
-they came from, not the types pyarrow would infer (storage/importers/horizonbench.py release_files; README,
+they came from, not the types pyarrow would infer (storage/importers/horizonbench.py release_files; CONTRIBUTING.md,
 "Mutation testing"). The files are built here with types inference would not give back (large_string) and a
 metadata tag, so a lost or swapped schema shows."""
 from __future__ import annotations

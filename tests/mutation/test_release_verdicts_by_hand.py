@@ -1,5 +1,5 @@
 """Release verdicts of the mcq-family task types on answers worked by hand, at each boundary of their rules
-(README, "Mutation testing"): blind test (guessable rule), easy test (more than half correct), plain mcq."""
+(CONTRIBUTING.md, "Mutation testing"): blind test (guessable rule), easy test (more than half correct), plain mcq."""
 from __future__ import annotations
 
 import pytest

@@ -1,6 +1,6 @@
 """Rubric figures (RealPref G.3) of a four-item study worked by hand: Cohen's kappa (plain, linear, quadratic) per
 dimension and pooled, score histograms, Pearson r against an LLM judge, and the calibration table
-(README, "Mutation testing")."""
+(CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import math

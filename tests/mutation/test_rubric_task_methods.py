@@ -1,5 +1,5 @@
 """The rubric task: rubric files (each schema error in one line), study options, calibration and shared units, and
-the scoring keys one dimension at a time, worked by hand (README, "Mutation testing")."""
+the scoring keys one dimension at a time, worked by hand (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import pytest

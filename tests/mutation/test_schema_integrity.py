@@ -1,6 +1,6 @@
-"""The integrity the data model relies on (README, "Data model"), checked on a fresh database: unique keys, required
+"""The integrity the data model relies on (docs/data-model.md), checked on a fresh database: unique keys, required
 columns, foreign keys, append-only tables, the derived views, open slots kept by triggers, and the partial indexes
-the claim and status queries are planned with (README, "Mutation testing")."""
+the claim and status queries are planned with (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import sqlite3

@@ -1,7 +1,7 @@
 """The names every reader of a prefval file sees: each table's columns (exact spelling and case, in order: they are
 the keys of `SELECT *` rows and the columns of `pandas.read_sql`) and each index (name, table, columns, unique).
 SQLite matches names without regard to case, so only a test of the stored names catches a column or index created
-as "STUDY_ID" (README, "Data model" and "Mutation testing"). The lists are the schema as documented; a migration
+as "STUDY_ID" (docs/data-model.md; CONTRIBUTING.md, "Mutation testing"). The lists are the schema as documented; a migration
 that adds a column or an index adds it here."""
 from __future__ import annotations
 

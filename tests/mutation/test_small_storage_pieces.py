@@ -1,5 +1,5 @@
 """Small storage pieces worked by hand: secrets kept out of text and configs, busy errors told apart, the store's
-busy timeout and transactions, event reads (README, "Mutation testing")."""
+busy timeout and transactions, event reads (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import sqlite3

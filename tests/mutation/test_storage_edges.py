@@ -1,4 +1,4 @@
-"""Edges of storage/ that the mutation sample found unguarded (README, "Mutation testing"): non-text values made
+"""Edges of storage/ that the mutation sample found unguarded (CONTRIBUTING.md, "Mutation testing"): non-text values made
 visible, a conversation that starts with a scenario line, the lazy import of sqlite-utils' helpers, a CSV row with
 more cells than its header, and the file hash a RealPref import records."""
 from __future__ import annotations

@@ -2,7 +2,7 @@
 human; contexts' message sizes are compact JSON; claimed assignments carry their creation time; an event tag needs both words and an event; a record
 imported before sources named their file is released as JSONL; a CIMemories release labels only the items that
 have a label; sqlite-utils' dateutil import stays lazy; stored rows without settings or kind; events name their
-study and annotator; the cache writer's thread; busy claims; which environment values count as secrets (README,
+study and annotator; the cache writer's thread; busy claims; which environment values count as secrets (CONTRIBUTING.md,
 "Mutation testing")."""
 from __future__ import annotations
 
@@ -97,6 +97,7 @@ def test_a_cimemories_release_labels_only_the_items_with_a_label():
     assert labels == [{labelled.source["attr_key"]: 1}]
 
 
+@pytest.mark.slow
 def test_sqlite_utils_leaves_dateutil_parser_unloaded():
     import sqlite_utils
 

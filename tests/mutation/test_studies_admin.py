@@ -1,6 +1,6 @@
 """The study and annotator records of storage/studies.py: creation (at once and in batches), the hidden study of a
 process that died, renaming, archiving, deleting, annotators; exact errors and the events logged
-(README, "Mutation testing")."""
+(CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import json

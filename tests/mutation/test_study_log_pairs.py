@@ -1,5 +1,5 @@
 """Store.study_log on a pairwise study where one item is item B of one unit and item A of the next: every row keeps
-its own item id (the log shares one string object per id, which must be the id itself; README, "Mutation
+its own item id (the log shares one string object per id, which must be the id itself; CONTRIBUTING.md, "Mutation
 testing")."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The defaults every task type shares (annotator/tasks/base.py): settings, units and sample, the refusal naming the
-kind a task needs, bundles of blind tasks, keys, agreement and the seeds (README, "Mutation testing")."""
+kind a task needs, bundles of blind tasks, keys, agreement and the seeds (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import hashlib

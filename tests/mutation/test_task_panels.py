@@ -1,7 +1,7 @@
 """What each task type puts on screen for one item (compose_item), written out by hand: the options in the annotator's
 shuffled order with their keys, the annotator's own answer highlighted, the conversation pane when the task shows
 one, and nothing of the answer key, the source or the metadata a blind screen must not show. Composed without
-running an app (tests/mutation/shown.py) so these run with the mutation tests (README, "Mutation testing")."""
+running an app (tests/mutation/shown.py) so these run with the mutation tests (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 from annotator.tasks import get_task

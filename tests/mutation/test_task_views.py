@@ -1,7 +1,7 @@
 """What each task's item panel shows, written out by hand: which parts are there, in which order, which one is
 highlighted as the annotator's current answer, what the "scroll to see ..." hint calls each part, and that nothing
 else (no answer key) is drawn. Composed without running an app (tests/mutation/shown.py), so these run with the
-mutation tests (README, "Mutation testing"); the Pilot tests check the same screens while running."""
+mutation tests (CONTRIBUTING.md, "Mutation testing"); the Pilot tests check the same screens while running."""
 from __future__ import annotations
 
 from annotator.tasks.gold_label.view import GoldCandidateView

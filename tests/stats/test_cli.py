@@ -55,6 +55,7 @@ def test_numeric_columns_and_alpha_levels(tmp_path, capsys):
     assert d["value"] == pytest.approx(0.849, abs=5e-4)
 
 
+@pytest.mark.slow
 def test_undefined_gives_null_and_reason(tmp_path, capsys):
     f = write(tmp_path, "r1,r2\nyes,yes\nyes,yes\nyes,yes\n")
     d = run_json(capsys, ["stats", "agreement", f, "--metric", "cohen_kappa", "--format", "json"])

@@ -122,6 +122,7 @@ def _cohen_csv():
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 def test_weights_file_reproduces_cohen_1968(tmp_path, capsys):
     # sum v p_o = .12*1 + .10*3 + .08*6 = .90; sum v p_c = .33*1 + .17*3 + .09*6 = 1.38; kw = 1 - .90/1.38 = .348
     data = write(tmp_path, _cohen_csv())

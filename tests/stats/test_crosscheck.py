@@ -132,6 +132,7 @@ def _nltk_task(rows):
 
 
 @pytest.mark.parametrize("seed", range(3))
+@pytest.mark.slow
 def test_nltk_alpha_kappa_multikappa_pi(seed):
     complete = random_table(seed, n=30, r=3, missing=0.0)
     task = _nltk_task(complete)

@@ -42,6 +42,7 @@ def _same(a, b):
 
 @SETTINGS
 @given(tables())
+@pytest.mark.slow
 def test_permuting_items_and_raters_leaves_values_unchanged(data):
     rows, pi, pr = data
     permuted = [[rows[i][j] for j in pr] for i in pi]
@@ -51,6 +52,7 @@ def test_permuting_items_and_raters_leaves_values_unchanged(data):
 
 @SETTINGS
 @given(tables(2, 2))
+@pytest.mark.slow
 def test_cohen_invariant_to_item_order_and_rater_swap(data):
     rows, pi, _ = data
     permuted = [rows[i][::-1] for i in pi]
@@ -61,6 +63,7 @@ def test_cohen_invariant_to_item_order_and_rater_swap(data):
 
 @SETTINGS
 @given(tables())
+@pytest.mark.slow
 def test_ranges(data):
     rows, _, _ = data
     for name, fn in STATS.items():
@@ -76,6 +79,7 @@ def test_ranges(data):
 
 @SETTINGS
 @given(st.lists(st.sampled_from(CATS), min_size=2, max_size=15), st.integers(2, 5))
+@pytest.mark.slow
 def test_perfect_agreement_gives_one_where_defined(labels, r):
     rows = [[lab] * r for lab in labels]
     for name, fn in STATS.items():

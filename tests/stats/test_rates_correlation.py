@@ -10,6 +10,7 @@ from reports.stats import (aar_minus_mr, accuracy_vs_chance, appropriate_applica
 
 @pytest.mark.parametrize("fn,ref", [(pearson, sps.pearsonr), (spearman, sps.spearmanr),
                                     (kendall, sps.kendalltau)])
+@pytest.mark.slow
 def test_correlations_match_scipy_and_drop_missing(fn, ref):
     rng = np.random.default_rng(0)
     x = rng.integers(1, 6, 40).astype(float)

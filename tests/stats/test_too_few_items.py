@@ -43,6 +43,7 @@ def test_cohen_and_percent_agreement_on_one_item():
     assert percent_agreement([["a", "b"]]).value == 0.0  # a plain share needs no chance estimate
 
 
+@pytest.mark.slow
 def test_the_report_says_undefined_for_one_item(db_file, capsys):
     items, contexts = make_mcq_items(3)
     with Store.open(db_file, mode="create") as s:
