@@ -93,6 +93,19 @@ async def test_idle_time_counts_at_most_the_idle_cap(db_file, options, expected)
 
 
 def test_a_bad_idle_cap_is_one_line(db_file):
-    _study(db_file, {"idle_cap": "soon"})
+    with pytest.raises(PrefvalError, match=r"--option idle_cap=soon: time on an item counts at most"):
+        _study(db_file, {"idle_cap": "soon"})
+    # a study stored before `study create` checked the option: refused when the screen opens
+    _study(db_file, {"idle_cap": "5"})
+    import json
+    import sqlite3
+
+    con = sqlite3.connect(db_file)
+    with con:
+        (raw,) = con.execute("SELECT settings FROM studies WHERE name = 'st'").fetchone()
+        settings = json.loads(raw)
+        settings["options"]["idle_cap"] = "soon"
+        con.execute("UPDATE studies SET settings = ? WHERE name = 'st'", (json.dumps(settings),))
+    con.close()
     with pytest.raises(PrefvalError, match=r"study option idle_cap='soon': expected a number of seconds >= 0"):
         AnnotateApp(db_file, "st", "ana")
