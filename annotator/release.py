@@ -30,6 +30,7 @@ from annotator.tasks import get_task
 from storage.errors import PrefvalError
 from storage.models import is_person_kind
 from storage.store import Store
+from storage.textfile import read_text
 
 
 def _version() -> str:
@@ -353,7 +354,7 @@ def earlier_release_files(folder: Path) -> set[str]:
     Raises PrefvalError when datasheet.json is not a release's datasheet."""
     path = folder / "datasheet.json"
     try:
-        sheet = json.loads(path.read_text(encoding="utf-8"))
+        sheet = json.loads(read_text(path))
         hashes = sheet["release"].get("files") or {}
         names = {"datasheet.json"}
         for name, digest in hashes.items():

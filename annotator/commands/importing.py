@@ -49,12 +49,16 @@ def run(args: argparse.Namespace) -> int:
                "id_field": args.id_field}
     from storage.importers.sniff import wrong_importer
 
+    from storage.textfile import NotUtf8Error
+
     try:
         parsed = importer.read(args.paths, options)
-    except UnicodeDecodeError as exc:
+    except UnicodeDecodeError as exc:  # a reader that decodes by itself (a Parquet string column ...)
         from storage.importers.base import locate_decode_error
 
         raise locate_decode_error(args.paths, exc) from None
+    except NotUtf8Error:  # already names the file, line and byte: never turned into another importer's hint
+        raise
     except csv.Error as exc:
         raise (PrefvalError(wrong_importer(args.format, args.paths) or
                             f"{', '.join(args.paths)}: unreadable CSV ({exc})")) from None

@@ -126,7 +126,7 @@ def _cells(path: str) -> tuple[list[str], list[str], int]:
         text = read_text(path)
     except FileNotFoundError:
         raise PrefvalError(f"{path}: file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:  # bytes that are not UTF-8: storage.textfile.NotUtf8Error names the line
         raise PrefvalError(f"{path}: cannot read: {exc}") from None
     if '"' in text:
         try:
@@ -303,7 +303,7 @@ def read_weights(path: str, categories: list | None):
         rows = [r for r in csv_rows(path) if any(c.strip() for c in r)]
     except FileNotFoundError:
         raise PrefvalError(f"{path}: file not found") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+    except (OSError, csv.Error) as exc:
         raise PrefvalError(f"{path}: cannot read: {exc}") from None
     if len(rows) < 3:
         raise PrefvalError(f"{path}: expected a header row of categories and one row per category")
