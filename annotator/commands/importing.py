@@ -38,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
     from storage.importers import get_importer
     from storage.store import Store
 
+    if args.map and args.format not in ("jsonl", "csv", "annotations"):
+        raise PrefvalError(f"--map is read by import jsonl, csv and annotations only, not by import {args.format}")
     if args.format == "judgments":
         return run_judgments(args)
     if args.format == "annotations":

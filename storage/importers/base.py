@@ -63,6 +63,21 @@ def locate_decode_error(paths: list[str | Path], exc: UnicodeDecodeError) -> Pre
     return PrefvalError(f"input is not UTF-8 text ({exc.reason})")
 
 
+def check_mapped_columns(path: str | Path, mapped: list[tuple[str, str]], columns: list[str],
+                         is_csv: bool) -> None:
+    """Refuse a field mapping (--map FIELD=COLUMN, a mapping file) whose column the file does not have.
+
+    mapped: (field, column) pairs; columns: the CSV header, or for JSONL every key any record has, in order of first
+    appearance. Raises PrefvalError, one line naming the file, the column, the field it was mapped to and the
+    columns (CSV) or fields (JSONL) the file has."""
+    have = set(columns)
+    for field, column in mapped:
+        if column not in have:
+            what = "column" if is_csv else "field"
+            raise PrefvalError(f"{path}: no {what} {column!r} (mapped to {field!r}); the file's {what}s: "
+                               f"{', '.join(repr(c) for c in columns) or '(none)'}")
+
+
 def validate(model: type[BaseModel], data: Any, path: Path | str, record: str, prefix: str = "") -> Any:
     """model.model_validate(data), turning the first pydantic error into InputError(path, record, field)."""
     try:
