@@ -168,8 +168,10 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
                 members.setdefault(name, set()).add(item.id)
         humans = data.rater_names()
         judges = data.model_names()
-        models = sorted({(data.annotators[a.annotator_id].model or "model not recorded") for a in data.model_answers
-                         if not is_person_kind(data.annotators[a.annotator_id].kind)})
+        # each model's name; a judge imported without --model is named itself, said plainly
+        models = sorted({(data.annotators[a.annotator_id].model
+                          or f"{data.annotators[a.annotator_id].name} (model not given at import)")
+                         for a in data.model_answers if not is_person_kind(data.annotators[a.annotator_id].kind)})
         stamps = sorted(a.submitted_at for a in data.answers)
         figures = task.figures(data)
         entry: dict[str, Any] = {
