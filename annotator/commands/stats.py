@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import io
 import json
 import sys
@@ -454,8 +455,9 @@ def run_majority_vote(args: argparse.Namespace) -> int:
     rows = table.rows()
     labels = [[row[j] for j in raters] for row in rows]
     keys = [row[key_col] for row in rows]
-    _print(majority_vote_stat(labels, keys, args.seed, args.tie_rule, discard=args.discard, n_boot=args.bootstrap),
-           args.format)
+    res = majority_vote_stat(labels, keys, args.seed, args.tie_rule, discard=args.discard, n_boot=args.bootstrap)
+    # the raters are the file's annotator columns (the pooled share behind the figure counts items only)
+    _print(dataclasses.replace(res, n_raters=len(raters)), args.format)
     return 0
 
 
