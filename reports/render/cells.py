@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reports.figures import Figure
+from reports.figures import Figure, PValue
 
 DIGITS = 3
 MISSING = "—"
@@ -73,6 +73,8 @@ def cell(v: Any) -> str:
             return figure_text(Figure(**v))
         except Exception:  # not a figure after all: fall through to str
             pass
+    if isinstance(v, PValue):
+        return p_text(v)
     if isinstance(v, (int, float)):
         return number(v)
     if isinstance(v, (list, tuple)):
