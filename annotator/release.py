@@ -30,6 +30,7 @@ from annotator.tasks import get_task
 from storage.errors import PrefvalError
 from storage.models import is_person_kind
 from storage.store import Store
+from storage.textfile import read_text
 
 
 def _version() -> str:
@@ -168,8 +169,10 @@ def build_release(store: Store, study_names: list[str], with_names: bool = False
                 members.setdefault(name, set()).add(item.id)
         humans = data.rater_names()
         judges = data.model_names()
-        models = sorted({(data.annotators[a.annotator_id].model or "model not recorded") for a in data.model_answers
-                         if not is_person_kind(data.annotators[a.annotator_id].kind)})
+        # each model's name; a judge imported without --model is named itself, said plainly
+        models = sorted({(data.annotators[a.annotator_id].model
+                          or f"{data.annotators[a.annotator_id].name} (model not given at import)")
+                         for a in data.model_answers if not is_person_kind(data.annotators[a.annotator_id].kind)})
         stamps = sorted(a.submitted_at for a in data.answers)
         figures = task.figures(data)
         entry: dict[str, Any] = {
@@ -373,7 +376,7 @@ def earlier_release_files(folder: Path) -> set[str]:
     Raises PrefvalError when datasheet.json is not a release's datasheet."""
     path = folder / "datasheet.json"
     try:
-        sheet = json.loads(path.read_text(encoding="utf-8"))
+        sheet = json.loads(read_text(path))
         hashes = sheet["release"].get("files") or {}
         names = {"datasheet.json"}
         for name, digest in hashes.items():

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from storage.models import AnnotationIn, Event
+from storage.textfile import read_text
 
 RESCUE_INFIX = ".unsaved-"  # prefval.db -> prefval.db.unsaved-20261201T141502Z-4242.jsonl
 
@@ -83,7 +84,7 @@ def write_rescue(db_path: str, rows: list[tuple[AnnotationIn, str]], events: lis
 def read_rescue(path: str | Path) -> tuple[list[tuple[AnnotationIn, str]], list[Event]]:
     """The rows (each with its id) and events of a rescue file (write_rescue), as models."""
     rows, events = [], []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    for line in read_text(path).splitlines():
         rec = json.loads(line)
         if rec["table"] == "annotations":
             row = dict(rec["row"])

@@ -50,6 +50,7 @@ import email.utils
 import json
 import os
 import random
+import re
 import socket
 import time
 import uuid
@@ -57,7 +58,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
 from generator.llm_types import (
-    BudgetExhausted, CircuitOpen, CompletionFn, LLMCallFailed, LLMReply, LLMRequest, ReplyRejected, ServerFault,
+    BudgetExhausted, CircuitOpen, ClientMisconfigured, CompletionFn, LLMCallFailed, LLMReply, LLMRequest, ReplyRejected, ServerFault,
     ServerUnreachable, normalize_api_base,
 )
 from storage.secrets import is_secret_field, scrub_text, secret_values
@@ -246,8 +247,15 @@ def response_format_for(request: LLMRequest) -> dict[str, Any] | None:
 # ---------------------------------------------------------------------------------------------------------------------
 # Errors
 # ---------------------------------------------------------------------------------------------------------------------
+#: where litellm starts appending a Python traceback (or its bug-report text) to an exception's message
+_TRACEBACK_MARKERS = ("Traceback (most recent call last)", "This looks like a bug in LiteLLM")
+
+
 def _one_line(text: str, limit: int = 300) -> str:
-    text = " ".join(str(text).split())
+    text = str(text)
+    for marker in _TRACEBACK_MARKERS:  # never a traceback in a user message: only the text before it
+        text = text.split(marker, 1)[0]
+    text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -264,8 +272,36 @@ def error_reason(exc: BaseException) -> str:
     return scrub_text(_one_line(f"{head}: {detail}"))
 
 
-#: Messages of errors that litellm raises before any request is sent (a missing key), whatever status it gives them.
+#: Messages of errors that litellm raises before any request is sent (a missing key), whatever status it gives them:
+#: the OpenAI SDK's "Missing credentials" / "api_key client option must be set", and litellm's own provider checks,
+#: e.g. "Missing Gemini API key. Set the GEMINI_API_KEY or GOOGLE_API_KEY environment variable." (a ValueError
+#: wrapped as a 500 APIConnectionError in litellm 1.110.2, so status and class alone call it a broken connection)
 _CONFIG_ERRORS = ("Missing credentials", "api_key client option must be set")
+_CONFIG_PATTERN = re.compile(r"\bmissing\b[\w .-]{0,40}\bapi[ _]?key\b|\bapi[ _]?key\b[\w .-]{0,40}\b(?:not (?:set|found|"
+                             r"provided)|is required|must be set)", re.IGNORECASE)
+_ENV_VAR = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:API_KEY|KEY|TOKEN|CREDENTIALS)\b")
+
+
+def is_config_error(exc: BaseException) -> bool:
+    """Whether an exception (or one in its chain) is litellm/the SDK refusing a request before sending it because
+    no API key is configured (_CONFIG_ERRORS, or a message such as "Missing Gemini API key ..."). Raises nothing."""
+    return any(any(m in str(e) for m in _CONFIG_ERRORS) or _CONFIG_PATTERN.search(str(e)) for e in _chain(exc))
+
+
+def config_message(model: str, exc: BaseException) -> str:
+    """One line for a request litellm would not send (is_config_error): the model and the environment variables
+    its message names (OPENAI_API_KEY for the SDK's "Missing credentials", which names none), never a traceback."""
+    names: list[str] = []
+    for e in _chain(exc):
+        for name in _ENV_VAR.findall(_one_line(e, 2000)):
+            if name not in names:
+                names.append(name)
+    if not names and any(m in str(exc) for m in _CONFIG_ERRORS):
+        names = ["OPENAI_API_KEY"]
+    want = " or ".join(names) if names else "its provider's API key variable"
+    return scrub_text(f"{model}: no API key: litellm needs {want} in the environment before it sends any request "
+                      "(set it, or pass --api-base to a server that needs none with a hosted_vllm/ model name); "
+                      "nothing was sent")
 
 
 def is_retryable(exc: BaseException) -> bool:
@@ -273,7 +309,7 @@ def is_retryable(exc: BaseException) -> bool:
     False for other HTTP statuses (400, 401, 403, 404, 422 ...), for a missing API key, and for anything else."""
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
         return True
-    if any(marker in str(exc) for marker in _CONFIG_ERRORS):
+    if is_config_error(exc):
         return False  # litellm reports a missing key as a 500: asking again cannot help
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
@@ -304,6 +340,8 @@ def fault_kind(exc: BaseException) -> str:
     "Connection error": the exception's chain tells them apart."""
     import errno
 
+    if is_config_error(exc):  # refused before any request, whatever status or class litellm gives it
+        return "config"
     for e in _chain(exc):
         if isinstance(e, (ConnectionRefusedError, socket.gaierror)):
             return "unreachable"
@@ -314,8 +352,6 @@ def fault_kind(exc: BaseException) -> str:
     text = " ".join(str(e) for e in _chain(exc)).lower()
     if any(m in text for m in _UNREACHABLE_MARKERS):
         return "unreachable"
-    if any(marker in str(exc) for marker in _CONFIG_ERRORS):
-        return "config"
     names = {c.__name__ for e in _chain(exc) for c in type(e).__mro__}
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or names & {"Timeout", "APITimeoutError", "ReadTimeout",
                                                                          "TimeoutException", "ServerTimeoutError"}:
@@ -1115,6 +1151,8 @@ class LLMClient:
             kind = fault_kind(failure)
             reason = f"timeout: no reply within {self.retry.timeout:g} s" if kind == "timeout" else error_reason(failure)
             state["last_reason"] = reason
+            if kind == "config":  # refused before sending: no retry, and every other call would fail alike
+                raise self._trip(ClientMisconfigured(config_message(request.model, failure))) from None
             if kind == "unreachable":
                 state["unreachable"] += 1
                 if state["unreachable"] > 1:  # one quick retry, then the run stops

@@ -158,8 +158,6 @@ def load_config(path: str | Path, overrides: dict | None = None) -> PipelineConf
         text = read_text(p)  # UTF-8, a byte-order mark dropped, CRLF/CR read as LF
     except OSError as exc:
         raise PrefvalError(f"{p}: cannot read the config ({exc.strerror})") from None
-    except UnicodeDecodeError as exc:
-        raise PrefvalError(f"{p}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
     try:
         if p.suffix.lower() == ".json":
             data = json.loads(text)

@@ -184,6 +184,12 @@ class ServerUnreachable(ServerFault):
     """Nothing answers at the api_base (connection refused, unknown host), after one quick retry."""
 
 
+class ClientMisconfigured(ServerFault):
+    """The request cannot be sent as configured (litellm refused it before any request: no API key in the
+    environment). Raised at the first call, with no retry; the message names the model and the environment
+    variable(s) litellm asked for."""
+
+
 class CircuitOpen(ServerFault):
     """Most recent requests failed alike (timeouts, 5xx, broken connections) with no success among them."""
 

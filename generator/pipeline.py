@@ -226,9 +226,6 @@ class Pipeline:
             text = read_text(path)  # UTF-8, a byte-order mark dropped, CRLF/CR read as LF
         except OSError as exc:
             raise PrefvalError(f"{path}: cannot read the personas ({exc.strerror})") from None
-        except UnicodeDecodeError as exc:
-            raise PrefvalError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
-                               ) from None
         if not s.field:
             return text.splitlines()
         import json

@@ -20,7 +20,8 @@ from typing import Any, Iterable
 
 from storage.errors import PrefvalError
 
-#: exit code of a run stopped because its server failed (nothing listening, or most requests failing alike):
+#: exit code of a run stopped because its server failed (nothing listening, or most requests failing alike) or
+#: because no request can be sent as configured (no API key: generator.llm_types.ClientMisconfigured):
 #: everything finished is saved; run the same command again once the server answers
 EXIT_SERVER = 5
 

@@ -60,6 +60,11 @@ class Plot(BaseModel):
     data: dict[str, Any]
 
 
+class PValue(float):
+    """A p-value in a table cell: a float (JSON writes it as a number) that every renderer prints with the one
+    p formatter, reports.render.cells.p_text (3 significant digits: 0.000244 stays 0.000244, never 0.000)."""
+
+
 class Table(BaseModel):
     """A small table: rows are lists aligned with columns (cells: str, int, float or None)."""
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from reports.figures import Figure, FigureSet, Plot, Table
+from reports.figures import Figure, FigureSet, Plot, PValue, Table
 from reports.stats import cohen_kappa, majority_vote, pearson, percent_agreement, spearman
 from reports.stats.alt_test import DEFAULT_EPSILON, DEFAULT_MIN_INSTANCES, alt_test
 from reports.stats.ppi import classical_mean, ppi_mean
@@ -316,7 +316,8 @@ def _alt_tables(results: list[tuple[str, Verdict]], lab: Labeler, fs: FigureSet,
                                                            "epsilon": epsilon}))
             for c in res.comparisons:
                 detail.append([res.judge, d, c.annotator, c.n_instances, c.rho_llm, c.rho_human, c.t_stat,
-                               c.p_value, c.p_adjusted, TEST_NAMES.get(c.test, c.test),
+                               None if c.p_value is None else PValue(c.p_value),
+                               None if c.p_adjusted is None else PValue(c.p_adjusted), TEST_NAMES.get(c.test, c.test),
                                ("yes" if c.rejected else "no") if c.p_value is not None else c.note])
     if rows:
         fs.tables.append(Table(

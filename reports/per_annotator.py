@@ -52,8 +52,9 @@ def seconds_per_item(data: StudyData, excluded_too: bool = False) -> dict[str, l
 
 
 def median_seconds(secs: list[float]) -> float | None:
-    """The median of seconds per item, to 0.1 s; None without timings."""
-    return round(statistics.median(secs), 1) if secs else None
+    """The median of seconds per item (s), unrounded: the table's formatter rounds it once, as it does the fastest
+    time beside it; None without timings."""
+    return statistics.median(secs) if secs else None
 
 
 def too_fast_threshold(seconds: list[float], min_seconds: float = DEFAULT_MIN_SECONDS) -> float:
@@ -218,7 +219,7 @@ def _table(study, annotators, excluded, decided, min_seconds, per_item, n_mine, 
         skipped = out_skips.get(aid, 0) if aid in excluded_ids else skips.get(aid, 0)
         rows.append([ann.name, ann.kind, done, skipped,
                      median_seconds(secs), fast,
-                     agree, len(pairs), kappa, round(min(secs), 3) if secs else None, fast_share, check_acc,
+                     agree, len(pairs), kappa, min(secs) if secs else None, fast_share, check_acc,
                      len(checks), "; ".join(flags) or None])
     note = (f"too fast = answered in under {threshold:.1f} s (max of {min_seconds:g} s and a tenth of the median "
             "human time per item); seconds = time to the first complete answer of each item; agreement = share "

@@ -345,6 +345,8 @@ def test_a_personas_file_with_a_bom_and_crlf_reads_like_a_plain_one_and_binary_i
         assert sorted(i.payload["text"] for i in s.items("j-personas")) == ["a ferry pilot", "a potter"], name
     (tmp_path / "people.txt").write_bytes(b"a ferry pilot\n\xd0\x00\xff\n")
     s = Store.open(":memory:")
-    with pytest.raises(PrefvalError, match="people.txt: not UTF-8 text") as exc:
+    # "a ferry pilot\n" is 14 bytes: the bad byte 0xd0 (followed by 0x00, no continuation byte) is at offset 14
+    with pytest.raises(PrefvalError, match=r"people.txt: line 2: field '\(encoding\)': not UTF-8 text "
+                                           r"\(byte 0xd0 at offset 14\)") as exc:
         run(s, FakeClient(), config=load_config(tmp_path / "c.yaml"))
     assert "\n" not in str(exc.value)

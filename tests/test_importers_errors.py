@@ -133,8 +133,14 @@ def test_jsonl_wrong_type_names_field(db, tmp_path, capsys):
 def test_csv_mapped_column_missing(db, tmp_path, capsys):
     bad = tmp_path / "items_cols.csv"
     bad.write_text("qid,prompt,opt_a,opt_b,answer\nc1,Q?,x,y,A\n", encoding="utf-8")
-    _fails(db, capsys, ["import", "csv", str(bad), "--mapping", str(S / "generic/mapping.yaml")],
-           "items_cols.csv", "row 2", "opt_c")
+    # a column the header lacks is refused before the first row, naming the columns the file has
+    before = _counts(db)
+    assert main(["import", "csv", str(bad), "--mapping", str(S / "generic/mapping.yaml"), "--dataset", "bad",
+                 "--db", str(db)]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [f"prefval: error: {bad}: no column 'opt_c' (mapped to 'options'); the file's columns: "
+                     "'qid', 'prompt', 'opt_a', 'opt_b', 'answer'"]
+    assert _counts(db) == before
 
 
 # ---- benchpres / horizonbench / realpref ------------------------------------------------------------------------

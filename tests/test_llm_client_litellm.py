@@ -280,7 +280,11 @@ def test_prompt_tokens_are_counted_offline():
 def test_a_missing_key_fails_at_once_without_retries(fake_llm, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     [err] = run(_complete_all(LLMClient(retry=FAST), [req(0, fake_llm.url)], return_exceptions=True))
-    assert isinstance(err, LLMCallFailed) and "Missing credentials" in err.reason and err.attempts == 1
+    from generator.llm_types import ClientMisconfigured
+
+    # a configuration error that stops the client (every later call alike), naming the model and the variable
+    assert isinstance(err, ClientMisconfigured) and str(err).startswith("openai/fake-model: no API key: litellm "
+                                                                         "needs OPENAI_API_KEY")
     assert fake_llm.log.count() == 0
     # a local server reached through hosted_vllm/ needs no key
     reply = run(_complete_all(LLMClient(retry=FAST), [req(0, fake_llm.url, model="hosted_vllm/fake-model")]))[0]
@@ -356,3 +360,26 @@ def test_a_reply_echoing_the_authorization_header_keeps_no_key(fake_llm, fake_ke
         assert fake_llm.log.count() == 2
     raw = Path(db_file).read_bytes() + b"".join(p.read_bytes() for p in Path(db_file).parent.glob("*.db-wal"))
     assert fake_key.encode() not in raw
+
+
+def test_a_missing_gemini_key_stops_the_client_at_the_first_call(fake_llm, monkeypatch):
+    """litellm 1.110.2 raises "Missing Gemini API key ..." as a 500 APIConnectionError with a traceback in its text,
+    before sending anything: a configuration error, not a broken connection. The first call stops the client (no
+    retry, no request at the server); every call gets the same one line naming the model and the variables."""
+    from generator.llm_types import ClientMisconfigured
+
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    client = LLMClient(retry=RetryPolicy())  # the default schedule: a retried call would take seconds
+    t0 = time.monotonic()
+    results = run(_complete_all(client, [req(i, fake_llm.url, model="gemini/gemini-2.5-flash-lite")
+                                         for i in range(16)], return_exceptions=True))
+    assert time.monotonic() - t0 < 5
+    assert all(isinstance(r, ClientMisconfigured) for r in results)
+    assert fake_llm.log.count() == 0
+    # the calls already in flight when the first failed (8 slots by default) fail alike; none is retried
+    assert client.stats.retries == 0 and client.stats.requests <= 8
+    line = str(results[0])
+    assert line.startswith("gemini/gemini-2.5-flash-lite: no API key: litellm needs GEMINI_API_KEY or GOOGLE_API_KEY "
+                           "in the environment")
+    assert "\n" not in line and "Traceback" not in line and "File \"" not in line and "lost the connection" not in line

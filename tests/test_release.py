@@ -325,3 +325,20 @@ def test_datasheet_records_each_annotator_exclusion_with_its_reason(evil_study, 
         {"reason": "too fast", "count": 1, "names": [EVIL]}]
     md = (named / "DATASHEET.md").read_text(encoding="utf-8")
     assert "  - 1 (bo): another reason\n  - 1 (ev\\x1b]0;X\\x07[/]il\\x9b): too fast" in md
+
+
+def test_a_judge_imported_without_model_is_named_plainly_in_the_datasheet(curated, tmp_path, capsys):
+    """A judge imported without --model: the datasheet names the judge and says the model was not given, in
+    datasheet.json and DATASHEET.md; a judge with --model is named by its model."""
+    j = tmp_path / "j.jsonl"
+    j.write_text('{"item": "g1", "label": 1}\n{"item": "g2", "label": 0}\n')
+    assert main(["import", "judgments", str(j), "--study", "gold", "--judge", "judge-a", "--db", curated]) == 0
+    assert main(["import", "judgments", str(j), "--study", "gold", "--judge", "judge-b", "--model", "openai/m1",
+                 "--db", curated]) == 0
+    out = tmp_path / "rel"
+    assert main(["release", "gold", "--out", str(out), "--db", curated]) == 0
+    sheet = json.loads((out / "datasheet.json").read_text(encoding="utf-8"))
+    (gold,) = [st for st in sheet["studies"] if st["name"] == "gold"]
+    assert gold["models"] == ["judge-a (model not given at import)", "openai/m1"]
+    md = (out / "DATASHEET.md").read_text(encoding="utf-8")
+    assert "judge-a (model not given at import), openai/m1" in md and "model not recorded" not in md

@@ -182,3 +182,34 @@ def test_distractor_test_with_items_of_several_k_by_hand():
     # two wrong answers of one item, both on it: (1/4)^2
     assert distractor_p_value([[2, 2, 2 / 4]]) == pytest.approx(1 / 16)
     assert distractor_p_value([]) is None
+
+
+def test_distractor_row_counts_wrong_answers_and_prints_a_small_p(tmp_path, capsys):
+    """4 items, 3 people, 6 wrong answers all on the distractor B: the share's n is the 6 wrong answers (not the 4
+    items), and p = (1/4)^6 = 1/4096 = 0.000244 is printed as such (3 significant digits), never as 0.000."""
+    db = str(tmp_path / "d.db")
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps({"id": f"d{i}", "question": f"Which reply fits? ({i})",
+                                         "options": [f"reply {c} {i}" for c in "ABCDE"], "correct_index": 0,
+                                         "distractor_index": 1}) + "\n" for i in range(4)))
+    assert main(["import", "jsonl", str(items), "--kind", "mcq", "--dataset", "d", "--db", db]) == 0
+    assert main(["study", "create", "hb", "--task", "mcq", "--dataset", "d", "--annotators-per-item", "3",
+                 "--db", db]) == 0
+    f = tmp_path / "people.csv"
+    pats = [("B", "B", "A"), ("B", "B", "A"), ("B", "A", "A"), ("B", "A", "A")]  # wrong 2+2+1+1 = 6, all B
+    f.write_text("item,annotator,answer\n" + "".join(f"d{i},{who},{a}\n" for i, pat in enumerate(pats)
+                                                     for who, a in zip(("ann1", "ann2", "ann3"), pat)))
+    assert main(["import", "annotations", str(f), "--study", "hb", "--db", db]) == 0
+    j = tmp_path / "m.jsonl"
+    j.write_text("".join(json.dumps({"item": f"d{i}", "choice": "A"}) + "\n" for i in range(4)))
+    assert main(["import", "judgments", str(j), "--study", "hb", "--judge", "m", "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["report", "hb", "--format", "json", "--db", db]) == 0
+    fs = json.loads(capsys.readouterr().out)["studies"][0]["figure_set"]
+    row = next(t for t in fs["tables"] if t["key"] == "distractor_by_model")["rows"][0]
+    assert row[0] == "people (this study)" and (row[1], row[2]) == (6, 6)
+    assert (row[3]["n"], row[3]["n_of"]) == (6, "wrong answers")
+    assert row[6] == pytest.approx(1 / 4096)
+    assert main(["report", "hb", "--format", "md", "--db", db]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("| people (this study) | 6 | 6 "))
+    assert "(n=6 wrong answers)" in line and line.rstrip().endswith("| 0.000244 |")

@@ -106,6 +106,11 @@ def test_table_9_people_and_a_model_with_binomial_tests_by_hand(tmp_path, capsys
     # P(X >= 3) = 1 - (3^7 + 7 * 3^6 + 21 * 3^5) / 4^7 = 3991 / 16384
     assert (people_mcq["value"], people_mcq["n"]) == (pytest.approx(3 / 7), 7)
     assert people_mcq["p_value"] == pytest.approx(3991 / 16384)
+    # value, label and note from the one one-sided test; answers (7) over items (b1, b2, b3, b4) counted apart
+    assert people_mcq["extra"]["p_value"] == people_mcq["p_value"]
+    assert people_mcq["p_label"] == "one-sided binomial test, above chance"
+    assert people_mcq["note"].startswith("7 answers over 4 items; exact binomial test against chance 0.25 "
+                                         "(one-sided p, above chance)")
     # people, T/F: 3 of 4 at 1/2: P(X >= 3) = 5/16
     assert (people_tf["value"], people_tf["p_value"]) == (0.75, pytest.approx(5 / 16))
     model_mcq, model_tf = rows["gemini-lite"]

@@ -43,6 +43,9 @@ def test_majority_vote_a_column_order_decides_and_missing_cells(tmp_path, capsys
         code, out = _run(capsys, "majority-vote", str(f), "--key", "key", "--tie-rule", rule, "--format", "json")
         res = json.loads(out.out)
         assert (code, res["value"], res["n_items"]) == (0, want, 2)
+        assert res["n_raters"] == 3  # r1, r2, r3 (not item, not the key)
+    code, out = _run(capsys, "majority-vote", str(f), "--key", "key")
+    assert code == 0 and [ln.split() for ln in out.out.splitlines() if ln.startswith("raters")] == [["raters", "3"]]
     code, out = _run(capsys, "majority-vote", str(f), "--key", "nokey")
     assert code == 1 and "no column named 'nokey'" in out.err
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from annotator.cli import main
 from annotator.session import Session
 from annotator.tasks.base import Decision
@@ -73,3 +75,21 @@ def test_status_and_report_give_one_median(mcq_study, capsys):
     doc = json.loads(capsys.readouterr().out)
     per = doc["studies"][0]["per_annotator"]
     assert per["rows"][0][per["columns"].index("median s/item")] == 5.0
+
+
+def test_median_is_not_rounded_before_the_table_formats_it(mcq_study, capsys):
+    """Items in 1.523, 1.542 and 1.601 s: the median is 1.542 (the middle one), printed with the same 3 decimals
+    as the fastest, 1.523; it used to be rounded to 1.5 first and printed as 1.500."""
+    clock = Clock(0.0)
+    with Store.open(mcq_study, mode="create") as s:
+        w = Session(s, "st", "ana", clock=clock)
+        for i, t in enumerate((1.523, 1.523 + 1.542, 1.523 + 1.542 + 1.601)):
+            clock.t = t
+            w.decide(_answer(i))
+        table = per_annotator_table(load_study_data(s, "st"))
+    row = table.rows[0]
+    assert row[table.columns.index("median s/item")] == pytest.approx(1.542)
+    assert row[table.columns.index("fastest s/item")] == pytest.approx(1.523)
+    assert main(["report", "st", "--db", mcq_study, "--too-fast", "1", "--format", "md"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("| ana ") and "1.523" in x)
+    assert "| 1.542 |" in line and "| 1.523 |" in line and "1.500" not in line

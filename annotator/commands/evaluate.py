@@ -58,6 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--dataset", help="a dataset of MCQ/T-F items to answer whole (no study needed), or of open "
                                      "queries (rubric_item items, with --out-dataset)")
     q.add_argument("--out-dataset", help="open queries: the dataset the answers are written to")
+    q.add_argument("--quota", type=_quota_arg, metavar="N",
+                   help="people per item of the study made over --dataset (default 1), so that N people's "
+                        "answers can be imported beside the model's (`prefval import annotations`)")
     common(q)
     q = kinds.add_parser("judge-rubric", help="an LLM judge scores a rubric study's open answers 1-5 per dimension")
     q.add_argument("--study", required=True, help="a rubric study (its rubric is the judge's rubric)")
@@ -72,6 +75,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--responder", required=True, help="the model that writes the responses")
     q.add_argument("--samples", type=int, default=3, help="responses per (profile, context) (default 3)")
     q.add_argument("--out", required=True, help="name of the new dataset and judge_validation study")
+    q.add_argument("--quota", type=_quota_arg, metavar="N",
+                   help="people per item of the new study (default 1): how many people's verdicts `prefval import "
+                        "annotations FILE --study OUT` may add to each item, for the people-vs-people rows")
     common(q)
     q = kinds.add_parser("consensus", help="k validator models answer each item blind; keep the items at least m "
                                            "of them get wrong (HorizonBench 5.1)")
@@ -81,6 +87,29 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                 "(default K/K, strict)")
     q.add_argument("--out-dataset", required=True, help="the dataset the passing items are written to")
     common(q, model_required=False)
+
+
+def _quota_arg(text: str) -> int:
+    """An argparse type: a whole number of people per item >= 1. Raises argparse.ArgumentTypeError otherwise."""
+    import argparse
+
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of people per item >= 1, got {text!r}")
+    return n
+
+
+def _check_quota(store, name: str, quota: int | None) -> None:
+    """Refuse --quota for a study that exists already with another quota (it applies when the study is made)."""
+    if quota is None:
+        return
+    have = int(store.get_study(name).settings.get("annotators_per_item", 1))
+    if have != quota:
+        raise PrefvalError(f"study '{name}' exists with {have} people per item; --quota {quota} applies only to a "
+                           "study this command makes (give another name, or leave --quota out)")
 
 
 def _params(args) -> dict[str, Any]:
@@ -235,8 +264,10 @@ def _study_over_dataset(store, args) -> str:
             raise PrefvalError(f"study '{name}' is not over dataset '{args.dataset}' (it is over "
                                f"{', '.join(study.settings.get('datasets') or []) or 'no dataset'}); give another "
                                "--study NAME")
+        _check_quota(store, name, getattr(args, "quota", None))
         return name
-    create_study(store, StudySpec(name=name, task="mcq", datasets=[args.dataset]))
+    create_study(store, StudySpec(name=name, task="mcq", datasets=[args.dataset],
+                                  annotators_per_item=getattr(args, "quota", None)))
     echo(f"study {name} made over every item of dataset {args.dataset} for the answers (prefval report {name})")
     return name
 
@@ -244,6 +275,9 @@ def _study_over_dataset(store, args) -> str:
 def _answer(store, args) -> int:
     from generator.evaluate import runs
 
+    if args.quota is not None and not (args.dataset and "mcq" in _dataset_kinds(store, args.dataset)):
+        raise PrefvalError("--quota sets the people per item of the study made over an MCQ --dataset; without "
+                           "one no study is made (`prefval study create ... --annotators-per-item N`)")
     if args.dataset:
         kinds = _dataset_kinds(store, args.dataset)
         if "mcq" in kinds and "rubric_item" not in kinds:
@@ -350,7 +384,10 @@ def _judge_reflection(store, args) -> int:
         return 0 if result.failed else 1  # failed calls: exit code 4 (run); none to send at all: 1
     n_items = runs.write_reflection_dataset(store, args.dataset, args.out, args.responder, responses)
     if not any(s.name == args.out for s in store.studies()):
-        create_study(store, StudySpec(name=args.out, task="judge_validation", datasets=[args.out]))
+        create_study(store, StudySpec(name=args.out, task="judge_validation", datasets=[args.out],
+                                      annotators_per_item=args.quota))
+    else:
+        _check_quota(store, args.out, args.quota)
     jobs = runs.reflection_judge_jobs(store, args.dataset, args.model, responses, params=_params(args),
                                       api_base=args.api_base)
     _, verdicts = _run_stage(store, args, jobs, config, "judge-reflection", [args.model])

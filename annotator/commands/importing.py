@@ -38,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
     from storage.importers import get_importer
     from storage.store import Store
 
+    if args.map and args.format not in ("jsonl", "csv", "annotations"):
+        raise PrefvalError(f"--map is read by import jsonl, csv and annotations only, not by import {args.format}")
     if args.format == "judgments":
         return run_judgments(args)
     if args.format == "annotations":
@@ -49,12 +51,16 @@ def run(args: argparse.Namespace) -> int:
                "id_field": args.id_field}
     from storage.importers.sniff import wrong_importer
 
+    from storage.textfile import NotUtf8Error
+
     try:
         parsed = importer.read(args.paths, options)
-    except UnicodeDecodeError as exc:
+    except UnicodeDecodeError as exc:  # a reader that decodes by itself (a Parquet string column ...)
         from storage.importers.base import locate_decode_error
 
         raise locate_decode_error(args.paths, exc) from None
+    except NotUtf8Error:  # already names the file, line and byte: never turned into another importer's hint
+        raise
     except csv.Error as exc:
         raise (PrefvalError(wrong_importer(args.format, args.paths) or
                             f"{', '.join(args.paths)}: unreadable CSV ({exc})")) from None

@@ -10,6 +10,20 @@ from annotator.safe_text import echo
 
 
 
+def seconds_arg(text: str) -> float:
+    """An argparse type: a finite number of seconds >= 0 (float). Raises argparse.ArgumentTypeError (argparse prints
+    it as one usage line, exit 2) for anything else: -1, nan, inf, "soon"."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
+    return value
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from annotator.cli import add_db_option, add_out_option
 
@@ -19,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "per-annotator section (items done, time, too-fast answers, agreement with the others).")
     p.add_argument("studies", nargs="+", metavar="STUDY", help="the studies to report on")
     p.add_argument("--format", choices=["md", "html", "latex", "json"], default="md", help="output format (default md)")
-    p.add_argument("--too-fast", type=float, default=2.0, metavar="SECONDS",
+    p.add_argument("--too-fast", type=seconds_arg, default=2.0, metavar="SECONDS",
                    help="floor of the too-fast threshold: max(SECONDS, a tenth of the median time) (default 2)")
     p.add_argument("--epsilon", type=float, default=0.2, metavar="E",
                    help="alternative annotator test: the cost-benefit margin epsilon (default 0.2, the paper's "

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import io
 import json
 import sys
@@ -129,7 +130,7 @@ def _cells(path: str) -> tuple[list[str], list[str], int]:
         text = read_text(path)
     except FileNotFoundError:
         raise PrefvalError(f"{path}: file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:  # bytes that are not UTF-8: storage.textfile.NotUtf8Error names the line
         raise PrefvalError(f"{path}: cannot read: {exc}") from None
     if '"' in text:
         try:
@@ -306,7 +307,7 @@ def read_weights(path: str, categories: list | None):
         rows = [r for r in csv_rows(path) if any(c.strip() for c in r)]
     except FileNotFoundError:
         raise PrefvalError(f"{path}: file not found") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+    except (OSError, csv.Error) as exc:
         raise PrefvalError(f"{path}: cannot read: {exc}") from None
     if len(rows) < 3:
         raise PrefvalError(f"{path}: expected a header row of categories and one row per category")
@@ -457,8 +458,9 @@ def run_majority_vote(args: argparse.Namespace) -> int:
     rows = table.rows()
     labels = [[row[j] for j in raters] for row in rows]
     keys = [row[key_col] for row in rows]
-    _print(majority_vote_stat(labels, keys, args.seed, args.tie_rule, discard=args.discard, n_boot=args.bootstrap),
-           args.format)
+    res = majority_vote_stat(labels, keys, args.seed, args.tie_rule, discard=args.discard, n_boot=args.bootstrap)
+    # the raters are the file's annotator columns (the pooled share behind the figure counts items only)
+    _print(dataclasses.replace(res, n_raters=len(raters)), args.format)
     return 0
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 # the figures' own text lives with the model (reports/figures.py), re-exported here for the renderers
-from reports.figures import (DIGITS, Figure, figure_parts, figure_text, number, p_text,  # noqa: F401
+from reports.figures import (DIGITS, Figure, PValue, figure_parts, figure_text, number, p_text,  # noqa: F401
                              undefined_text)
 from storage.visible_text import visible
 
@@ -29,6 +29,8 @@ def cell(v: Any) -> str:
             return figure_text(Figure(**v))
         except Exception:  # not a figure after all: fall through to str
             pass
+    if isinstance(v, PValue):
+        return p_text(v)
     if isinstance(v, (int, float)):
         return number(v)
     if isinstance(v, (list, tuple)):

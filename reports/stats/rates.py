@@ -136,7 +136,7 @@ def _at_least_one_correct_array(correct: np.ndarray, ci: bool, n_boot: int, seed
 
 
 def accuracy_vs_chance(correct, chance: float, *, ci: bool = False, n_boot: int = 1000,
-                       seed: int = 0) -> StatResult:
+                       seed: int = 0, alternative: str = "two-sided", unit: str = "items") -> StatResult:
     """Accuracy with an exact binomial test against a chance rate (e.g. 0.25 for 4 options).
 
     correct: a sequence of True/False (1/0), None for missing (dropped). value = accuracy;
@@ -144,6 +144,9 @@ def accuracy_vs_chance(correct, chance: float, *, ci: bool = False, n_boot: int 
     "n_correct" and "p_value_greater" (one-sided, accuracy above chance). Used for RealPref's
     blind test (appendix G.2). No answered item -> None. Raises ValueError when chance is not in
     (0, 1) or a value is not boolean. ``ci=True``: 95% percentile bootstrap over items.
+    alternative: "two-sided" (default) or "greater" (accuracy above chance): the one test whose p is
+    ``p_value`` and which the note names; unit: what one entry of ``correct`` is, for the note ("items",
+    "answers").
     """
     from scipy.stats import binomtest
 
@@ -158,12 +161,15 @@ def accuracy_vs_chance(correct, chance: float, *, ci: bool = False, n_boot: int 
     k = int(vals.sum())
     extra = {"chance": chance, "n_correct": k,
              "p_value_greater": float(binomtest(k, n, chance, alternative="greater").pvalue)}
+    if alternative not in ("two-sided", "greater"):
+        raise ValueError(f"alternative must be 'two-sided' or 'greater', got {alternative!r}")
+    side = "two-sided p" if alternative == "two-sided" else "one-sided p, above chance"
     return finish("accuracy_vs_chance", k / n,
-                  f"accuracy over {n} items; exact binomial test against chance {chance} (two-sided p)",
+                  f"accuracy over {n} {unit}; exact binomial test against chance {chance} ({side})",
                   n_items=n, n_raters=1, ci=ci, n_boot=n_boot, seed=seed,
                   features=np.column_stack([np.ones(n), vals]),
                   stat_fn=lambda s: safe_ratio(s[:, 1], s[:, 0]), extra=extra,
-                  p_value=float(binomtest(k, n, chance).pvalue))
+                  p_value=float(binomtest(k, n, chance, alternative=alternative).pvalue))
 
 
 def win_loss_tie(outcomes, *, ci: bool = True, n_boot: int = 1000, seed: int = 0) -> dict[str, StatResult]:

@@ -41,7 +41,7 @@ from typing import Any, Callable
 
 from storage.db import write_transaction
 from storage.errors import InputError, PrefvalError
-from storage.importers.base import check_paths
+from storage.importers.base import check_mapped_columns, check_paths
 from storage import task_specs
 from storage.importers.judgments import _Rec, _records
 from storage.models import AnnotationIn, derived_id
@@ -154,7 +154,11 @@ def import_annotations(store: Store, path: str | Path, study_name: str, mapping:
             holders.setdefault(a.unit_id, set()).add(names[a.annotator_id])
     todo: list[tuple[_Rec, Any, str, dict, float | None]] = []
     seen: dict[tuple[str, str], str] = {}
-    for raw in _records(p):
+    raws = list(_records(p))
+    if fields:
+        columns = list(dict.fromkeys(k for r in raws for k in r.data))
+        check_mapped_columns(p, list(fields.items()), columns, p.suffix.lower() == ".csv")
+    for raw in raws:
         rec = _renamed(raw, fields)
         name = rec.get("annotator")
         if name is None:

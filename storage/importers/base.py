@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from storage.errors import InputError, PrefvalError
 from storage.models import ContextIn, ItemIn
-from storage.textfile import read_text, regular_file
+from storage.textfile import not_utf8, read_text, regular_file
 
 
 @dataclass
@@ -54,18 +54,28 @@ def check_paths(paths: list[str | Path]) -> list[Path]:
 
 
 def locate_decode_error(paths: list[str | Path], exc: UnicodeDecodeError) -> PrefvalError:
-    """A one-line error for a file that is not UTF-8: the first file that fails to decode, with line and byte."""
+    """A one-line error for a file that is not UTF-8: the first file that fails to decode, with line and byte
+    (storage.textfile.not_utf8)."""
     for p in paths:
-        try:
-            data = Path(p).read_bytes()
-            data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            line = data[:e.start].count(b"\n") + 1
-            return InputError(str(p), f"line {line}", "(encoding)",
-                              f"not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})")
-        except OSError:
-            continue
+        located = not_utf8(p)
+        if located is not None:
+            return located
     return PrefvalError(f"input is not UTF-8 text ({exc.reason})")
+
+
+def check_mapped_columns(path: str | Path, mapped: list[tuple[str, str]], columns: list[str],
+                         is_csv: bool) -> None:
+    """Refuse a field mapping (--map FIELD=COLUMN, a mapping file) whose column the file does not have.
+
+    mapped: (field, column) pairs; columns: the CSV header, or for JSONL every key any record has, in order of first
+    appearance. Raises PrefvalError, one line naming the file, the column, the field it was mapped to and the
+    columns (CSV) or fields (JSONL) the file has."""
+    have = set(columns)
+    for field, column in mapped:
+        if column not in have:
+            what = "column" if is_csv else "field"
+            raise PrefvalError(f"{path}: no {what} {column!r} (mapped to {field!r}); the file's {what}s: "
+                               f"{', '.join(repr(c) for c in columns) or '(none)'}")
 
 
 def validate(model: type[BaseModel], data: Any, path: Path | str, record: str, prefix: str = "") -> Any:
@@ -95,8 +105,8 @@ def load_yaml_or_json(path: str | Path, what: str = "file") -> Any:
         import yaml
 
         return yaml.safe_load(text)
-    except UnicodeDecodeError:
-        raise PrefvalError(f"{p}: not UTF-8 text") from None
+    except PrefvalError:  # storage.textfile.NotUtf8Error: names the file, line and byte
+        raise
     except Exception as exc:  # yaml.YAMLError / json.JSONDecodeError
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise PrefvalError(f"{p}: not valid {'JSON' if is_json else 'YAML'}: {first}") from None

@@ -43,7 +43,7 @@ from typing import Any, Iterator
 from pydantic import ValidationError
 
 from storage.errors import InputError, PrefvalError
-from storage.importers.base import load_yaml_or_json, Parsed, check_paths, file_sha256
+from storage.importers.base import load_yaml_or_json, Parsed, check_mapped_columns, check_paths, file_sha256
 from storage.importers.original import ReleaseFile, csv_bytes, jsonl_bytes, load_record, record_text, union_header
 from storage.models import ItemIn, ItemSource
 from storage.payloads import PAYLOADS
@@ -211,13 +211,18 @@ def load_mapping(options: dict) -> tuple[str, str | None, dict[str, str]]:
 
 
 # ---- records ----------------------------------------------------------------------------------------------
-def _records(path: Path, fmt: str) -> Iterator[tuple[str, dict, bool]]:
-    """(record label, record, came-from-CSV) for each record of a file."""
+def _records(path: Path, fmt: str, fields: dict[str, str] | None = None) -> Iterator[tuple[str, dict, bool]]:
+    """(record label, record, came-from-CSV) for each record of a file. fields: {payload field: column(s)} of the
+    mapping; a CSV whose header lacks a mapped column is refused before its first row (check_mapped_columns)."""
     if fmt == "csv":
         with open_text(path) as fh:
             reader = csv.DictReader(fh)
             if not reader.fieldnames:
                 return
+            if fields:
+                check_mapped_columns(path, [(f, c.strip()) for f, src in fields.items()
+                                            for c in (src.split(",") if f == "options" else [src])],
+                                     list(reader.fieldnames), True)
             for rowno, row in enumerate(reader, start=2):
                 if None in row:
                     raise InputError(str(path), f"row {rowno}", "(row)", "more cells than columns (broken quoting?)")
@@ -238,7 +243,8 @@ def _build_payload(kind: str, rec: dict, fields: dict[str, str], used: set[str],
         if len(cols) > 1:
             missing = [c for c in cols if c not in rec]
             if missing:
-                raise InputError(str(path), record, missing[0], "mapped column is missing")
+                raise InputError(str(path), record, missing[0], f"mapped column is missing (the record has: "
+                                                                f"{', '.join(map(str, rec))})")
             used.update(cols)
             cells = [rec[c] for c in cols]
             while cells and (cells[-1] is None or str(cells[-1]).strip() == ""):
@@ -250,7 +256,8 @@ def _build_payload(kind: str, rec: dict, fields: dict[str, str], used: set[str],
             continue
         if src not in rec:
             if name in fields:
-                raise InputError(str(path), record, src, "mapped field is missing")
+                raise InputError(str(path), record, src, f"mapped field is missing (the record has: "
+                                                         f"{', '.join(map(str, rec))})")
             continue
         used.add(src)
         value = rec[src]
@@ -321,7 +328,7 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
     parsed = Parsed(file_hash=file_sha256(ps), source_path=",".join(str(p) for p in ps))
     seen: dict[str, str] = {}
     for p in ps:
-        for record, rec, is_csv in _records(p, fmt):
+        for record, rec, is_csv in _records(p, fmt, fields):
             used: set[str] = set()
             if id_field:
                 if rec.get(id_field) in (None, ""):

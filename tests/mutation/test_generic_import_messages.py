@@ -84,7 +84,10 @@ def test_load_yaml_or_json(tmp_path):
     msg = _error(PrefvalError, load_yaml_or_json, bad_yaml)
     assert msg.startswith(f"{bad_yaml}: not valid YAML: ") and "\n" not in msg
     latin = _write(tmp_path, "l.yaml", b"a: \xe9\n")
-    assert _error(PrefvalError, load_yaml_or_json, latin) == f"{latin}: not UTF-8 text"
+    from storage.textfile import NotUtf8Error
+
+    assert _error(NotUtf8Error, load_yaml_or_json, latin) == (  # "a: " is 3 bytes: 0xe9 at offset 3, line 1
+        f"{latin}: line 1: field '(encoding)': not UTF-8 text (byte 0xe9 at offset 3)")
 
 
 # ---- JSON readers shared by the importers ---------------------------------------------------------------------
@@ -236,12 +239,10 @@ def test_read_bool_cells(tmp_path):
      "line 2", "id", "duplicate id '7' (first at line 1)"),
     ("in.jsonl", '{"k": 1, "question": "Q", "options": ["a", "b"]}\n{"k": 1, "question": "Q", "options": ["a"]}\n',
      {"id_field": "k"}, "line 2", "k", "duplicate id '1' (first at line 1)"),
-    ("in.csv", "q,o1,o2\nQ,a,b\n", {"format": "csv", "map": ["question=q", "options=o1,o2,o3"]},
-     "row 2", "o3", "mapped column is missing"),
     ("in.csv", "q,o1,o2,o3\nQ,a,,c\n", {"format": "csv", "map": ["question=q", "options=o1,o2,o3"]},
      "row 2", "o1,o2,o3", "an empty option cell comes before a filled one"),
     ("in.jsonl", '{"question": "Q", "options": ["a"]}\n', {"map": ["question=prompt"]},
-     "line 1", "prompt", "mapped field is missing"),
+     "line 1", "prompt", "mapped field is missing (the record has: question, options)"),
     ("in.jsonl", '{"question": "Q", "options": ["a"], "x": 1, "metadata": [1]}\n', {"kind": "mcq"},
      "line 1", "metadata", "expected an object"),
     ("in.jsonl", '{"prompt": 5, "options": ["a"]}\n', {"map": ["question=prompt"]},
@@ -274,7 +275,13 @@ def test_read_default_kind_hints_at_the_fitting_kind(tmp_path):
         f"{p}: line 1: field 'preference': Field required")
     assert _error(InputError, generic.read, [p], {"kind": "mcq"}) == f"{p}: line 1: field 'question': Field required"
     assert _error(InputError, generic.read, [p], {"map": ["options=opts"]}) == (
-        f"{p}: line 1: field 'opts': mapped field is missing")
+        f"{p}: line 1: field 'opts': mapped field is missing (the record has: text)")
+
+
+def test_read_csv_refuses_a_mapped_column_its_header_lacks(tmp_path):
+    p = _write(tmp_path, "in.csv", "q,o1,o2\nQ,a,b\n")
+    assert _error(PrefvalError, generic.read, [p], {"format": "csv", "map": ["question=q", "options=o1,o2,o3"]}) == (
+        f"{p}: no column 'o3' (mapped to 'options'); the file's columns: 'q', 'o1', 'o2'")
 
 
 def test_read_unknown_format_and_empty_csv(tmp_path):

@@ -85,9 +85,13 @@ def table9_cell(choices: list[tuple[ItemAnswers, dict]], seed: int) -> Figure | 
     if not picked:
         return None
     ch = chance(picked[0][0])
-    st = accuracy_vs_chance([a["choice"] == it.key for it, a in picked], ch, ci=True, seed=seed)
-    return Figure.from_stat("", "", st, n_of="answers", p_value=st.extra.get("p_value_greater"),
-                            p_label="one-sided binomial test, above chance")
+    st = accuracy_vs_chance([a["choice"] == it.key for it, a in picked], ch, ci=True, seed=seed,
+                            alternative="greater", unit="answers")
+    n_items = len({it.unit_id for it, _ in picked})
+    # p_value, p_label and note all from the one one-sided test st computed
+    return Figure.from_stat("", "", st, n_of="answers", p_value=st.p_value,
+                            p_label="one-sided binomial test, above chance",
+                            note=f"{st.n_items} answers over {n_items} items; {st.note.split('; ', 1)[1]}")
 
 
 def table9_published(suffix: str, label: str) -> float | None:
@@ -117,11 +121,10 @@ def blind_test_figures(data: StudyData) -> FigureSet:
     for suffix, label, group in _groups(items):
         flags = [a["choice"] == it.key for it in group for a in it.chosen()]
         ch = chance(group[0])
-        st = accuracy_vs_chance(flags, ch, ci=True, seed=seed)
+        st = accuracy_vs_chance(flags, ch, ci=True, seed=seed, alternative="greater", unit="answers")
         answered_items = sum(1 for it in group if it.chosen())
         fig = Figure.from_stat(f"accuracy_vs_chance_{suffix}", f"blind accuracy, {label}, chance {ch:.3g}", st,
-                               n_of="answers", p_value=st.extra.get("p_value_greater"),
-                               p_label="one-sided binomial test, above chance")
+                               n_of="answers", p_value=st.p_value, p_label="one-sided binomial test, above chance")
         fig.note = (f"{st.n_items} answers over {answered_items} items; exact binomial test against chance {ch:.3g}, "
                     "one-sided (above chance); can't tell answers left out; answers taken as independent trials"
                     if st.value is not None else fig.note)

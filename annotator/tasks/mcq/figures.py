@@ -25,7 +25,7 @@ import numpy as np
 from annotator.tasks.mcq.stats import (CANT_TELL_LABEL, CANT_TELL_RULE, ItemAnswers, accuracy_figure, accuracy_pairs,
                                         answer_label, collect, features_stat, pooled_ratio, pooled_ratio_features,
                                         share)
-from reports.figures import Figure, FigureSet, Table
+from reports.figures import Figure, FigureSet, PValue, Table
 from reports.stats import at_least_one_correct, fleiss_kappa, majority_vote, majority_vote_first_non_discard
 from reports.stats.bootstrap import shared_resamples
 from reports.study_data import StudyData
@@ -215,8 +215,11 @@ def models_distractor_table(data: StudyData, answers: dict[str, dict[str, dict]]
         p = distractor_p_value(feats)
         st = features_stat("distractor_share", feats, lambda s_: safe_ratio(s_[:, 1], s_[:, 0]),
                            "share of wrong answers on the pre-evolution distractor", seed)
-        cell = Figure.from_stat("", "", st, n_of="wrong answers", p_value=p, p_label=DISTRACTOR_TEST if p else "")
-        rows.append([name, wrong, on_d, cell, base, (on_d / wrong) / base if wrong and base else None, p])
+        # n counts wrong answers, as the column beside it and the models' figures do (the bootstrap is over items)
+        cell = Figure.from_stat("", "", st, n=wrong, n_of="wrong answers", p_value=p,
+                                p_label=DISTRACTOR_TEST if p is not None else "")
+        rows.append([name, wrong, on_d, cell, base, (on_d / wrong) / base if wrong and base else None,
+                     None if p is None else PValue(p)])
         if name != "people (this study)":
             fs.figures.append(Figure.from_stat(
                 f"llm_distractor_share:{name}", f"wrong answers of {name} on the pre-evolution distractor", st,
