@@ -190,7 +190,8 @@ def test_latex_booktabs_and_escaping():
 
 def test_markdown_and_html_of_a_synthetic_figure_set():
     md = render([_synthetic()], "md")
-    assert "| rate of R&D 50% #1 | 0.500 | [0.250, 0.750] | 40 |" in md
+    # every cell is text: & and the interval's brackets escaped (CommonMark renders "\\&" as "&")
+    assert "| rate of R\\&D 50% #1 | 0.500 | \\[0.250, 0.750\\] | 40 |" in md
     assert "| kappa | undefined: every rating in one category |" in md
     assert "| 2 | 5 | — |" in md  # the bars plot's data as a table
     html = render([_synthetic()], "html")

@@ -7,10 +7,6 @@ from reports.render.cells import cell, figure_parts, header_text
 from reports.render.plotdata import plot_table
 
 
-def _esc(text: str) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
 #: inline markup characters of CommonMark / GitHub Markdown: emphasis, code, links and images ([ ]: "!" and "("
 #: only act after them), raw HTML and entities (< > &), tables and strikethrough (| ~), and the escape itself
 _MD_SPECIAL = set("\\`*_[]<>&|~")
@@ -33,7 +29,10 @@ def _leads(leads) -> list[str]:
 
 
 def md_table(columns: list[str], rows: list[list]) -> list[str]:
-    """A GitHub-flavoured Markdown table (pipes in cells escaped, None as "—")."""
+    """A GitHub-flavoured Markdown table, None as "—". Every cell and header goes through md_text, so a reason
+    typed by an annotator ("ambiguous <b>date</b>", "a | b", "*x*") renders as that text, never as HTML, emphasis
+    or an extra column: the report, DATASHEET.md and the Hub card (which renders HTML) use it."""
+    _esc = md_text
     out = ["| " + " | ".join(_esc(c) for c in columns) + " |", "|" + "---|" * len(columns)]
     for r in rows:
         cells = [cell(v) for v in r] + [""] * (len(columns) - len(r))
@@ -42,9 +41,9 @@ def md_table(columns: list[str], rows: list[list]) -> list[str]:
 
 
 def _table(t: Table, level: str = "###") -> list[str]:
-    lines = [f"{level} {t.title}", ""] + md_table(t.columns, t.rows)
+    lines = [f"{level} {md_text(t.title)}", ""] + md_table(t.columns, t.rows)
     if t.note:
-        lines += ["", f"_{t.note}_"]
+        lines += ["", f"_{md_text(t.note)}_"]
     return lines + [""]
 
 
