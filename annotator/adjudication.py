@@ -86,6 +86,9 @@ class AdjudicationSession:
         if not self.units:
             raise PrefvalError(f"study '{study_name}' has no disagreements to adjudicate in {store.path}"
                                f"{self.task.nothing_to_adjudicate(data)}")
+        from annotator.session import refuse_model_name
+
+        refuse_model_name(store, adjudicator_name, "adjudicate")
         self.adjudicator = store.ensure_annotator(adjudicator_name)  # written only once there is work to do
         log = store.adjudication_log(self.study.id)  # oldest first: the latest row of a unit is in force
         self.current: dict[str, Adjudication] = {a.unit_id: a for a in log}

@@ -127,6 +127,16 @@ class PendingDecision:
     unclaimed: int | None = None
 
 
+def refuse_model_name(store: Store, name: str, what: str) -> None:
+    """Refuse a person's screen under the name of an LLM annotator (a model, judge or validator: not
+    Annotator.is_person), whose rows would then mix answers typed by a person with the model's. Raises
+    PrefvalError with one line."""
+    found = store.find_annotator(name)
+    if found is not None and not found.is_person:
+        raise PrefvalError(f"'{found.name}' is an LLM annotator (kind {found.kind}) in {store.path}: its answers come "
+                           f"from `prefval evaluate` or `prefval import judgments`; {what} under a person's name")
+
+
 class Session:
     """An annotator's pass over a study. index: position in their queue (== len(queue) when finished).
 
@@ -155,6 +165,7 @@ class Session:
         self.task: TaskType = get_task(self.study.task_type)
         self.task.check_study(self.study)
         refuse_archived(self.study.name, self.study.settings, "annotated")
+        refuse_model_name(store, annotator_name, "annotate")
         self.annotator = store.ensure_annotator(annotator_name)
         self.clock = clock
         self._now_iso = now_iso
