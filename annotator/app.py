@@ -43,6 +43,7 @@ class AnnotateApp(QuitGuard, OneLineCrash, App[None]):
 
         install()  # a paste reaches the text fields whole, ESC included (annotator/widgets/paste_guard.py)
         self.store = db if isinstance(db, Store) else Store.open(db, mode="rw")
+        self.owns_store = not isinstance(db, Store)  # run_checked closes what it opened
         self.session = Session(self.store, study, annotator, clock=clock)
         self.show_timer = show_timer
 

@@ -27,7 +27,18 @@ class OneLineCrash:
         read-only file or folder behind it), when an unexpected exception ended it (every decision given before
         was already committed), or the app's `unsaved` line when decisions could not reach the database before it
         ended (kept in a rescue file it names: annotator/rescue.py)."""
-        self.run(**run_kwargs)
+        try:
+            self.run(**run_kwargs)
+        finally:
+            # the database file alone holds every answer once the screen is gone: closing the last connection
+            # writes the write-ahead log back into it (before, an answer was in prefval.db-wal only, lost by
+            # copying prefval.db alone)
+            store = getattr(self, "store", None)
+            if store is not None and getattr(self, "owns_store", False):
+                try:
+                    store.close()
+                except Exception:  # already closed, or the file is gone: nothing left to write back
+                    pass
         if self.unsaved:
             raise PrefvalError(self.unsaved)
         if self.crash is None and not self.return_code:

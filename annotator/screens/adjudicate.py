@@ -327,6 +327,7 @@ class AdjudicateApp(QuitGuard, OneLineCrash, App[None]):
 
         install()  # a paste reaches the text fields whole, ESC included (annotator/widgets/paste_guard.py)
         self.store = db if isinstance(db, Store) else Store.open(db, mode="rw")
+        self.owns_store = not isinstance(db, Store)  # run_checked closes what it opened
         self.session = AdjudicationSession(self.store, study, adjudicator, allow_annotator=allow_annotator)
 
     def on_mount(self) -> None:
