@@ -26,6 +26,15 @@ def majority_vote(labels):
     labels: the ratings of one item (a sequence), None/NaN/"" for missing (ignored). Returns the
     most frequent label; a tie for first place, or no rating at all, gives None.
     """
+    best = _tied_top(labels)
+    if best is None:
+        return None
+    return best[0] if len(best) == 1 else None
+
+
+def _tied_top(labels) -> list | None:
+    """The labels tied for the most ratings among one item's ratings (missing ones ignored), in the order they
+    first occur; None when there is no rating."""
     counts: dict = {}
     for x in labels:
         if not is_missing(x):
@@ -33,8 +42,7 @@ def majority_vote(labels):
     if not counts:
         return None
     top = max(counts.values())
-    best = [x for x, k in counts.items() if k == top]
-    return best[0] if len(best) == 1 else None
+    return [x for x, k in counts.items() if k == top]
 
 
 def majority_vote_first_non_discard(labels, discard=None):
@@ -49,14 +57,9 @@ def majority_vote_first_non_discard(labels, discard=None):
     label is ``discard`` (impossible for a tie of two or more distinct labels) is the result ``discard``.
     labels: one item's ratings in annotator order, None/NaN/"" for missing (ignored).
     """
-    counts: dict = {}
-    for x in labels:
-        if not is_missing(x):
-            counts[x] = counts.get(x, 0) + 1
-    if not counts:
+    best = _tied_top(labels)
+    if best is None:
         return None
-    top = max(counts.values())
-    best = [x for x, k in counts.items() if k == top]
     if len(best) == 1:
         return best[0]
     kept = [x for x in best if x != discard]

@@ -43,7 +43,7 @@ from storage.db import write_transaction
 from storage.errors import InputError, PrefvalError
 from storage.importers.base import check_mapped_columns, check_paths
 from storage import task_specs
-from storage.importers.judgments import _Rec, _records
+from storage.importers.judgments import _Rec, _records, record_key
 from storage.models import AnnotationIn, derived_id
 from storage.store import Store
 from storage.studies import unit_quota
@@ -172,13 +172,8 @@ def import_annotations(store: Store, path: str | Path, study_name: str, mapping:
         if found is None and name_problem(name, "annotator"):
             raise rec.error("annotator", name_problem(name, "annotator"))
         name = name.strip()
-        ext = rec.get("item")
-        if ext is None:
-            raise rec.error("item", "missing (the external id of the annotated item)")
-        ext_b = rec.get("item_b")
-        if pairwise and ext_b is None:
-            raise rec.error("item_b", "missing (this study's units are pairs: give item and item_b)")
-        key = (str(ext), str(ext_b) if ext_b is not None else None)
+        key = record_key(rec, pairwise, "annotated")
+        ext, ext_b = key
         unit = by_ext.get(key)
         if unit is None:
             what = f"{key[0]!r}" + (f" / {key[1]!r}" if key[1] else "")

@@ -79,6 +79,18 @@ def import_judgments(store: Store, path: str | Path, study_name: str, judge: str
     return _add_judgments(store, list(_records(p)), study_name, judge, model, str(p))
 
 
+def record_key(rec, pairwise: bool, what: str) -> tuple[str, str | None]:
+    """(item, item_b) external ids of a record (item_b None outside pairwise studies). what: "judged" or
+    "annotated", for the error. Raises InputError (rec.error) naming the missing field."""
+    ext = rec.get("item")
+    if ext is None:
+        raise rec.error("item", f"missing (the external id of the {what} item)")
+    ext_b = rec.get("item_b")
+    if pairwise and ext_b is None:
+        raise rec.error("item_b", "missing (this study's units are pairs: give item and item_b)")
+    return str(ext), str(ext_b) if ext_b is not None else None
+
+
 def add_judgment_records(store: Store, records: list[dict], study_name: str, judge: str, model: str | None = None,
                          source: str = "evaluate") -> JudgmentImport:
     """Add judgments given as records (the same fields as a JSONL file's lines: `item`, `item_b`, the task's
@@ -105,13 +117,8 @@ def _add_judgments(store: Store, records: list[_Rec], study_name: str, judge: st
     pairwise = any(u.item_b_id for u in units)
     todo, seen = [], {}
     for rec in records:
-        ext = rec.get("item")
-        if ext is None:
-            raise rec.error("item", "missing (the external id of the judged item)")
-        ext_b = rec.get("item_b")
-        if pairwise and ext_b is None:
-            raise rec.error("item_b", "missing (this study's units are pairs: give item and item_b)")
-        key = (str(ext), str(ext_b) if ext_b is not None else None)
+        key = record_key(rec, pairwise, "judged")
+        ext, ext_b = key
         unit = by_ext.get(key)
         if unit is None:
             what = f"{key[0]!r}" + (f" / {key[1]!r}" if key[1] else "")
