@@ -36,3 +36,20 @@ def test_an_llm_name_cannot_annotate_or_adjudicate(db_file):
     assert _rows(db_file) == before
     # a person's name still opens the screen
     AnnotateApp(db_file, "r1", "ana")
+
+
+def test_the_datasheet_counts_people_and_llm_annotators_apart(db_file, tmp_path):
+    """The newcomer's case: a model that answered was counted among "LLM judge(s)" and the card said "0
+    annotator(s)" beside status's 3 assigned: the datasheet says people who answered and LLM annotators (models
+    answering or judging) apart, the card the people who answered."""
+    from annotator.cli import main
+
+    _round(db_file)  # ana and ben answer all 12 records
+    with Store.open(db_file, mode="create") as s:
+        judgments.add_judgment_records(s, [{"item": "p00", "decision": "keep"}], "r1", "judge-x", model="m")
+    out = tmp_path / "rel"
+    assert main(["release", "r1", "--out", str(out), "--db", db_file]) == 0
+    sheet = (out / "DATASHEET.md").read_text()
+    assert ("- annotators: 2 people who answered; 1 LLM annotator(s) (models that answered or judged, never "
+            "counted as people)") in sheet
+    assert "r1 (persona_filter, 2 people who answered, 2 per item)" in (out / "README.md").read_text()

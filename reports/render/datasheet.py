@@ -111,10 +111,11 @@ def render_datasheet_md(sheet: dict[str, Any]) -> str:
         lines += [f"## Study {_v(st['name'])} ({_v(st['task'])})", "", _v(st["title"]), "",
                   f"- created: {_v(st['created_at'])}; answers from {_v(st['first_answer'] or '—')} to "
                   f"{_v(st['last_answer'] or '—')}",
-                  f"- annotators: {ann['human']} human, {ann['llm_judges']} LLM judge(s)"]
+                  f"- annotators: {ann['human']} people who answered; {ann['llm_judges']} LLM annotator(s) (models "
+                  "that answered or judged, never counted as people)"]
         if "annotator_names" in st:
             lines.append(f"- names: {', '.join(map(_v, st['annotator_names'])) or '—'}"
-                         + (f"; LLM judges: {', '.join(map(_v, st['llm_judge_names']))}"
+                         + (f"; LLM annotators: {', '.join(map(_v, st['llm_judge_names']))}"
                             if st["llm_judge_names"] else ""))
         if st.get("models"):
             lines.append(f"- models that answered beside the people (never annotators): "

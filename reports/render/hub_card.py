@@ -47,7 +47,7 @@ def card_description(sheet: dict[str, Any]) -> str:
     """One paragraph: how many items of which datasets, validated by which studies, with which tool."""
     rel = sheet["release"]
     sets = ", ".join(f"{k} ({v})" for k, v in rel["by_dataset"].items()) or "no dataset"
-    studies = ", ".join(f"{st['name']} ({st['task']}, {st['annotators']['human']} annotator(s), "
+    studies = ", ".join(f"{st['name']} ({st['task']}, {st['annotators']['human']} people who answered, "
                         f"{st['annotators_per_item']} per item)" for st in sheet["studies"])
     return (f"{rel['items']} items of an LLM-personalization benchmark that passed human validation: {sets}. "
             f"Studies: {studies}. Curated with prefval {sheet['prefval_version']}; an item is released only when "
