@@ -29,6 +29,15 @@ METRICS = (
 )
 
 
+def _output_options(p: argparse.ArgumentParser, zero_means_no_interval: bool) -> None:
+    """--format, --bootstrap and --seed, shared by the calculators that give a bootstrap interval."""
+    p.add_argument("--format", default="table", choices=("table", "json"), help="a table (default) or JSON")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                   help="bootstrap resamples for the 95%% interval (default 1000"
+                        + (", 0 = no interval)" if zero_means_no_interval else ")"))
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resamples (default 0)")
+
+
 def register(subparsers) -> None:
     """Add ``stats agreement`` and ``stats correlate`` to the prefval parser."""
     p = subparsers.add_parser("stats", help="agreement statistics and correlations from a CSV file",
@@ -50,10 +59,7 @@ def register(subparsers) -> None:
                         "header and first column naming the categories; for cohen_kappa and gwet_ac1/ac2")
     a.add_argument("--keep-na", action="store_true",
                    help="count cells such as NA, N/A, None, null, nan as labels (default: missing)")
-    a.add_argument("--format", default="table", choices=("table", "json"), help="a table (default) or JSON")
-    a.add_argument("--bootstrap", type=int, default=1000, metavar="N",
-                   help="bootstrap resamples for the 95%% interval (default 1000, 0 = no interval)")
-    a.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resamples (default 0)")
+    _output_options(a, zero_means_no_interval=True)
     a.set_defaults(func=run_agreement)
 
     c = sub.add_parser("correlate", help="correlation between two numeric columns",
@@ -63,10 +69,7 @@ def register(subparsers) -> None:
                    help="the correlation coefficient")
     c.add_argument("--columns", default=None, metavar="A,B",
                    help="the two columns (default: the two non-item columns)")
-    c.add_argument("--format", default="table", choices=("table", "json"), help="a table (default) or JSON")
-    c.add_argument("--bootstrap", type=int, default=1000, metavar="N",
-                   help="bootstrap resamples for the 95%% interval (default 1000, 0 = no interval)")
-    c.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resamples (default 0)")
+    _output_options(c, zero_means_no_interval=True)
     c.set_defaults(func=run_correlate)
 
     m = sub.add_parser("majority-vote", help="majority-vote accuracy against a key column (HorizonBench 5.3)",
@@ -81,10 +84,7 @@ def register(subparsers) -> None:
                         "agreement script does")
     m.add_argument("--discard", default=None, metavar="LABEL",
                    help="the label of a discarded answer (can't tell), which first-annotator passes over")
-    m.add_argument("--format", default="table", choices=("table", "json"), help="a table (default) or JSON")
-    m.add_argument("--bootstrap", type=int, default=1000, metavar="N",
-                   help="bootstrap resamples for the 95%% interval (default 1000)")
-    m.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resamples (default 0)")
+    _output_options(m, zero_means_no_interval=False)
     m.set_defaults(func=run_majority_vote)
 
     w = sub.add_parser("win-rate", help="win / loss / tie rates of pairwise judgments (RealPref G.1)",
@@ -93,10 +93,7 @@ def register(subparsers) -> None:
                                    "annotator; cells win/loss/tie or A/B/tie); the same function as the report "
                                    "of pairwise studies.")
     w.add_argument("file", metavar="FILE.csv", help="one row per pair, one column per annotator")
-    w.add_argument("--format", default="table", choices=("table", "json"), help="a table (default) or JSON")
-    w.add_argument("--bootstrap", type=int, default=1000, metavar="N",
-                   help="bootstrap resamples for the 95%% interval (default 1000)")
-    w.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resamples (default 0)")
+    _output_options(w, zero_means_no_interval=False)
     w.set_defaults(func=run_win_rate)
 
     pp = sub.add_parser("ppi", help="prediction-powered mean of human labels with an LLM judge's (PPI, PPI++)",
