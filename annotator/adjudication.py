@@ -9,6 +9,7 @@ or excludes the unit with a reason. Both are append-only rows of their own kind 
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,7 @@ from annotator.tasks import get_task
 from annotator.tasks.base import Decision, UnitView
 from storage.adjudications import Adjudication
 from storage.errors import PrefvalError
-from storage.models import Assignment
+from storage.models import Assignment, Event, new_id
 from storage.store import Store
 from storage.studies import refuse_archived
 
@@ -32,6 +33,35 @@ class ShownAnswer:
     answer: dict[str, Any] | None
     notes: list[str]
     flagged: bool = False
+
+
+@dataclass
+class PendingAdjudication:
+    """An adjudication taken on screen and not yet committed (AdjudicationSession.prepare -> write -> apply, as
+    annotator.session.PendingDecision; saved through annotator.saving.SaveController).
+
+    index: the disagreement it was taken on; kind "final" (answer) or "exclude" (reason); row_id: the id the row
+    gets, chosen beforehand so that a rescue file names it; committed: the row once it is in the file (a retried
+    write never appends it twice)."""
+
+    index: int
+    unit_id: str
+    kind: str
+    answer: dict[str, Any] | None = None
+    reason: str | None = None
+    row_id: str = dataclasses.field(default_factory=new_id)
+    committed: Adjudication | None = None
+    study_id: str = ""
+    adjudicator_id: str = ""
+
+    def unwritten(self) -> tuple[str, dict] | None:
+        """What a rescue file keeps of it while it is not in the file: ("adjudications", the row's fields); None
+        once committed."""
+        if self.committed is not None:
+            return None
+        return "adjudications", {"id": self.row_id, "study_id": self.study_id, "unit_id": self.unit_id,
+                                 "adjudicator_id": self.adjudicator_id, "kind": self.kind, "answer": self.answer,
+                                 "reason": self.reason}
 
 
 class AdjudicationSession:
@@ -143,25 +173,70 @@ class AdjudicationSession:
         """(units adjudicated, units to adjudicate)."""
         return sum(1 for u in self.units if u.id in self.current), len(self.units)
 
-    def decide(self, decision: Decision) -> Adjudication | None:
-        """Store a complete decision as the unit's final answer (committed on return); a partial one (multi-step
-        tasks) is kept by the caller and stores nothing (returns None)."""
+    def prepare(self, decision: Decision) -> PendingAdjudication | None:
+        """A complete decision on the unit on screen as its final answer, not written yet (write, then apply); a
+        partial one (multi-step tasks) is kept by the caller and gives None."""
         if not decision.complete:
             return None
-        adj = self.store.add_adjudication(self.study.id, self.unit.id, self.adjudicator.id, "final",
-                                          answer=decision.answer)
-        self._decided(adj)
-        return adj
+        return self._pending("final", answer=decision.answer)
 
-    def exclude(self, reason: str) -> Adjudication:
-        """Exclude the unit from figures and releases with a reason (required). Raises PrefvalError."""
+    def prepare_exclude(self, reason: str) -> PendingAdjudication:
+        """The exclusion of the unit on screen from figures and releases, with a reason (required), not written
+        yet. Raises PrefvalError for an empty reason."""
         reason = reason.strip()
         if not reason:
             raise PrefvalError("an exclusion needs a reason")
-        adj = self.store.add_adjudication(self.study.id, self.unit.id, self.adjudicator.id, "exclude",
-                                          reason=reason)
-        self._decided(adj)
-        return adj
+        return self._pending("exclude", reason=reason)
+
+    def _pending(self, kind: str, answer: dict[str, Any] | None = None,
+                 reason: str | None = None) -> PendingAdjudication:
+        return PendingAdjudication(self.index, self.unit.id, kind, answer=answer, reason=reason,
+                                   study_id=self.study.id, adjudicator_id=self.adjudicator.id)
+
+    def write(self, store: Store, pending: PendingAdjudication) -> PendingAdjudication:
+        """Commit a prepared adjudication through `store` (this thread's own Store: Store.add_adjudication with
+        the id chosen beforehand). Safe to retry after DatabaseBusy: a row committed is not appended again.
+        Raises DatabaseBusy (retry later), StudyClosed or PrefvalError (not saved). Returns pending, filled in."""
+        if pending.committed is None:
+            pending.committed = store.add_adjudication(pending.study_id, pending.unit_id, pending.adjudicator_id,
+                                                       pending.kind, answer=pending.answer, reason=pending.reason,
+                                                       adjudication_id=pending.row_id)
+        return pending
+
+    def apply(self, pending: PendingAdjudication) -> bool:
+        """After write(): record the row in force for its unit and this adjudicator's last decisions, and move on to
+        the next disagreement when the one it was taken on is still on screen. Returns True when the row superseded
+        another than the one in force when the session last read it (another adjudicator decided meanwhile)."""
+        row = pending.committed
+        before = self.current.get(row.unit_id)
+        self._decided(row)
+        if self.index == pending.index:
+            self.move(1)
+        return row.supersedes != (before.id if before is not None else None)
+
+    def closing_events(self) -> list[Event]:
+        """The events that end the session: none (an adjudication pass logs its rows only; SaveController asks)."""
+        return []
+
+    def visit_decided(self) -> None:
+        """(For SaveController) An adjudication pass counts no time on a unit: nothing to record."""
+
+    def decide(self, decision: Decision) -> Adjudication | None:
+        """Store a complete decision as the unit's final answer (committed on return; stays on the unit); a partial
+        one (multi-step tasks) is kept by the caller and stores nothing (returns None). Raises PrefvalError."""
+        pending = self.prepare(decision)
+        if pending is None:
+            return None
+        row = self.write(self.store, pending).committed
+        self._decided(row)
+        return row
+
+    def exclude(self, reason: str) -> Adjudication:
+        """Exclude the unit from figures and releases with a reason (required; committed on return, stays on the
+        unit). Raises PrefvalError."""
+        row = self.write(self.store, self.prepare_exclude(reason)).committed
+        self._decided(row)
+        return row
 
     def move(self, step: int) -> bool:
         """Go to the next (+1) or previous (-1) unit; False at either end."""

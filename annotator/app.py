@@ -16,6 +16,7 @@ with collector.paused_while_loading():
 
     from annotator.crash import OneLineCrash, QuitGuard
     from annotator.screens.annotate import AnnotateScreen
+    from annotator.screens.saving_host import SavingApp
     from annotator.session import Session
     from annotator.widgets.notices import NOTICES_CSS
     from storage.store import Store
@@ -24,7 +25,7 @@ with collector.paused_while_loading():
 INPUT = (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)
 
 
-class AnnotateApp(QuitGuard, OneLineCrash, App[None]):
+class AnnotateApp(SavingApp, QuitGuard, OneLineCrash, App[None]):
     """Annotate one study as one annotator.
 
     db: path of the SQLite file (or an open Store); clock: monotonic seconds (tests pass a fixed one);
@@ -50,7 +51,7 @@ class AnnotateApp(QuitGuard, OneLineCrash, App[None]):
     def on_mount(self) -> None:
         collector.freeze_startup_objects()  # before the screen: item views stay collectable (annotator/collector.py)
         self.install_quit_signals()  # SIGHUP / SIGTERM quit like `q`, the visit to the item on screen recorded
-        self.annotate_screen = AnnotateScreen(self.session, show_timer=self.show_timer)
+        self.annotate_screen = self.saving_screen = AnnotateScreen(self.session, show_timer=self.show_timer)
         self.push_screen(self.annotate_screen)
 
     async def on_event(self, event) -> None:
@@ -58,37 +59,10 @@ class AnnotateApp(QuitGuard, OneLineCrash, App[None]):
             self.session.touch()
         await super().on_event(event)
 
-    def quit_on_signal(self, name: str) -> None:
-        # the terminal is gone or the process is being stopped: quit exactly as `q` does (AnnotateScreen.
-        # quit_when_saved): a decision waiting for a busy database is written first, then the visit to the item on
-        # screen (its seconds) and the session's end; at once when the file is free
-        screen = getattr(self, "annotate_screen", None)
-        if screen is not None and screen.is_attached:
-            screen.quit_when_saved(name)
-        else:
-            super().quit_on_signal(name)
-
     def on_hang_up(self, name: str) -> None:
         self.session.close()
-
-    def panic(self, *renderables) -> None:
-        # Textual's input thread ends the app (panic) when reading the keys fails: a closed terminal (EIO) after
-        # SIGHUP. The quit that the signal began ends the app (and writes what waits: finish_after_exit).
-        screen = getattr(self, "annotate_screen", None)
-        if self.quit_begun and screen is not None and screen._hung_up is not None:
-            return
-        super().panic(*renderables)
 
     async def on_unmount(self) -> None:
         collector.resume()
         self.remove_quit_signals()
-        screen = getattr(self, "annotate_screen", None)
-        if screen is not None:  # after a signal: the decision waiting for the database, and the closing events
-            await screen.finish_after_exit()
-        events = self.session.closing_events()  # none when the screen's quit wrote them
-        if events:  # kept in a rescue file when the database refuses them, said by run_checked
-            from annotator.saving import log_or_rescue
-
-            note = log_or_rescue(self.store, events)
-            if note is not None:
-                self.unsaved = (self.unsaved + "; " if self.unsaved else "") + note
+        await self.finish_saves()  # what a quit left unwritten: the decision, the session's closing events

@@ -1,8 +1,8 @@
-"""The last resort for decisions that cannot reach the database before the annotation screen closes.
+"""The last resort for decisions that cannot reach the database before the annotation or adjudication screen closes.
 
 The screen keeps a decision it could not write (another program holds the file's write lock) and retries it; a quit
 (`q`, SIGHUP when the terminal closes, SIGTERM) waits for that write. Only when the screen ends without it (the wait
-for the lock passed its limit, annotator.screens.annotate.QUIT_SAVE_LIMIT; ctrl+c; a crash) are the rows kept here:
+for the lock passed its limit, annotator.saving.QUIT_SAVE_LIMIT; ctrl+c; a crash) are the rows kept here:
 a JSON-lines file written whole (exclusive create, fsync) beside the database, else in the home folder, else in the
 temporary folder, and its path said on stderr. No Textual here.
 """
@@ -12,6 +12,7 @@ import datetime as _dt
 import json
 import os
 from pathlib import Path
+from typing import Iterable
 
 from storage.models import AnnotationIn, Event
 from storage.textfile import read_text
@@ -29,10 +30,12 @@ def rescue_path(db_path: str, folder: Path | None = None, n: int = 0) -> Path:
     return (folder or base.resolve().parent) / f"{base.name}{RESCUE_INFIX}{stamp}-{os.getpid()}{more}.jsonl"
 
 
-def write_rescue(db_path: str, rows: list[tuple[AnnotationIn, str]], events: list[Event]) -> Path:
-    """Write the annotation rows (each with the id it was to have) and events that were NOT saved in the database
-    at db_path to a new rescue file, one JSON object a line: {"table": "annotations", "row": AnnotationIn fields and
-    its "id"} or {"table": "events", "row": Event fields}, preceded by {"table": "meta", "database": absolute path, "written_at": ISO time}. The file is created
+def write_rescue(db_path: str, rows: list[tuple[AnnotationIn, str]], events: list[Event],
+                 adjudications: Iterable[dict] = ()) -> Path:
+    """Write the annotation rows (each with the id it was to have), adjudication rows and events that were NOT saved
+    in the database at db_path to a new rescue file, one JSON object a line: {"table": "annotations", "row":
+    AnnotationIn fields and its "id"}, {"table": "adjudications", "row": the adjudication's fields (id, study_id,
+    unit_id, adjudicator_id, kind, answer, reason)} or {"table": "events", "row": Event fields}, preceded by {"table": "meta", "database": absolute path, "written_at": ISO time}. The file is created
     exclusively, written, flushed and fsynced (and its folder fsynced) before this returns. Tries the database's
     folder, then the home folder, then the temporary folder; a second file of the same process within the same
     second (a quit replacing the copy it kept while waiting) gets the next name in the same folder (it went to the
@@ -44,6 +47,7 @@ def write_rescue(db_path: str, rows: list[tuple[AnnotationIn, str]], events: lis
                          "written_at": _dt.datetime.now(_dt.timezone.utc).isoformat()}, ensure_ascii=False)]
     lines += [json.dumps({"table": "annotations", "row": {"id": rid, **r.model_dump()}}, ensure_ascii=False)
               for r, rid in rows]
+    lines += [json.dumps({"table": "adjudications", "row": dict(a)}, ensure_ascii=False) for a in adjudications]
     lines += [json.dumps({"table": "events", "row": e.model_dump()}, ensure_ascii=False) for e in events]
     data = ("\n".join(lines) + "\n").encode("utf-8")
     error: OSError | None = None
@@ -93,3 +97,10 @@ def read_rescue(path: str | Path) -> tuple[list[tuple[AnnotationIn, str]], list[
         elif rec["table"] == "events":
             events.append(Event(**rec["row"]))
     return rows, events
+
+
+def read_rescued_adjudications(path: str | Path) -> list[dict]:
+    """The adjudication rows of a rescue file (write_rescue), as written: dicts with id, study_id, unit_id,
+    adjudicator_id, kind, answer (a dict or None) and reason."""
+    return [dict(json.loads(line)["row"]) for line in read_text(path).splitlines()
+            if json.loads(line)["table"] == "adjudications"]

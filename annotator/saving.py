@@ -1,28 +1,58 @@
-"""Saving an annotation session's last writes, without widgets: the background writer of decisions that met a busy
-database, the session-closing events (the visit to the item on screen, "session_end"), and the rescue file that
-keeps what is not written yet (annotator/rescue.py). The annotation screen (annotator/screens/annotate.py) and the
-app (annotator/app.py) call it; they keep the keys, the messages and the timers, and this keeps the files.
+"""Saving a screen's decisions and quitting, without widgets: one controller that the annotation screen
+(annotator/screens/annotate.py) and the adjudication screen (annotator/screens/adjudicate.py) both use.
 
-The rules it holds (README, "Quitting"): no decision is ever dropped; while a quit waits for the database a copy
-of what is unwritten sits in a rescue file, removed once it is written; what is still unwritten when the wait
-ends stays there, and the note returned says where (the app prints it on stderr, exit code 1). No Textual here.
+SaveController holds the whole path of a decision from its key to the file: the write tried at once (waiting at most
+FIRST_TRY_MS for another annotator's write), else kept and retried off the event loop by a background writer while
+the screen says "saving… database busy"; and the whole quit (`q`, SIGHUP, SIGTERM): no decision is ever dropped,
+the quit waits for the one being saved, then writes the session's closing events (the visit to the item on screen,
+"session_end"), at most QUIT_SAVE_LIMIT seconds, and all along a copy of what is unwritten sits in a rescue file
+(annotator/rescue.py), removed once it is written; what is still unwritten when the wait ends stays there, and the
+note kept says where (the app prints it on stderr, exit code 1). SessionSaver below it keeps the files (background
+writer, closing events, rescue file).
+
+The screens keep the widgets, the keys and the messages: the controller tells them what happened through the
+methods of SaveHost (saved, released, not_saved, "saving…"), and reaches the app (exit, a notice, the unsaved note)
+only through them. No Textual here.
+
+The session a controller saves for is annotator.session.Session or annotator.adjudication.AdjudicationSession:
+both have `store`, `write(store, pending)` (retry-safe; raises DatabaseBusy, AssignmentReleased or PrefvalError),
+`apply(pending)` (after the write; returns True when another window had changed the unit meanwhile),
+`closing_events()` and `visit_decided()`; pending: PendingDecision or PendingAdjudication (`unwritten()` gives
+what a rescue file must keep of it).
 """
 from __future__ import annotations
 
 import asyncio
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Coroutine, Iterable, Protocol
 
+from annotator.writer import FIRST_TRY_MS
 from storage.errors import AssignmentReleased, DatabaseBusy, PrefvalError
 from storage.models import Event
 
-__all__ = ["SessionSaver", "log_or_rescue"]
+__all__ = ["QUIT_SAVE_LIMIT", "SaveController", "SaveHost", "SessionSaver", "log_or_rescue"]
+
+# how long a quit (q, SIGHUP, SIGTERM) waits for a database whose write lock another program holds, in seconds: far
+# beyond any realistic lock (big imports commit every 5,000 rows, a few seconds); what is still unwritten then is
+# kept in a rescue file (annotator/rescue.py), as it is all along the wait
+QUIT_SAVE_LIMIT = 1800.0
 
 
-def _unwritten(pendings: Iterable) -> list:
-    """(row, id) of the decisions among pendings (annotator.session.PendingDecision) whose row is not in the file."""
-    return [(p.row, p.row_id) for p in pendings if p.row is not None and p.committed is None]
+def _unwritten(pendings: Iterable) -> tuple[list, list]:
+    """What a rescue file keeps of the decisions among pendings not in the file yet: (annotation rows as (row, id),
+    adjudication rows as dicts), from each pending's unwritten() ("annotations" or "adjudications", the row)."""
+    rows, adjudications = [], []
+    for p in pendings:
+        kept = p.unwritten()
+        if kept is not None:
+            (rows if kept[0] == "annotations" else adjudications).append(kept[1])
+    return rows, adjudications
+
+
+def _count(rows: list, adjudications: list) -> str:
+    n = len(rows) + len(adjudications)
+    return f"{n} decision" + ("s" if n != 1 else "") if n else ""
 
 
 def log_or_rescue(store, events: list[Event]) -> str | None:
@@ -119,11 +149,11 @@ class SessionSaver:
         file can be written, the quit still waits for the database."""
         from annotator.rescue import write_rescue
 
-        rows = _unwritten(pendings)
+        rows, adjudications = _unwritten(pendings)
         old, self.rescue = self.rescue, None
-        if rows or events:
+        if rows or adjudications or events:
             try:
-                self.rescue = write_rescue(self.path, rows, list(events))
+                self.rescue = write_rescue(self.path, rows, list(events), adjudications)
             except OSError:
                 self.rescue = None
         if old is not None:
@@ -141,15 +171,15 @@ class SessionSaver:
         <db>: 1 decision and the session's end (<why>); kept in <path>")."""
         from annotator.rescue import write_rescue
 
-        rows = _unwritten(pendings)
+        rows, adjudications = _unwritten(pendings)
         old, self.rescue = self.rescue, None
-        what = " and ".join(x for x in ((f"{len(rows)} decision" + ("s" if len(rows) != 1 else "")) if rows else "",
-                                        "the session's end" if events else "") if x)
+        decisions = _count(rows, adjudications)
+        what = " and ".join(x for x in (decisions, "the session's end" if events else "") if x)
         try:
-            path = write_rescue(self.path, rows, list(events))
+            path = write_rescue(self.path, rows, list(events), adjudications)
         except OSError as exc:
             return (f"NOT saved in {self.path}: {what} ({why}); no file could be written to keep "
-                    f"{'them' if rows and events else 'it'} either ({exc})")
+                    f"{'them' if decisions and events else 'it'} either ({exc})")
         if old is not None and old != path:
             old.unlink(missing_ok=True)
         return f"NOT saved in {self.path}: {what} ({why}); kept in {path}"
@@ -194,3 +224,261 @@ class SessionSaver:
             return None
         finally:
             self.close_writer()
+
+
+class SaveHost(Protocol):
+    """What a screen does for its SaveController: the messages, the widgets and the app. Every method is called
+    on the event loop (show_saving too: the controller hops from the writer's thread)."""
+
+    def show_saving(self, attempt: int) -> None:
+        """Say "saving… database busy" (attempt: 0 on the first busy try, then each retry of the writer)."""
+
+    def saving_ended(self) -> None:
+        """The background write ended without saving (released, or refused): take the "saving…" line back."""
+
+    async def saved(self, pending: Any, conflict: bool) -> None:
+        """pending is committed and applied to the session (conflict: another window had changed the unit
+        meanwhile): draw what follows."""
+
+    async def released(self, pending: Any) -> None:
+        """A study command released pending's item meanwhile: nothing was saved; go on."""
+
+    def not_saved(self, pending: Any, exc: PrefvalError) -> None:
+        """pending was NOT saved, for a reason that retrying cannot fix (a full disk, the study archived): say so
+        on the screen, which stays where it is."""
+
+    def warn(self, text: str) -> None:
+        """A notice that the quit waits for the database."""
+
+    def start(self, work: Coroutine) -> None:
+        """Run work on the event loop, tied to the screen (a Textual worker)."""
+
+    def from_thread(self, fn: Callable[..., None], *args: Any) -> None:
+        """Call fn(*args) on the event loop from another thread (raises when the app is closing)."""
+
+    def quitting(self) -> bool:
+        """Whether the app has begun quitting."""
+
+    def begin_quit(self) -> None:
+        """From now on no key acts (annotator.crash.QuitGuard)."""
+
+    def exit(self, return_code: int = 0) -> None:
+        """End the app (App.exit)."""
+
+    def keep_note(self, note: str) -> None:
+        """What could not be written and where it is kept: the app prints it on stderr as it ends (exit code 1)."""
+
+
+class SaveController:
+    """A screen's saving and quitting: save() commits a prepared decision at once or keeps it and retries it in the
+    background (`saving` is then the decision, and the screen refuses a second one meanwhile); quit() waits for
+    it, writes the session's closing events and ends the app; finish_after_exit() and screen_gone() end what a
+    signal, ctrl+c or a crash left waiting. session: see the module's docstring; host: the screen (SaveHost).
+    Rules and limits: module docstring (QUIT_SAVE_LIMIT seconds at most; a rescue file all along)."""
+
+    def __init__(self, session, host: SaveHost) -> None:
+        self.session = session
+        self.host = host
+        self.files = SessionSaver(session)  # the background writer, the closing events and the rescue file
+        self.saving = None  # a decision waiting for a busy database (kept, retried)
+        self.quit_after_save = False  # quitting waits for the decision being saved
+        self.hung_up: str | None = None  # the signal (SIGHUP, SIGTERM) that began the quit
+        self._limit: asyncio.TimerHandle | None = None  # QUIT_SAVE_LIMIT's timer of a quit waiting for the database
+
+    # ---- saving ------------------------------------------------------------------------------------------
+    async def save(self, pending) -> None:
+        """Commit a prepared decision, then tell the host (saved, released or not_saved). Tried at once, waiting at
+        most FIRST_TRY_MS for another annotator's write (a millisecond or two each); when another program holds the
+        lock longer, the decision is kept (`saving`), the host says "saving…" (show_saving) and a background
+        thread with its own connection retries it; the host hears of it once it is committed."""
+        s = self.session
+        try:
+            with s.store.busy_timeout(FIRST_TRY_MS):  # other annotators' writes take a millisecond or two
+                s.write(s.store, pending)
+        except DatabaseBusy:
+            if s.store.path == ":memory:":  # no second connection to an in-memory database: wait here
+                s.write(s.store, pending)
+            else:
+                self.saving = pending
+                self.host.show_saving(0)
+                self.host.start(self._save_in_background(pending))
+                return
+        except AssignmentReleased:  # a study command took the item away meanwhile: not saved, go on
+            await self.host.released(pending)
+            return
+        except PrefvalError as exc:  # not saved: the screen stays on the item and says so
+            self.host.not_saved(pending, exc)
+            return
+        await self.host.saved(pending, bool(s.apply(pending)))
+
+    async def _save_in_background(self, pending) -> None:
+        host = self.host
+
+        def on_busy(attempt: int) -> None:  # (in the writer's thread) said on screen while there is one
+            if self.hung_up is None and not host.quitting():
+                try:
+                    host.from_thread(host.show_saving, attempt)
+                except Exception:  # the app is closing: nothing to draw on, the write goes on
+                    pass
+
+        # the future is kept: a quit after SIGHUP waits for it once the screen is gone (finish_after_exit)
+        future = self.files.submit_decision(pending, on_busy)
+        try:
+            await asyncio.wrap_future(future)
+        except AssignmentReleased:
+            self.saving = None
+            host.saving_ended()
+            await host.released(pending)
+            if self.quit_after_save:
+                self._close_and_exit()
+            return
+        except PrefvalError as exc:  # not saved (a full disk; or a quit that gave up waiting for the lock)
+            from annotator.safe_text import visible
+
+            self.saving = None
+            host.saving_ended()
+            if self.quit_after_save:  # its seconds are in the row kept: no visit event too
+                self._give_up(self.files.give_up_decision(pending, visible(exc, layout=False)))
+                return
+            host.not_saved(pending, exc)
+            return
+        self.saving = None
+        await host.saved(pending, bool(self.session.apply(pending)))
+        if self.quit_after_save:
+            self._close_and_exit()
+
+    # ---- quitting: `q`, SIGHUP (the terminal closed) and SIGTERM alike, never before the last decision is saved ----
+    def quit(self, signal_name: str | None = None) -> None:
+        """Quit (`q`; signal_name "SIGHUP" or "SIGTERM" when the terminal closed or the process is asked to stop):
+        no key acts from now on; a decision still waiting for a busy database is written first, then the session's
+        closing events (retried while the file is busy), and the app exits. `q` keeps the screen, which says so,
+        until then; after a signal the screen closes at once (a closed terminal cannot be drawn on) and the app
+        writes them as it ends (finish_after_exit). Either way the wait lasts at most QUIT_SAVE_LIMIT seconds, and
+        all along a copy of what is not written yet is kept in a rescue file (annotator/rescue.py), removed once it
+        is, so that even a kill -9 loses nothing; what is still unwritten when the limit passes stays there, and
+        the command says where on stderr (exit code 1)."""
+        self.host.begin_quit()
+        if signal_name is not None:
+            self.hung_up = signal_name
+        if self.quit_after_save:  # already waiting (q, then the terminal closed): a signal closes the screen now
+            if signal_name is not None:
+                self.host.exit()
+            return
+        self.quit_after_save = True
+        if self.saving is not None:  # never drop a decision: quit once it is committed
+            self.files.keep_in_rescue([self.saving], [])
+            if signal_name is not None:
+                self.host.exit()
+                return
+            self._start_limit()
+            self.host.warn("Your last decision is still being saved (the database is busy); quitting once it is "
+                           "saved.")
+            return
+        self._close_and_exit()
+
+    def _start_limit(self) -> None:
+        if self._limit is None:
+            self._limit = asyncio.get_running_loop().call_later(QUIT_SAVE_LIMIT, self._stop_waiting)
+
+    def _cancel_limit(self) -> None:
+        if self._limit is not None:
+            self._limit.cancel()
+            self._limit = None
+
+    def _close_and_exit(self) -> None:
+        """Write the session's closing events and exit: at once when the file is free, else through the background
+        writer, retried like a decision, then exit."""
+        from annotator.safe_text import visible
+
+        try:
+            written = self.files.close_now(FIRST_TRY_MS)
+        except PrefvalError as exc:  # a full disk, a read-only file: kept in the rescue file
+            self._give_up(self.files.give_up([], self.files.closing_events, visible(exc, layout=False)))
+            return
+        if not written:  # the file is busy: kept in the rescue file meanwhile, retried in the background
+            if self.hung_up:
+                self.host.exit()  # finish_after_exit waits for the write
+                return
+            self._start_limit()
+            self.host.start(self._close_in_background())
+            return
+        self.files.drop_rescue()
+        self._cancel_limit()
+        self.host.exit()
+
+    async def _close_in_background(self) -> None:
+        from annotator.safe_text import visible
+
+        try:
+            await self.files.close_in_background()
+        except PrefvalError as exc:
+            self._give_up(self.files.give_up([], self.files.closing_events, visible(exc, layout=False)))
+            return
+        self._cancel_limit()
+        self.host.exit()
+
+    def waits_after_exit(self) -> bool:
+        """Whether a signal closed the screen while a write waits for the database (finish_after_exit has work)."""
+        return self.hung_up is not None and (self.saving is not None or self.files.close_future is not None)
+
+    async def finish_after_exit(self) -> str | None:
+        """After a signal closed the screen while a write was waiting for a busy database (quit): the decision's
+        write and the session's closing events are finished (SessionSaver.finish_after_exit), at most
+        QUIT_SAVE_LIMIT seconds in all; returns the note of what could not be written and is kept in a rescue file
+        (the host keeps it too), None when all was written or nothing waited. Called by the app as it ends, when no
+        screen is drawn any more."""
+        if not self.waits_after_exit():
+            return None
+        self._cancel_limit()
+        limit = asyncio.get_running_loop().call_later(QUIT_SAVE_LIMIT, self._stop_waiting)
+        try:
+            note = await self.files.finish_after_exit(self.saving)
+        finally:
+            limit.cancel()
+        if note is not None:
+            self.host.keep_note(note)
+        else:
+            self.saving = None
+        return note
+
+    def close_at_end(self) -> str | None:
+        """As the app ends, after finish_after_exit: the session's closing events when no quit wrote them (the
+        summary's quit, ctrl+c, a crash), written at once (log_or_rescue: kept in a rescue file when the database
+        refuses them). Returns the note of what is kept there, None when written or when there were none."""
+        events = self.session.closing_events()
+        return log_or_rescue(self.session.store, events) if events else None
+
+    def _stop_waiting(self) -> None:
+        """QUIT_SAVE_LIMIT seconds after a quit began waiting for the database: the write waiting for the lock
+        gives up after its current attempt, and what it held stays in the rescue file."""
+        self.files.stop_retrying()
+
+    def _give_up(self, note: str, exit: bool = True) -> None:
+        """What the quit could not write is in a rescue file (note: where, from SessionSaver.give_up): the app says
+        so when it ends (on stderr, exit code 1), and exits (exit=False: it is ending already)."""
+        self._cancel_limit()
+        self.host.keep_note(note)
+        if exit:
+            self.host.exit(1)
+
+    def screen_gone(self, already_noted: bool) -> None:
+        """The screen is unmounted. After a signal with a write waiting, nothing (the app finishes it:
+        finish_after_exit); otherwise (q, ctrl+c, a crash) the background writer stops, and what it had not
+        written (a decision, the closing events) is kept in a rescue file and noted, unless a note is kept already
+        (already_noted); with nothing unwritten, the rescue file kept meanwhile goes."""
+        if self.waits_after_exit():
+            return
+        self._cancel_limit()
+        files = self.files
+        files.close_writer()  # a write waiting for the lock gives up after its current attempt
+        pending, closing = self.saving, files.close_future
+        if pending is not None and pending.unwritten() is not None:  # ctrl+c, a crash
+            if not already_noted:  # its seconds are in the row kept: no visit event too
+                self._give_up(files.give_up_decision(pending, "the screen closed before the database was free",
+                                                     with_closing_events=False), exit=False)
+        elif closing is not None and closing.exception() is not None:  # (done: closed above)
+            if not already_noted:
+                self._give_up(files.give_up([], files.closing_events, "the screen closed before the database was "
+                                            "free"), exit=False)
+        else:
+            files.drop_rescue()

@@ -126,6 +126,13 @@ class PendingDecision:
     claim_done: bool = False
     unclaimed: int | None = None
 
+    def unwritten(self) -> tuple[str, tuple[AnnotationIn, str]] | None:
+        """What a rescue file keeps of this decision while it is not in the file (annotator/rescue.py):
+        ("annotations", (row, id)); None when there is nothing to keep (a move on, or already committed)."""
+        if self.row is None or self.committed is not None:
+            return None
+        return "annotations", (self.row, self.row_id)
+
 
 def refuse_model_name(store: Store, name: str, what: str) -> None:
     """Refuse a person's screen under the name of an LLM annotator (a model, judge or validator: not
@@ -620,18 +627,21 @@ class Session:
             pending.unclaimed = self.count_unclaimed(store)
         return pending
 
-    def apply(self, pending: PendingDecision) -> None:
+    def apply(self, pending: PendingDecision) -> bool:
         """After write(): record the committed row in the session's state and move on when pending.advance:
         to the next open item, or, when the item already had an answer (a change while reviewing, or `s` on it),
-        to the next item in queue order."""
+        to the next item in queue order. Returns True when the row superseded another than the one the screen
+        showed (another window changed this item meanwhile; counted in `conflicts`)."""
         row = pending.committed
         unit_id = pending.assignment.unit_id
         st = self._state(unit_id)
         reviewing = st.answered
         before = self._changing(unit_id)
+        conflict = False
         if row is not None and row.status in ("answered", "skipped", "partial"):
             if row.supersedes != pending.shown_id:  # another window changed this item meanwhile
                 self.conflicts += 1
+                conflict = True
             st.latest = row
         if row is not None and row.status == "answered":
             st.answered = True
@@ -654,6 +664,7 @@ class Session:
                 self.go(self.index + 1)
             else:
                 self.advance()
+        return conflict
 
     def prepare_move_on(self) -> PendingDecision:
         """`s` on an answered item: nothing to append, only move on (claiming the next batch if needed)."""

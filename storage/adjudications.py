@@ -10,7 +10,7 @@ import sqlite3
 from typing import Any, Literal
 
 from storage.db import now_iso, write_transaction
-from storage.errors import PrefvalError
+from storage.errors import DatabaseBusy, PrefvalError, is_busy
 from storage.models import Model, new_id
 from storage.studies import study_closed
 
@@ -39,13 +39,17 @@ class AdjudicationsMixin:
     path: str
 
     def add_adjudication(self, study_id: str, unit_id: str, adjudicator_id: str, kind: str,
-                         answer: dict[str, Any] | None = None, reason: str | None = None) -> Adjudication:
+                         answer: dict[str, Any] | None = None, reason: str | None = None,
+                         adjudication_id: str | None = None) -> Adjudication:
         """Append one adjudication (committed when it returns); it supersedes the unit's current one, read in the
-        same write transaction. Raises StudyClosed when the study was archived or deleted meanwhile (nothing written),
-        PrefvalError when the write fails (busy, read-only) or kind is unknown."""
+        same write transaction. adjudication_id: the id it gets (chosen beforehand by a screen that may keep it in a
+        rescue file; default a new one). Raises StudyClosed when the study was archived or deleted meanwhile
+        (nothing written), DatabaseBusy when another process held the write lock beyond the busy timeout (nothing
+        written; retrying can succeed), PrefvalError when the write fails otherwise (read-only, disk full) or kind
+        is unknown."""
         if kind not in ("final", "exclude"):
             raise PrefvalError(f"unknown adjudication kind {kind!r}")
-        rec = {"id": new_id(), "study_id": study_id, "unit_id": unit_id, "adjudicator_id": adjudicator_id,
+        rec = {"id": adjudication_id or new_id(), "study_id": study_id, "unit_id": unit_id, "adjudicator_id": adjudicator_id,
                "kind": kind, "answer": json.dumps(answer, ensure_ascii=False) if answer is not None else None,
                "reason": reason, "submitted_at": now_iso(), "supersedes": None}
         try:
@@ -59,6 +63,9 @@ class AdjudicationsMixin:
                 rec["supersedes"] = row[0] if row else None
                 self.db["adjudications"].insert(rec)
         except sqlite3.OperationalError as exc:
+            if is_busy(exc):
+                raise DatabaseBusy(f"{self.path}: the adjudication was NOT saved (the database is busy: another "
+                                   "program is writing to it); try again") from None
             raise PrefvalError(f"{self.path}: the adjudication was NOT saved ({exc}); try again") from None
         return _adjudication(rec)
 

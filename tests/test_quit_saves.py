@@ -153,7 +153,7 @@ async def _answer_while_locked(app, pilot, lock) -> None:
     lock.execute("BEGIN IMMEDIATE")
     await pilot.press("b")
     def busy_said() -> bool:
-        return app.screen.saving is not None and "busy" in str(app.screen.query_one("#state").render())
+        return app.screen.saves.saving is not None and "busy" in str(app.screen.query_one("#state").render())
 
     await wait_for(pilot, busy_said, what="the screen saying the database is busy")
 
@@ -163,9 +163,9 @@ async def _signal_taken(app, pilot, signum) -> None:
     when it gets to it: a fixed pause was too short on a loaded machine, and the test's exit then quit as `q`)."""
     screen = app.screen
     os.kill(os.getpid(), signum)
-    await wait_for(pilot, lambda: screen._hung_up is not None,
+    await wait_for(pilot, lambda: screen.saves.hung_up is not None,
                    what=f"{signal.Signals(signum).name} taken by the annotation screen")
-    assert screen._hung_up == signal.Signals(signum).name
+    assert screen.saves.hung_up == signal.Signals(signum).name
 
 
 @pytest.mark.slow
@@ -189,9 +189,9 @@ async def test_sighup_in_process_writes_the_answer_once_the_lock_goes(db_file):
 
 @pytest.mark.slow
 async def test_a_lock_held_past_the_limit_keeps_the_answer_in_a_rescue_file(db_file, monkeypatch):
-    import annotator.screens.annotate as annotate
+    import annotator.saving as saving
 
-    monkeypatch.setattr(annotate, "QUIT_SAVE_LIMIT", 0.5)
+    monkeypatch.setattr(saving, "QUIT_SAVE_LIMIT", 0.5)
     clock, app, lock = _open_with_a_lock(db_file)
     async with app.run_test(size=(100, 30)) as pilot:
         first = app.session.queue[0].unit_id
@@ -221,7 +221,7 @@ async def test_q_while_saving_keeps_the_screen_until_the_answer_and_the_events_a
         await _answer_while_locked(app, pilot, lock)
         await pilot.press("q")
         await pilot.pause(0.6)
-        assert app.is_running and app.screen.saving is not None  # waits, and says so
+        assert app.is_running and app.screen.saves.saving is not None  # waits, and says so
         assert len(_rescue_files(db_file)) == 1  # meanwhile a copy of the answer is kept outside the file
         lock.execute("ROLLBACK")
         await wait_for(pilot, lambda: not app.is_running, what="the app ending once the lock is free")

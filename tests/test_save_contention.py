@@ -81,7 +81,7 @@ async def test_another_writers_short_transaction_does_not_refuse_the_next_key(db
 
     _gold_study(db_file, n=4)
     shown: list[int] = []
-    monkeypatch.setattr(AnnotateScreen, "_show_saving", lambda self, attempt: shown.append(attempt))
+    monkeypatch.setattr(AnnotateScreen, "show_saving", lambda self, attempt: shown.append(attempt))
     other = sqlite3.connect(db_file, isolation_level=None, check_same_thread=False)
     taken = threading.Event()
 
@@ -99,7 +99,7 @@ async def test_another_writers_short_transaction_does_not_refuse_the_next_key(db
         taken.wait(5)
         await pilot.press("1")
         await pilot.pause()
-        assert app.screen.saving is None and app.session.index == 1
+        assert app.screen.saves.saving is None and app.session.index == 1
         await see_all(pilot)
         await pilot.press("0")
         await pilot.pause()

@@ -3,7 +3,8 @@
 Each unit where annotators disagree is shown with the task's own item panel (options in the original order) and,
 beside it, every annotator's answer with their name, notes and "needs review" flag (⚑; also a flag without an
 answer). The task's decision keys set the final answer
-(saved at once); `+`/`-` turn the pages of a long field; `E` excludes the unit after a reason is typed (enter saves, escape cancels); `s` or `>` goes to
+(saved at once, or kept and retried while another program holds the database, as on the annotation screen:
+annotator/saving.py); `+`/`-` turn the pages of a long field; `E` excludes the unit after a reason is typed (enter saves, escape cancels); `s` or `>` goes to
 the next unit, `u` or `<` to the previous one; `q` quits. Nothing from the data is read as markup.
 The adjudicator's own last decisions stay in sight as on the annotation screen (annotator/widgets/last_decisions.py:
 a sidebar from 140 columns, one line above the keys below that); another adjudicator's are never listed.
@@ -21,9 +22,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
-from annotator.adjudication import AdjudicationSession
+from annotator.adjudication import AdjudicationSession, PendingAdjudication
 from annotator.crash import OneLineCrash, QuitGuard, quit_key, run_binding_now
 from annotator.safe_text import visible
+from annotator.saving import SaveController
+from annotator.screens.saving_host import SavingApp, SavingScreen
 from annotator.widgets.hint import fit_hint, fitted_hint, write_refusal
 from annotator.widgets.key_line import KeyGroups, KeyLine
 from annotator.widgets.last_decisions import WIDE, LastDecisionsLine, RecentDecisions
@@ -39,7 +42,7 @@ EXCLUDE_KEY = "E"
 FLAG_MARK = "⚑ needs review"
 
 
-class AdjudicateScreen(Screen[None]):
+class AdjudicateScreen(SavingScreen, Screen[None]):
     DEFAULT_CSS = """
     AdjudicateScreen #head { dock: top; height: auto; background: $primary-background; padding: 0 1; }
     AdjudicateScreen #body { height: 1fr; }
@@ -73,6 +76,7 @@ class AdjudicateScreen(Screen[None]):
     def __init__(self, session: AdjudicationSession) -> None:
         super().__init__()
         self.session = session
+        self.saves = SaveController(session, self)  # saving and quitting (annotator/saving.py); this screen draws
         self.partial: dict | None = None
         self.seen = SeenTracker()  # which parts of the unit on screen (item and answers) have been on screen
         self.seen_in_session = SeenInSession(self.seen)  # what was seen whole across the session's units
@@ -134,6 +138,14 @@ class AdjudicateScreen(Screen[None]):
         await answers.remove_children()  # new widgets: nothing counts as seen where the last unit's answers were
         answers.scroll_home(animate=False)
         await answers.mount(must_see(Static(lines, id="answer-list"), "the answers"))
+        self._draw_state()
+        self._draw_keys()
+        self._draw_recent()
+        self.call_after_refresh(self._track_new_unit)
+
+    def _draw_state(self) -> None:
+        """The state line: the unit's adjudication in force, if any."""
+        s = self.session
         cur = s.current.get(s.unit.id)
         state = ""
         if cur is not None and cur.kind == "final":
@@ -141,9 +153,6 @@ class AdjudicateScreen(Screen[None]):
         elif cur is not None:
             state = f"excluded: {cur.reason} (a decision key sets a final answer instead)"
         self.query_one("#state", Static).update(Text(visible(state)))
-        self._draw_keys()
-        self._draw_recent()
-        self.call_after_refresh(self._track_new_unit)
 
     # ---- what has been seen (the annotation screen's rule: annotator/widgets/seen.py) ------------------------
     def _track_new_unit(self) -> None:
@@ -229,6 +238,9 @@ class AdjudicateScreen(Screen[None]):
         return True
 
     async def on_key(self, event: events.Key) -> None:
+        if self._shut():  # a key that came after `q`
+            event.stop()
+            return
         if self._reason_open():
             return
         if quit_key(self, event):  # at once: a key typed right after it must not act (crash.QuitGuard)
@@ -241,6 +253,8 @@ class AdjudicateScreen(Screen[None]):
             return
         if event.key == EXCLUDE_KEY:
             event.stop()
+            if self._refuse_while_saving():
+                return
             reason = self.query_one("#reason", Input)
             reason.disabled = False
             reason.add_class("open")
@@ -253,6 +267,8 @@ class AdjudicateScreen(Screen[None]):
             await run_binding_now(self, event)  # `s` / `u` before the next key, as typed
             return
         event.stop()
+        if self._refuse_while_saving():  # the unit's last decision is not committed yet: no second one
+            return
         if self.seen.unit != s.unit.id:  # typed ahead, before the unit's first frame: never applied, said so
             self._refused = event.character if event.is_printable else event.key
             self._draw_hint()  # and what to scroll once the unit is on screen (_observe draws it again)
@@ -263,32 +279,64 @@ class AdjudicateScreen(Screen[None]):
             self._draw_hint()
             reveal_first_unseen(self, self.seen.unseen())
             return
-        try:
-            saved = s.decide(decision)
-        except PrefvalError as exc:  # not saved: said on the hint line (never a notice that goes by itself)
-            self._blocked = write_refusal(exc, self.session.store.path)
-            self._draw_hint()
-            return
-        if saved is None:  # a step of a multi-step answer
+        pending = s.prepare(decision)
+        if pending is None:  # a step of a multi-step answer
             self.partial = decision.answer
-        else:
-            self.partial = None
-            self.notify("final answer saved", timeout=2)
-            s.move(1)
-        await self.show_current()
+            await self.show_current()
+            return
+        await self.saves.save(pending)
 
     async def on_input_submitted(self, event: Input.Submitted) -> None:
-        try:
-            self.session.exclude(event.value)
-        except PrefvalError as exc:  # not saved (the reason stays in its field): said on the hint line
-            self._blocked = write_refusal(exc, self.session.store.path)
-            self._draw_hint()
+        if self._refuse_while_saving():
             return
-        self.action_close_reason()
-        self.notify("excluded", timeout=2)
+        try:
+            pending = self.session.prepare_exclude(event.value)
+        except PrefvalError as exc:  # no reason: said on the hint line, the field stays open
+            self.not_saved(None, exc)
+            return
+        await self.saves.save(pending)  # the reason stays in its field until it is saved
+
+    # ---- saving (annotator/saving.py SaveController; SaveHost's drawing side) ---------------------------------
+    def show_saving(self, attempt: int) -> None:
+        """(SaveHost) The state line says the decision waits for a busy database."""
+        text = ("saving… database busy (another program is writing to it); your decision is kept and will be saved"
+                + (f" (attempt {attempt + 1})" if attempt else ""))
+        self.query_one("#state", Static).update(Text(text))
+
+    def saving_ended(self) -> None:
+        """(SaveHost) The background write ended unsaved: the state line is the unit's again."""
+        self._draw_state()
+
+    async def saved(self, pending: PendingAdjudication, conflict: bool) -> None:
+        """(SaveHost) The adjudication is committed and the session has moved on: say so and draw the next unit."""
+        if pending.kind == "exclude":
+            self.action_close_reason()
         self.partial = None
-        self.session.move(1)
+        if conflict:
+            self.notify("Another adjudicator had decided this unit meanwhile; your decision is now the one in force "
+                        "(both are kept in the history).", severity="warning", timeout=6, markup=False)
+        self.notify("excluded" if pending.kind == "exclude" else "final answer saved", timeout=2)
         await self.show_current()
+
+    async def released(self, pending: PendingAdjudication) -> None:
+        """(SaveHost) Adjudications hold no assignment, so none is released; drawn again all the same."""
+        await self.show_current()
+
+    def not_saved(self, pending: PendingAdjudication | None, exc: PrefvalError) -> None:
+        """(SaveHost) Not saved: said on the hint line, never a notice that goes by itself; the unit (and a reason
+        typed) stays."""
+        self._blocked = write_refusal(exc, self.session.store.path)
+        self._draw_hint()
+
+    def _refuse_while_saving(self) -> bool:
+        """While a decision waits for a busy database no other is taken and no other unit shown: said on the hint
+        line (True), until it is saved."""
+        if self.saves.saving is None:
+            return False
+        self._blocked = ("Not done: still saving your last decision (the database is busy); the next unit shows "
+                         "once it is saved.")
+        self._draw_hint()
+        return True
 
     def action_close_reason(self) -> None:
         reason = self.query_one("#reason", Input)
@@ -298,6 +346,8 @@ class AdjudicateScreen(Screen[None]):
         self.set_focus(None)
 
     async def action_move(self, step: int) -> None:
+        if self._refuse_while_saving():
+            return
         if self.session.move(step):
             self.partial = None
             await self.show_current()
@@ -310,10 +360,13 @@ class AdjudicateScreen(Screen[None]):
         turn_page(self.query_one("#item", Vertical), step)
 
     def action_quit_app(self) -> None:
-        self.app.exit()
+        self.quit_when_saved()  # once the decision being saved is written (annotator/saving.py)
+
+    def on_unmount(self) -> None:
+        self.saves.screen_gone(already_noted=bool(getattr(self.app, "unsaved", None)))
 
 
-class AdjudicateApp(QuitGuard, OneLineCrash, App[None]):
+class AdjudicateApp(SavingApp, QuitGuard, OneLineCrash, App[None]):
     """Adjudicate one study's disagreements as one adjudicator. Raises PrefvalError on start for an unknown study,
     one without disagreements, or an annotator of the study as adjudicator without allow_annotator."""
 
@@ -331,8 +384,10 @@ class AdjudicateApp(QuitGuard, OneLineCrash, App[None]):
         self.session = AdjudicationSession(self.store, study, adjudicator, allow_annotator=allow_annotator)
 
     def on_mount(self) -> None:
-        self.install_quit_signals()  # SIGHUP / SIGTERM quit like `q` (every decision is already committed)
-        self.push_screen(AdjudicateScreen(self.session))
+        self.install_quit_signals()  # SIGHUP / SIGTERM quit like `q` (a decision still being saved is written first)
+        self.saving_screen = AdjudicateScreen(self.session)
+        self.push_screen(self.saving_screen)
 
-    def on_unmount(self) -> None:
+    async def on_unmount(self) -> None:
         self.remove_quit_signals()
+        await self.finish_saves()  # after a signal: the decision waiting for the database (SavingApp)

@@ -20,7 +20,7 @@ from textual.widgets import Input, Static
 from annotator import collector
 from annotator.crash import quit_key, run_binding_now
 from annotator.safe_text import plain, visible
-from annotator.saving import SessionSaver
+from annotator.saving import SaveController
 from annotator.screens.summary import SummaryScreen
 from annotator.session import PendingDecision, Session
 from annotator.widgets.hint import fit_hint, fitted_hint, write_refusal
@@ -29,22 +29,18 @@ from annotator.widgets.last_decisions import WIDE, LastDecisionsLine, RecentDeci
 from annotator.widgets.seen import SeenInSession, SeenTracker, observe_on_layout, reveal_first_unseen
 from annotator.widgets.status_header import StatusHeader
 from annotator.widgets.text_field import TextField
-from annotator.writer import FIRST_TRY_MS
-from storage.errors import AssignmentReleased, DatabaseBusy, PrefvalError, StudyClosed
+from annotator.screens.saving_host import SavingScreen
+from storage.errors import PrefvalError, StudyClosed
 
 
 MIN_WIDTH, MIN_HEIGHT = 60, 16
 NARROW = 100  # below this width the header is compact
-# how long a quit (q, SIGHUP, SIGTERM) waits for a database whose write lock another program holds, in seconds: far
-# beyond any realistic lock (big imports commit every 5,000 rows, a few seconds); what is still unwritten then is
-# kept in a rescue file (annotator/rescue.py), as it is all along the wait
-QUIT_SAVE_LIMIT = 1800.0
 SHORT = 24    # below this height the footer is hidden (`?` lists every key: the key line says so)
 # the shared keys kept on the bottom line when the whole line would need more than one (the rest: `?`)
 COMPACT_KEYS = ["s", "u", "right_square_bracket", "l", "m", "n"]
 
 
-class AnnotateScreen(Screen[None]):
+class AnnotateScreen(SavingScreen, Screen[None]):
     DEFAULT_CSS = """
     AnnotateScreen #body { height: 1fr; }
     AnnotateScreen #item { height: 1fr; width: 1fr; }
@@ -105,15 +101,11 @@ class AnnotateScreen(Screen[None]):
         self.partial: dict | None = None
         self.message = ""
         self.items_drawn = 0  # how many times an item has been drawn (benchmarks wait on it)
-        self.saving: PendingDecision | None = None  # a decision waiting for a busy database (kept, retried)
-        self.saver = SessionSaver(session)  # the background writer, the closing events and the rescue file
-        self._quit_after_save = False  # quitting waits for the decision being saved (quit_when_saved)
+        self.saves = SaveController(session, self)  # saving and quitting (annotator/saving.py); this screen draws
         self._note_draft: tuple[str, str] | None = None  # (unit id, text) of a note not saved yet
         # (unit id, kind) -> a decision refused for good (its item released, the study archived or deleted) and not
         # given again since: `prefval annotate` lists them as it ends, a note with its text, so that none is lost
         self.refused: dict[tuple[str, str], str] = {}
-        self._limit_timer = None  # QUIT_SAVE_LIMIT's timer of a `q` waiting for the database
-        self._hung_up: str | None = None  # the signal (SIGHUP, SIGTERM) that began the quit
         self.seen = SeenTracker()
         self.seen_in_session = SeenInSession(self.seen)  # what was seen whole across the session's items
         self._track_tries = 0
@@ -263,7 +255,7 @@ class AnnotateScreen(Screen[None]):
         rows = line.styles.height
         blocked = self._blocked
         if blocked is not None and ((blocked[0] == "small" and not self.too_small())
-                                    or (blocked[0] == "saving" and self.saving is None)):
+                                    or (blocked[0] == "saving" and self.saves.saving is None)):
             blocked = self._blocked = None  # its cause is gone
         if blocked is not None:
             text = blocked[1]
@@ -365,8 +357,8 @@ class AnnotateScreen(Screen[None]):
         elif result == "list":
             await self.action_item_list("a")
         else:
-            self._begin_quit()
-            self.app.exit()
+            self.begin_quit()
+            self.exit()
 
     # ---- keys ------------------------------------------------------------------------------------------
     def _note_open(self) -> bool:
@@ -416,7 +408,7 @@ class AnnotateScreen(Screen[None]):
 
             find_key(self, event, self.query_one("#item", Vertical))
             return
-        if self.saving is not None:  # the shown item's answer is not committed yet: no second decision on it
+        if self.saves.saving is not None:  # the shown item's answer is not committed yet: no second decision on it
             if self.session.task.decide(event.key, self.session.view(), self.partial) is not None:
                 event.stop()
                 self._refuse_while_saving()
@@ -455,40 +447,20 @@ class AnnotateScreen(Screen[None]):
         await self._save(s.prepare("answered" if decision.complete else "partial", decision.answer,
                                    advance=decision.complete))
 
-    # ---- saving: at once when the file is free, else kept and retried off the event loop ---------------------
+    # ---- saving (annotator/saving.py SaveController: at once when the file is free, else retried off the loop) ----
     async def _save(self, pending: PendingDecision) -> None:
-        """Commit a prepared decision, then draw what follows. The write is tried at once, waiting at most FIRST_TRY_MS
-        for another annotator's write (a millisecond or two each); when another program holds the lock longer, the
-        decision is kept and retried by a background thread with its
-        own connection, the screen says "saving… database busy" and keeps answering keys (guidelines, scrolling),
-        and the next item shows only once the decision is committed. No full garbage collection runs until the
-        next item is on screen (annotator/collector.py)."""
+        """Commit a prepared decision (SaveController.save), then draw what follows (saved, released, not_saved). No
+        full garbage collection runs until the next item is on screen (annotator/collector.py)."""
         with collector.collect_after_paint(self):
-            await self._save_now(pending)
+            await self.saves.save(pending)
 
-    async def _save_now(self, pending: PendingDecision) -> None:
-        s = self.session
-        try:
-            with s.store.busy_timeout(FIRST_TRY_MS):  # other annotators' writes take a millisecond or two
-                s.write(s.store, pending)
-        except DatabaseBusy:
-            if s.store.path == ":memory:":  # no second connection to an in-memory database: wait here
-                s.write(s.store, pending)
-            else:
-                self.saving = pending
-                self._show_saving(0)
-                self.run_worker(self._save_in_background(pending), group="save", exit_on_error=False)
-                return
-        except AssignmentReleased:  # a study command took the item away meanwhile: not saved, go on
-            await self._released(pending)
-            return
-        except PrefvalError as exc:  # not saved: stay on the item and say so
-            if isinstance(exc, StudyClosed) and pending.row is not None:  # said again as the command ends
-                self.refused[self._refused_key(pending)] = \
-                    f"{self._unsaved(pending, released=False)}: {visible(exc.reason, layout=False)}"
-            self._refuse(blocked=("error", write_refusal(exc, self.session.store.path)))
-            return
-        await self._saved(pending)
+    def not_saved(self, pending: PendingDecision, exc: PrefvalError) -> None:
+        """Not saved, for a reason retrying cannot fix: stay on the item and say so on the hint line; a decision
+        refused because the study was archived or deleted is said again as the command ends."""
+        if isinstance(exc, StudyClosed) and pending.row is not None:
+            self.refused[self._refused_key(pending)] = \
+                f"{self._unsaved(pending, released=False)}: {visible(exc.reason, layout=False)}"
+        self._refuse(blocked=("error", write_refusal(exc, self.session.store.path)))
 
     def _unsaved(self, pending: PendingDecision, released: bool = True) -> str:
         """What a refused write would have saved, as the annotator would say it: "your answer (option A) on the
@@ -506,8 +478,8 @@ class AnnotateScreen(Screen[None]):
                 "unflag": "taking back your flag"}.get(row.status, f"your {row.status}")
         return f"{what} {where}"
 
-    async def _released(self, pending: PendingDecision) -> None:
-        """The decision's assignment was released in another process: read the queue again and go on with the
+    async def released(self, pending: PendingDecision) -> None:
+        """(SaveHost) The decision's assignment was released in another process: read the queue again and go on with the
         annotator's remaining items (or the summary); this session claims nothing more. What happened (how many
         items study commands took, the answers kept, the decision NOT saved) stays on the screen where the annotator
         ends up (Session.release_notice: the state line until the next saved decision, the summary, the item list;
@@ -526,55 +498,23 @@ class AnnotateScreen(Screen[None]):
         kind = "note" if status == "note" else "flag" if status in ("flag", "unflag") else "decision"
         return pending.assignment.unit_id, kind
 
-    def _show_saving(self, attempt: int) -> None:
+    def show_saving(self, attempt: int) -> None:
+        """(SaveHost) The state line says the answer waits for a busy database."""
         text = ("saving… database busy (another program is writing to it); your answer is kept and will be saved"
                 + (f" (attempt {attempt + 1})" if attempt else ""))
         self._set_line("state", text, lambda: text)
 
-    async def _save_in_background(self, pending: PendingDecision) -> None:
-        import asyncio
+    def saving_ended(self) -> None:
+        """(SaveHost) The background write ended unsaved: the "saving…" line goes."""
+        self._set_line("state", "", lambda: "")
 
-        app = self.app
-
-        def on_busy(attempt: int) -> None:  # (in the writer's thread) said on screen while there is one
-            if self._hung_up is None and not app.quit_begun:
-                try:
-                    app.call_from_thread(self._show_saving, attempt)
-                except Exception:  # the app is closing: nothing to draw on, the write goes on
-                    pass
-
-        # the future is kept: a quit after SIGHUP waits for it once the screen is gone (finish_after_exit)
-        future = self.saver.submit_decision(pending, on_busy)
-        try:
-            await asyncio.wrap_future(future)
-        except AssignmentReleased:
-            self.saving = None
-            self._set_line("state", "", lambda: "")
-            await self._released(pending)
-            if self._quit_after_save:
-                self._close_and_exit()
-            return
-        except PrefvalError as exc:  # not saved (a full disk; or a quit that gave up waiting for the lock)
-            self.saving = None
-            self._set_line("state", "", lambda: "")
-            if self._quit_after_save:  # its seconds are in the row kept: no visit event too
-                self._give_up(self.saver.give_up_decision(pending, visible(exc, layout=False)))
-                return
-            self._refuse(blocked=("error", write_refusal(exc, self.session.store.path)))
-            return
-        self.saving = None
-        await self._saved(pending)
-        if self._quit_after_save:
-            self._close_and_exit()
-
-    async def _saved(self, pending: PendingDecision) -> None:
+    async def saved(self, pending: PendingDecision, conflict: bool) -> None:
+        """(SaveHost) The decision is committed and applied: say what needs saying and draw what follows."""
         s = self.session
         self.refused.pop(self._refused_key(pending), None)  # refused before (e.g. archived, then unarchived): saved now
-        conflicts = s.conflicts
-        s.apply(pending)
         if pending.advance or (pending.row is not None and pending.row.status in ("answered", "skipped", "partial")):
             s.release_news = False  # a decision saved since: the header keeps the count of items taken
-        if s.conflicts > conflicts:
+        if conflict:
             self.notify("This item had been answered in another window meanwhile; your answer is now the current "
                         "one (both are kept in the history).", severity="warning", timeout=6)
         if pending.row is not None and pending.row.status == "note":
@@ -585,7 +525,7 @@ class AnnotateScreen(Screen[None]):
         await self.show_current()
 
     def _refuse_while_saving(self) -> bool:
-        if self.saving is None:
+        if self.saves.saving is None:
             return False
         self._refuse(blocked=("saving", "Not done: still saving your last answer (the database is busy); the next "
                                         "item shows once it is saved."))
@@ -754,123 +694,9 @@ class AnnotateScreen(Screen[None]):
                 shared = [(k, what) for k, what in shared if k not in ("/", "N")]  # no conversation to search
         return rows + list(s.task.pane_keys) + shared
 
-    def _begin_quit(self) -> None:
-        """Quitting has begun: no key acts from now on (annotator.crash.QuitGuard drops them)."""
-        begin = getattr(self.app, "begin_quit", None)
-        if begin is not None:
-            begin()
-
-    def _shut(self) -> bool:
-        """Whether the app is quitting or this screen is no longer mounted: nothing may be drawn or written."""
-        return bool(getattr(self.app, "quit_begun", False)) or not self.is_attached
-
     def action_quit_app(self) -> None:
         self.quit_when_saved()
 
-    # ---- quitting: `q`, SIGHUP (the terminal closed) and SIGTERM alike, never before the last decision is saved ----
-    def quit_when_saved(self, signal_name: str | None = None) -> None:
-        """Quit (`q`; signal_name "SIGHUP" or "SIGTERM" when the terminal closed or the process is asked to stop):
-        no key acts from now on; a decision still waiting for a busy database is written first, then the visit to
-        the item on screen and the session's end (retried while the file is busy), and the app exits. `q` keeps
-        the screen, which says so, until then; after a signal the screen closes at once (a closed terminal cannot
-        be drawn on) and the app writes them as it ends (finish_after_exit). Either way the wait lasts at most
-        QUIT_SAVE_LIMIT seconds, and all along a copy of what is not written yet is kept in a rescue file
-        (annotator/rescue.py), removed once it is, so that even a kill -9 loses nothing; what is still unwritten
-        when the limit passes stays there, and the command says where on stderr (exit code 1)."""
-        self._begin_quit()
-        if signal_name is not None:
-            self._hung_up = signal_name
-        if self._quit_after_save:  # already waiting (q, then the terminal closed): a signal closes the screen now
-            if signal_name is not None:
-                self.app.exit()
-            return
-        self._quit_after_save = True
-        if self.saving is not None:  # never drop a decision: quit once it is committed
-            self.saver.keep_in_rescue([self.saving], [])
-            if signal_name is not None:
-                self.app.exit()
-                return
-            self._limit_timer = self.set_timer(QUIT_SAVE_LIMIT, self._stop_waiting, name="quit-save-limit")
-            self.notify("Your last answer is still being saved (the database is busy); quitting once it is saved.",
-                        severity="warning", timeout=6)
-            return
-        self._close_and_exit()
-
-    def _close_and_exit(self) -> None:
-        """Write the session's closing events (the visit to the item on screen, session_end) and exit: at once when
-        the file is free, else through the background writer, retried like a decision, then exit."""
-        try:
-            written = self.saver.close_now(FIRST_TRY_MS)
-        except PrefvalError as exc:  # a full disk, a read-only file: kept in the rescue file
-            self._give_up(self.saver.give_up([], self.saver.closing_events, visible(exc, layout=False)))
-            return
-        if not written:  # the file is busy: kept in the rescue file meanwhile, retried in the background
-            if self._hung_up:
-                self.app.exit()  # finish_after_exit waits for the write
-                return
-            if self._limit_timer is None:
-                self._limit_timer = self.set_timer(QUIT_SAVE_LIMIT, self._stop_waiting, name="quit-save-limit")
-            self.run_worker(self._close_in_background(), group="save", exit_on_error=False)
-            return
-        self.saver.drop_rescue()
-        self.app.exit()
-
-    async def _close_in_background(self) -> None:
-        try:
-            await self.saver.close_in_background()
-        except PrefvalError as exc:
-            self._give_up(self.saver.give_up([], self.saver.closing_events, visible(exc, layout=False)))
-            return
-        self.app.exit()
-
-    async def finish_after_exit(self) -> None:
-        """After a signal closed the screen while a write was waiting for a busy database (quit_when_saved): the
-        decision's write and the session's closing events are finished by the saver (SessionSaver.finish_after_exit),
-        at most QUIT_SAVE_LIMIT seconds in all; what cannot be written is kept in a rescue file and said as the app
-        ends. Called by the app as it ends, when no screen is drawn any more. Nothing when nothing waits."""
-        import asyncio
-
-        if self._hung_up is None or (self.saving is None and self.saver.close_future is None):
-            return
-        if self._limit_timer is not None:
-            self._limit_timer.stop()
-        limit = asyncio.get_running_loop().call_later(QUIT_SAVE_LIMIT, self._stop_waiting)
-        try:
-            note = await self.saver.finish_after_exit(self.saving)
-        finally:
-            limit.cancel()
-        if note is not None:
-            self.app.unsaved = note
-        else:
-            self.saving = None
-
-    def _stop_waiting(self) -> None:
-        """QUIT_SAVE_LIMIT seconds after a quit began waiting for the database: the write waiting for the lock
-        gives up after its current attempt, and what it held stays in the rescue file."""
-        self.saver.stop_retrying()
-
-    def _give_up(self, note: str, exit: bool = True) -> None:
-        """What the quit could not write is in a rescue file (note: where, from SessionSaver.give_up): the app says
-        so when it ends (on stderr, exit code 1), and exits (exit=False: it is ending already)."""
-        self.app.unsaved = note
-        if exit:
-            self.app.exit(return_code=1)
-
     def on_unmount(self) -> None:
         collector.resume()
-        saver = self.saver
-        if self._hung_up is not None and (self.saving is not None or saver.close_future is not None):
-            return  # the app waits for the writes as it ends (finish_after_exit)
-        saver.close_writer()  # a write waiting for the lock gives up after its current attempt
-        pending = self.saving
-        closing = saver.close_future
-        if pending is not None and pending.row is not None and pending.committed is None:  # ctrl+c, a crash
-            if not getattr(self.app, "unsaved", None):  # its seconds are in the row kept: no visit event too
-                self._give_up(saver.give_up_decision(pending, "the screen closed before the database was free",
-                                                     with_closing_events=False), exit=False)
-        elif closing is not None and closing.exception() is not None:  # (done: closed above)
-            if not getattr(self.app, "unsaved", None):
-                self._give_up(saver.give_up([], saver.closing_events, "the screen closed before the database was "
-                                            "free"), exit=False)
-        else:
-            saver.drop_rescue()
+        self.saves.screen_gone(already_noted=bool(getattr(self.app, "unsaved", None)))
