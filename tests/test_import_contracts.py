@@ -1,6 +1,7 @@
 """The layers, checked by import-linter's contracts ([tool.importlinter] in pyproject.toml) rather than by words:
 annotator > generator | reports > storage, SQL and sqlite only in storage/, Textual only in annotator/, litellm only
-in generator/, and no circle among the modules of storage/ or reports/. The contracts see imports inside functions
+in generator/, none in the saving and session modules of annotator/, and no circle among the modules of
+storage/ or reports/. The contracts see imports inside functions
 too (what a word search of the top of a file missed), and a test below breaks each kind on a copy of the code, so
 the check can fail. Raw SQL, which no import shows (the PRAGMAs annotator/bundles.py used to run), is looked for
 in the syntax tree."""
@@ -31,7 +32,7 @@ def _lint(root: Path) -> subprocess.CompletedProcess:
 def test_every_contract_is_kept():
     r = _lint(REPO)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "Contracts: 5 kept, 0 broken." in r.stdout, r.stdout
+    assert "Contracts: 6 kept, 0 broken." in r.stdout, r.stdout
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +46,8 @@ def broken_copy(tmp_path_factory) -> subprocess.CompletedProcess:
     (root / "reports" / "_tui.py").write_text("def f():\n    import textual\n    return textual\n")
     (root / "reports" / "_sql.py").write_text("import sqlite3\n")
     (root / "storage" / "_llm.py").write_text("import litellm\n")
+    with open(root / "annotator" / "saving.py", "a", encoding="utf-8") as f:  # the controller drawing a widget
+        f.write("\n\ndef _draw():\n    from textual.widgets import Static\n    return Static\n")
     (root / "generator" / "_sideways.py").write_text("import reports.figures\n")
     # a circle: storage.textfile (imported by storage modules) importing storage.store, which imports it back
     with open(root / "storage" / "textfile.py", "a", encoding="utf-8") as f:
@@ -55,11 +58,12 @@ def broken_copy(tmp_path_factory) -> subprocess.CompletedProcess:
 def test_a_copy_breaking_each_contract_fails(broken_copy):
     out = broken_copy.stdout
     assert broken_copy.returncode != 0
-    assert "Contracts: 0 kept, 5 broken." in out, out
+    assert "Contracts: 0 kept, 6 broken." in out, out
     assert "storage._upward -> annotator.cli" in out
     assert "generator._sideways -> reports.figures" in out
     assert "reports._tui -> textual" in out and "reports._sql -> sqlite3" in out and "storage._llm -> litellm" in out
     assert "No cycles are allowed in storage." in out
+    assert "annotator.saving -> textual" in out
 
 
 _SQL_START = ("PRAGMA", "SELECT ", "INSERT ", "UPDATE ", "DELETE ", "CREATE ", "DROP ", "ALTER ", "BEGIN", "WITH ")
