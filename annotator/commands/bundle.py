@@ -44,11 +44,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_export(args: argparse.Namespace) -> int:
     from annotator.bundles import export_bundle
-    from annotator.cli import db_path
+    from annotator.cli import db_path, refuse_stdout
     from annotator.commands.annotate import _check_study, confirm_newcomer
     from annotator.study_setup import earlier_bundle_warning
     from storage.store import Store
 
+    refuse_stdout(args.out, "bundle export", "a SQLite file")
     path = db_path(args, must_exist=True)
     _check_study(args)  # an archived study is refused before the newcomer question
     if not confirm_newcomer(args):
