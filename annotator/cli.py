@@ -61,6 +61,16 @@ def refuse_stdout(value: str | None, command: str, writes: str) -> None:
                            "(./- for one named '-')")
 
 
+def add_group_db_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--db PATH`` to a command that holds actions (study, bundle, evaluate), so that ``prefval study --db
+    x.db list`` reads x.db as ``prefval study list --db x.db`` does. Its own dest (group_db) and no default, so
+    the action's --db (default None) never hides it; main() takes whichever was given and refuses two different
+    files."""
+    parser.add_argument("--db", dest="group_db", default=argparse.SUPPRESS, metavar="PATH",
+                        help="SQLite file, before the action as well as after it (default: $PREFVAL_DB or "
+                             "./prefval.db)")
+
+
 def add_out_option(parser: argparse.ArgumentParser, what: str = "output file") -> None:
     """Add ``--out PATH`` and ``--force`` to a command that writes a file (written through storage.outfile: never
     the database or another SQLite file, an existing file only with --force, atomically). ``--out -`` is standard
@@ -158,12 +168,13 @@ def _main(argv: list[str] | None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    given = getattr(args, "global_db", None)
+    given = [getattr(args, k, None) for k in ("global_db", "group_db", "db")]
+    given = list(dict.fromkeys(v for v in given if v))  # --db before the command, before its action, after it
+    if len(given) > 1:
+        print(f"prefval: error: --db given twice with different files ({given[0]} and {given[1]})", file=sys.stderr)
+        return 2
     if given:
-        if getattr(args, "db", None) and args.db != given:
-            print(f"prefval: error: --db given twice with different files ({given} and {args.db})", file=sys.stderr)
-            return 2
-        args.db = given
+        args.db = given[0]
     try:
         code = args.func(args)
     except PrefvalError as exc:

@@ -155,3 +155,22 @@ def test_every_command_takes_db_after_it_but_stats_says_it_reads_no_database(tmp
                  "percent_agreement", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["value"] == 0.5  # 1 of the 2 items agreed
     assert not (tmp_path / "b.db").exists()
+
+
+def test_db_before_the_action_of_study_bundle_and_evaluate(tmp_path, capsys, monkeypatch):
+    db = str(tmp_path / "x.db")
+    monkeypatch.chdir(tmp_path)  # ./prefval.db: not there, so reading it instead fails
+    assert main(["--db", db, "import", "jsonl", str(SAMPLE / "persona/personas.jsonl"), "--kind", "persona_record",
+                 "--dataset", "p"]) == 0
+    assert main(["study", "--db", db, "create", "s1", "--task", "persona_filter", "--dataset", "p"]) == 0
+    capsys.readouterr()
+    outs = []
+    for argv in (["--db", db, "study", "list"], ["study", "--db", db, "list"], ["study", "list", "--db", db]):
+        assert main(argv) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] == outs[2] and outs[0].split()[0] == "s1"
+    assert main(["study", "--db", db, "list", "--db", str(tmp_path / "other.db")]) == 2
+    assert "--db given twice with different files" in capsys.readouterr().err
+    assert main(["bundle", "--db", str(tmp_path / "nope.db"), "merge", "b.db"]) == 1
+    assert "nope.db: no such database" in capsys.readouterr().err
+    assert not os.path.exists(tmp_path / "prefval.db")
