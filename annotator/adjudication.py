@@ -116,6 +116,10 @@ class AdjudicationSession:
         if not self.units:
             raise PrefvalError(f"study '{study_name}' has no disagreements to adjudicate in {store.path}"
                                f"{self.task.nothing_to_adjudicate(data)}")
+        # what the people's votes alone decide about each unit offered (annotator.tasks.outcome, unchanged): a tie
+        # blocks the outcome (needs adjudication, as `prefval status` counts it), other disagreements are decided
+        votes = self.task.outcomes(data, with_adjudications=False)
+        self.vote_states: dict[str, str] = {u.id: vote_class(votes[u.id]) for u in self.units}
         from annotator.session import refuse_model_name
 
         refuse_model_name(store, adjudicator_name, "adjudicate")
@@ -172,6 +176,48 @@ class AdjudicationSession:
     def progress(self) -> tuple[int, int]:
         """(units adjudicated, units to adjudicate)."""
         return sum(1 for u in self.units if u.id in self.current), len(self.units)
+
+    def offered(self) -> dict[str, int]:
+        """What the votes alone decide about the units offered (vote_class), counted: {"needs_adjudication": units
+        whose votes decide nothing (a tie, or no unanimity where the task asks for it), "needs_adjudication_left":
+        those of them without an adjudication in force yet (the figure `prefval status STUDY` gives as "undecided:
+        needs adjudication"), "votes": disagreements the vote rule already decided (passed or failed; an
+        adjudication overrides it), and any other outcome state (e.g. "too_few") with its count}. The counts
+        other than needs_adjudication_left add up to the units offered."""
+        from annotator.tasks.outcome import NEEDS_ADJUDICATION
+
+        out = {NEEDS_ADJUDICATION: 0, "needs_adjudication_left": 0, "votes": 0}
+        for uid, state in self.vote_states.items():
+            out[state] = out.get(state, 0) + 1
+            if state == NEEDS_ADJUDICATION and uid not in self.current:
+                out["needs_adjudication_left"] += 1
+        return out
+
+    def offered_text(self, left: bool = True, explained: bool = False, others: bool = True) -> str:
+        """offered() in words, for the screen's head: "2 need adjudication (1 left), 1 decided by the votes"; an
+        other state as "1 undecided: too few answers" (others=False leaves these out: the figures no longer add up
+        to the units offered). left=False leaves out "(N left)". explained=True (the line
+        `prefval adjudicate` ends with) says what each figure means: "2 need adjudication (the votes decide nothing;
+        1 left, which `prefval status st` counts as needing adjudication), 1 decided by the votes (an adjudication
+        overrides them)"."""
+        from annotator.tasks.outcome import NEEDS_ADJUDICATION, STATE_WORDS, STATES
+
+        counts = self.offered()
+        n, votes, waiting = counts[NEEDS_ADJUDICATION], counts["votes"], counts["needs_adjudication_left"]
+        first = f"{n} need{'s' if n == 1 else ''} adjudication"
+        if explained and n:
+            first += (f" (the votes decide nothing; {waiting} left, which `prefval status {self.study.name}` counts "
+                      "as needing adjudication)")
+        elif explained:
+            first = f"none needs adjudication (`prefval status {self.study.name}` counts none as needing it)"
+        elif left and n:
+            first += f" ({waiting} left)"
+        parts = [first, f"{votes} decided by the votes" + (" (an adjudication overrides them)"
+                                                           if explained and votes else "")]
+        if others or explained:
+            parts += [f"{counts[state]} {STATE_WORDS[state]}" for state in STATES
+                      if state != NEEDS_ADJUDICATION and counts.get(state)]
+        return ", ".join(parts)
 
     def prepare(self, decision: Decision) -> PendingAdjudication | None:
         """A complete decision on the unit on screen as its final answer, not written yet (write, then apply); a
@@ -245,6 +291,18 @@ class AdjudicationSession:
             return False
         self.index = j
         return True
+
+
+def vote_class(outcome) -> str:
+    """How an offered unit stands on the people's votes alone (an annotator.tasks.outcome.Outcome computed without
+    adjudications): "needs_adjudication" (the votes decide nothing: the unit blocks the outcome until adjudicated),
+    "votes" (the vote rule passed or failed it: a disagreement, yet decided), else the outcome's state (e.g.
+    "too_few", "undecided", or "passed" / "failed" by a study-wide rule)."""
+    from annotator.tasks.outcome import FAILED, PASSED, VOTES
+
+    if outcome.state in (PASSED, FAILED) and outcome.decided_by == VOTES:
+        return "votes"
+    return outcome.state
 
 
 def adjudication_table(store: Store, data, task) -> "Table | None":

@@ -43,10 +43,40 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: the --out value that means standard output (as in most command-line tools); a file named "-" is ./-
+STDOUT = "-"
+
+
+def out_file(value: str) -> str | None:
+    """The argparse type of ``--out`` of a command that writes a file or to standard output: None (standard
+    output, as when --out is not given) for ``-``, else the path as given (``./-`` names a file called "-")."""
+    return None if value == STDOUT else value
+
+
+def refuse_stdout(value: str | None, command: str, writes: str) -> None:
+    """Refuse ``--out -`` for a command whose output cannot go to standard output (a folder, a SQLite file):
+    PrefvalError, one line naming the option and what the command writes. Call it before any work."""
+    if value == STDOUT:
+        raise PrefvalError(f"--out -: {command} writes {writes}, which cannot go to standard output; give a path "
+                           "(./- for one named '-')")
+
+
+def add_group_db_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--db PATH`` to a command that holds actions (study, bundle, evaluate), so that ``prefval study --db
+    x.db list`` reads x.db as ``prefval study list --db x.db`` does. Its own dest (group_db) and no default, so
+    the action's --db (default None) never hides it; main() takes whichever was given and refuses two different
+    files."""
+    parser.add_argument("--db", dest="group_db", default=argparse.SUPPRESS, metavar="PATH",
+                        help="SQLite file, before the action as well as after it (default: $PREFVAL_DB or "
+                             "./prefval.db)")
+
+
 def add_out_option(parser: argparse.ArgumentParser, what: str = "output file") -> None:
     """Add ``--out PATH`` and ``--force`` to a command that writes a file (written through storage.outfile: never
-    the database or another SQLite file, an existing file only with --force, atomically)."""
-    parser.add_argument("--out", help=f"{what} (default: standard output); an existing file only with --force")
+    the database or another SQLite file, an existing file only with --force, atomically). ``--out -`` is standard
+    output (args.out is None then, as without --out: out_file)."""
+    parser.add_argument("--out", type=out_file,
+                        help=f"{what} (default, or -: standard output); an existing file only with --force")
     parser.add_argument("--force", action="store_true",
                         help="replace an existing --out file (or a symbolic link's target); never a database")
 
@@ -138,12 +168,13 @@ def _main(argv: list[str] | None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    given = getattr(args, "global_db", None)
+    given = [getattr(args, k, None) for k in ("global_db", "group_db", "db")]
+    given = list(dict.fromkeys(v for v in given if v))  # --db before the command, before its action, after it
+    if len(given) > 1:
+        print(f"prefval: error: --db given twice with different files ({given[0]} and {given[1]})", file=sys.stderr)
+        return 2
     if given:
-        if getattr(args, "db", None) and args.db != given:
-            print(f"prefval: error: --db given twice with different files ({given} and {args.db})", file=sys.stderr)
-            return 2
-        args.db = given
+        args.db = given[0]
     try:
         code = args.func(args)
     except PrefvalError as exc:

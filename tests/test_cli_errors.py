@@ -2,6 +2,7 @@
 in every error about a study, dataset or annotator, `import jsonl` without --kind, --from-study without a match."""
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -101,3 +102,75 @@ def test_from_study_without_matching_ids_is_refused(tmp_path, capsys):
     assert main(["study", "create", "jv2", "--task", "judge_validation", "--dataset", "judged2", "--from-study", "g",
                  "--db", db]) == 0
     assert os.path.exists(db)
+
+
+def test_status_gives_the_same_with_db_before_or_after_the_command(tmp_path, capsys, monkeypatch):
+    db = str(tmp_path / "x.db")
+    assert main(["--db", db, "import", "jsonl", str(SAMPLE / "persona/personas.jsonl"), "--kind", "persona_record",
+                 "--dataset", "p"]) == 0
+    # neither ./prefval.db nor $PREFVAL_DB may be read instead: both name a database with another dataset
+    monkeypatch.chdir(tmp_path)
+    other = str(tmp_path / "prefval.db")
+    assert main(["--db", other, "import", "jsonl", str(SAMPLE / "persona/personas.jsonl"), "--kind",
+                 "persona_record", "--dataset", "elsewhere"]) == 0
+    monkeypatch.setenv("PREFVAL_DB", other)
+    capsys.readouterr()
+    assert main(["--db", db, "status"]) == 0
+    before = capsys.readouterr().out
+    assert main(["status", "--db", db]) == 0
+    after = capsys.readouterr().out
+    assert before == after
+    # x.db's one dataset p with its 15 persona records (sample_data/persona/personas.jsonl has 15 lines)
+    assert before.splitlines()[:2] == ["datasets:", "  p                        jsonl        15 items"]
+    assert "elsewhere" not in before
+
+
+def test_every_command_takes_db_after_it_but_stats_says_it_reads_no_database(tmp_path, capsys):
+    import argparse
+
+    from annotator.cli import build_parser
+
+    def leaves(parser, path):
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            yield path, parser
+        for sub in subs:
+            for name, child in sub.choices.items():
+                yield from leaves(child, path + [name])
+
+    found = {" ".join(p): any("--db" in a.option_strings for a in leaf._actions)
+             for p, leaf in leaves(build_parser(), [])}
+    assert len(found) > 25 and all(found.values())  # stats' --db is hidden: it refuses with its reason
+    csv_file = tmp_path / "x.csv"
+    csv_file.write_text("a,b\nx,x\ny,x\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as exc:
+        main(["stats", "agreement", str(csv_file), "--metric", "percent_agreement", "--db", "b.db"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "prefval stats agreement: error: --db: prefval stats reads the CSV file it is given, not a database" in err
+    assert "unrecognized arguments" not in err
+    assert not (tmp_path / "b.db").exists()
+    # before the command, --db is the global option every command accepts: the CSV's figures, the same as without
+    assert main(["--db", str(tmp_path / "b.db"), "stats", "agreement", str(csv_file), "--metric",
+                 "percent_agreement", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["value"] == 0.5  # 1 of the 2 items agreed
+    assert not (tmp_path / "b.db").exists()
+
+
+def test_db_before_the_action_of_study_bundle_and_evaluate(tmp_path, capsys, monkeypatch):
+    db = str(tmp_path / "x.db")
+    monkeypatch.chdir(tmp_path)  # ./prefval.db: not there, so reading it instead fails
+    assert main(["--db", db, "import", "jsonl", str(SAMPLE / "persona/personas.jsonl"), "--kind", "persona_record",
+                 "--dataset", "p"]) == 0
+    assert main(["study", "--db", db, "create", "s1", "--task", "persona_filter", "--dataset", "p"]) == 0
+    capsys.readouterr()
+    outs = []
+    for argv in (["--db", db, "study", "list"], ["study", "--db", db, "list"], ["study", "list", "--db", db]):
+        assert main(argv) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] == outs[2] and outs[0].split()[0] == "s1"
+    assert main(["study", "--db", db, "list", "--db", str(tmp_path / "other.db")]) == 2
+    assert "--db given twice with different files" in capsys.readouterr().err
+    assert main(["bundle", "--db", str(tmp_path / "nope.db"), "merge", "b.db"]) == 1
+    assert "nope.db: no such database" in capsys.readouterr().err
+    assert not os.path.exists(tmp_path / "prefval.db")

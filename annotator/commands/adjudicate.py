@@ -12,7 +12,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "rubric: scores more than --option adjudication_threshold apart, default 1), "
                                    "with each answer, its annotator and notes. The task's decision keys set the "
                                    "final answer; E excludes the item with a reason. Saved at once, append-only; "
-                                   "exports, reports and releases use them.")
+                                   "exports, reports and releases use them. The head (when it fits) and the line "
+                                   "it ends with say how many of these need adjudication (the votes decide "
+                                   "nothing: what `prefval status` counts) and how many the votes decided.")
     p.add_argument("study", help="the study whose disagreements to settle")
     p.add_argument("--annotator", required=True, help="the adjudicator's name")
     p.add_argument("--allow-annotator", action="store_true",
@@ -32,6 +34,14 @@ def run(args: argparse.Namespace) -> int:
                         allow_annotator=args.allow_annotator)
     need_terminal("prefval adjudicate")
     app.run_checked()
-    done, total = app.session.progress()
-    print(visible(f"{args.annotator} adjudicated {done} of {total} disagreements in {args.study}", layout=False))
+    print(visible(closing_line(app.session), layout=False))
     return 0
+
+
+def closing_line(session) -> str:
+    """The line `prefval adjudicate` prints when the screen closes: how many of the disagreements offered the
+    adjudicator has decided, and how they stand on the votes alone (AdjudicationSession.offered_text), so that the
+    figure `prefval status` gives as "needs adjudication" can be found in it."""
+    done, total = session.progress()
+    return (f"{session.adjudicator.name} adjudicated {done} of {total} disagreements in {session.study.name}: "
+            f"{session.offered_text(explained=True)}")

@@ -9,13 +9,14 @@ from annotator.safe_text import echo
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from annotator.cli import add_db_option
+    from annotator.cli import add_db_option, add_group_db_option
     from annotator.commands.annotate import add_new_annotator_option
 
     p = sub.add_parser("bundle", help="offline bundles: one annotator's items in a file of their own, merged back",
                        description="Cut one annotator's share of a study into a bundle file they can annotate "
                                    "anywhere (`prefval annotate STUDY --annotator WHO --db BUNDLE`), then merge "
                                    "their answers back with their whole history.")
+    add_group_db_option(p)
     bsub = p.add_subparsers(dest="bundle_command", metavar="ACTION")
     e = bsub.add_parser("export", help="write one annotator's bundle of a study",
                         description="The bundle holds only that annotator's items (and their contexts), the "
@@ -44,11 +45,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_export(args: argparse.Namespace) -> int:
     from annotator.bundles import export_bundle
-    from annotator.cli import db_path
+    from annotator.cli import db_path, refuse_stdout
     from annotator.commands.annotate import _check_study, confirm_newcomer
     from annotator.study_setup import earlier_bundle_warning
     from storage.store import Store
 
+    refuse_stdout(args.out, "bundle export", "a SQLite file")
     path = db_path(args, must_exist=True)
     _check_study(args)  # an archived study is refused before the newcomer question
     if not confirm_newcomer(args):

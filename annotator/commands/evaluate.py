@@ -24,13 +24,14 @@ KINDS = ("answer", "judge-rubric", "judge-pairwise", "judge-reflection", "consen
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from annotator.cli import add_db_option
+    from annotator.cli import add_db_option, add_group_db_option
     from generator.settings import add_client_flags
 
     p = sub.add_parser("evaluate", help="run LLMs on the items: answers, LLM judges, a blind consensus filter",
                        description="Models answer items and LLM judges score them; results are stored as answers "
                                    "of annotators of kind llm beside the human ones (or as new datasets). Every "
                                    "call is cached: re-running a run sends only the calls not yet answered.")
+    add_group_db_option(p)
     kinds = p.add_subparsers(dest="kind", metavar="KIND", required=True)
 
     def common(q: argparse.ArgumentParser, model_required: bool = True) -> None:

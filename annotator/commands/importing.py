@@ -83,7 +83,29 @@ def run(args: argparse.Namespace) -> int:
                       layout=False))
     warn_missing_contexts(result, len(parsed.items))
     warn_duplicate_options(parsed)
+    warn_kept_in_metadata(parsed)
     return 0
+
+
+def kept_in_metadata_line(kept) -> str:
+    """The warning of one record field the generic importer kept in metadata (storage.importers.base.KeptInMetadata):
+    "warning: FILE: field 'answer' is not a field of mcq items; kept in the metadata of 3 record(s)", and when the
+    name reads as an answer, what it was probably meant for and how to import it as that ("; it reads as the answer
+    key, which the items did not get from it: to import it as their correct_index, add --map
+    correct_index=answer")."""
+    line = (f"warning: {kept.path}: field {kept.field!r} is not a field of {kept.kind} items; kept in the metadata "
+            f"of {kept.records} record(s)")
+    if kept.answer_field:
+        line += (f"; it reads as the answer key, which the items did not get from it: to import it as their "
+                 f"{kept.answer_field}, add --map {kept.answer_field}={kept.field}")
+    return line
+
+
+def warn_kept_in_metadata(parsed) -> None:
+    """One line on stderr per record field (per file) that the items' kind has no field for, kept in their metadata
+    as the generic importer documents (kept_in_metadata_line). The items are imported as they are."""
+    for kept in parsed.kept_in_metadata:
+        print(visible(kept_in_metadata_line(kept), layout=False), file=sys.stderr)
 
 
 def warn_missing_contexts(result, n_items: int) -> None:

@@ -29,10 +29,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from annotator.cli import db_path
+    from annotator.cli import db_path, refuse_stdout
     from annotator.release import write_release
     from storage.store import Store
 
+    refuse_stdout(args.out, "release", "a folder of files")
     with Store.open(db_path(args, must_exist=True), mode="ro") as store:
         sheet = write_release(store, args.studies, args.out, force=args.force, with_names=args.names,
                               license_=args.license, language=args.language, url=args.url)

@@ -38,10 +38,25 @@ def _output_options(p: argparse.ArgumentParser, zero_means_no_interval: bool) ->
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resamples (default 0)")
 
 
+class _NoDatabase(argparse.Action):
+    """``--db`` given after ``stats`` (every other command takes it there): a usage error (exit 2) saying that
+    stats reads the CSV file it is given, not a database, instead of argparse's "unrecognized arguments"."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error("--db: prefval stats reads the CSV file it is given, not a database; drop --db (a study's "
+                     "figures from the database: `prefval report STUDY --db PATH`)")
+
+
+def _refuse_db(p: argparse.ArgumentParser) -> None:
+    """A hidden --db on a stats parser that refuses it with its reason (_NoDatabase)."""
+    p.add_argument("--db", action=_NoDatabase, help=argparse.SUPPRESS)
+
+
 def register(subparsers) -> None:
     """Add ``stats agreement`` and ``stats correlate`` to the prefval parser."""
     p = subparsers.add_parser("stats", help="agreement statistics and correlations from a CSV file",
                               description="Agreement statistics and correlations from a CSV file.")
+    _refuse_db(p)
     sub = p.add_subparsers(dest="stats_command", metavar="STATS_COMMAND")
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
@@ -60,6 +75,7 @@ def register(subparsers) -> None:
     a.add_argument("--keep-na", action="store_true",
                    help="count cells such as NA, N/A, None, null, nan as labels (default: missing)")
     _output_options(a, zero_means_no_interval=True)
+    _refuse_db(a)
     a.set_defaults(func=run_agreement)
 
     c = sub.add_parser("correlate", help="correlation between two numeric columns",
@@ -70,6 +86,7 @@ def register(subparsers) -> None:
     c.add_argument("--columns", default=None, metavar="A,B",
                    help="the two columns (default: the two non-item columns)")
     _output_options(c, zero_means_no_interval=True)
+    _refuse_db(c)
     c.set_defaults(func=run_correlate)
 
     m = sub.add_parser("majority-vote", help="majority-vote accuracy against a key column (HorizonBench 5.3)",
@@ -85,6 +102,7 @@ def register(subparsers) -> None:
     m.add_argument("--discard", default=None, metavar="LABEL",
                    help="the label of a discarded answer (can't tell), which first-annotator passes over")
     _output_options(m, zero_means_no_interval=False)
+    _refuse_db(m)
     m.set_defaults(func=run_majority_vote)
 
     w = sub.add_parser("win-rate", help="win / loss / tie rates of pairwise judgments (RealPref G.1)",
@@ -94,6 +112,7 @@ def register(subparsers) -> None:
                                    "of pairwise studies.")
     w.add_argument("file", metavar="FILE.csv", help="one row per pair, one column per annotator")
     _output_options(w, zero_means_no_interval=False)
+    _refuse_db(w)
     w.set_defaults(func=run_win_rate)
 
     pp = sub.add_parser("ppi", help="prediction-powered mean of human labels with an LLM judge's (PPI, PPI++)",
@@ -110,6 +129,7 @@ def register(subparsers) -> None:
                     help="none: PPI, lambda = 1 (default); power: PPI++")
     pp.add_argument("--alpha", type=float, default=0.05, help="1 - the interval's coverage (default 0.05)")
     pp.add_argument("--format", default="table", choices=("table", "json"), help="a table (default) or JSON")
+    _refuse_db(pp)
     pp.set_defaults(func=run_ppi)
 
 

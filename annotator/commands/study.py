@@ -57,10 +57,11 @@ def _task_args(args: argparse.Namespace) -> dict:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from annotator.cli import add_db_option
+    from annotator.cli import add_db_option, add_group_db_option
     from annotator.tasks import TASKS  # discovers the task packages: their declarations fill storage.task_specs
 
     p = sub.add_parser("study", help="create and list studies")
+    add_group_db_option(p)
     ssub = p.add_subparsers(dest="study_command", metavar="ACTION")
     c = ssub.add_parser("create", help="create a study over a dataset",
                         description="Create a study: the task type decides what annotators see and answer.")

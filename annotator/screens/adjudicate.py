@@ -109,10 +109,17 @@ class AdjudicateScreen(SavingScreen, Screen[None]):
         s = self.session
         done, total = s.progress()
         figures = f"{done}/{total} adjudicated · disagreement {s.index + 1}/{total}"
+        # of the disagreements: how many block the outcome (status's "needs adjudication") and how many the votes
+        # decided; said whole when it fits, else without "(N left)", else without the other states, else left out
+        # (the head stays one row)
         if self.size.width < self.NARROW:  # compact: no command, no task name
             line = f"{s.study.name} · {s.adjudicator.name} · {figures}"
         else:
             line = f"adjudicate {s.study.name} ({s.task.name}) · {s.adjudicator.name} · {figures}"
+        for split in (s.offered_text(), s.offered_text(left=False), s.offered_text(left=False, others=False)):
+            if len(line) + 3 + len(split) <= (self.size.width or self.NARROW) - 2:  # the head's padding: 0 1
+                line += f" · {split}"
+                break
         self.query_one("#head", Static).update(Text(visible(line, layout=False)))
 
     async def show_current(self) -> None:

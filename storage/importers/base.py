@@ -13,9 +13,24 @@ from storage.models import ContextIn, ItemIn
 from storage.textfile import not_utf8, read_text, regular_file
 
 
+@dataclass(frozen=True)
+class KeptInMetadata:
+    """A record field that is no field of the item kind, kept in the items' metadata (the generic importer's rule):
+    the file, the field's name, how many records of the file had it (non-empty), the kind, and answer_field: the
+    kind's answer-key field when the name reads as an answer (e.g. 'answer' for mcq: "correct_index"), else None."""
+
+    path: str
+    field: str
+    records: int
+    kind: str
+    answer_field: str | None = None
+
+
 @dataclass
 class Parsed:
-    """What an importer read: items, contexts, and the hash of the input files (sha256 hex, combined)."""
+    """What an importer read: items, contexts, and the hash of the input files (sha256 hex, combined);
+    kept_in_metadata: the record fields the generic importer kept in metadata, one per (file, field), in the order
+    first met."""
 
     items: list[ItemIn] = field(default_factory=list)
     contexts: list[ContextIn] = field(default_factory=list)
@@ -23,6 +38,7 @@ class Parsed:
     source_path: str = ""
     #: original texts the items' ItemIn.source point to, by sha256 hex of the text (see add_source)
     sources: dict[str, str] = field(default_factory=dict)
+    kept_in_metadata: list[KeptInMetadata] = field(default_factory=list)
 
     def add_source(self, text: str) -> str:
         """Keep an original text (a record as JSON, a Parquet schema) once; returns its id, the sha256 hex."""

@@ -12,7 +12,10 @@ Field mapping (payload field -> record field):
   texts are those cells in that order; empty cells may only come at the end (they are dropped, so a 5-column
   layout can hold rows with 4 options). Mapped to one column, ``options`` is a list (JSONL) or a cell holding a
   JSON list or a Python list literal (CSV).
-- Record fields not used by the mapping (and not the id) go to payload ``metadata``.
+- Record fields not used by the mapping (and not the id) go to payload ``metadata``; Parsed.kept_in_metadata names
+  each such field once per file with the number of records that had it, and, when its name reads as an answer
+  (ANSWER_NAMES: ``answer``, ``label``, ``gold`` ...), the kind's answer-key field (KEY_FIELDS) it was probably
+  meant for (`prefval import` prints one warning line per field).
 
 Index fields (correct_index, distractor_index) accept, case-insensitively:
 a 0-based integer (JSON int, or a cell of digits: "2" is the third option); a single letter, bare or in
@@ -43,7 +46,8 @@ from typing import Any, Iterator
 from pydantic import ValidationError
 
 from storage.errors import InputError, PrefvalError
-from storage.importers.base import load_yaml_or_json, Parsed, check_mapped_columns, check_paths, file_sha256
+from storage.importers.base import (KeptInMetadata, Parsed, check_mapped_columns, check_paths, file_sha256,
+                                    load_yaml_or_json)
 from storage.importers.original import ReleaseFile, csv_bytes, jsonl_bytes, load_record, record_text, union_header
 from storage.models import ItemIn, ItemSource
 from storage.payloads import PAYLOADS
@@ -54,6 +58,12 @@ FORMATS = ("jsonl", "csv")
 INDEX_FIELDS = ("correct_index", "distractor_index")
 JSON_FIELDS = ("options", "snippet", "messages", "reference_scores", "metadata")
 BOOL_FIELDS = ("candidate_label",)
+#: record field names that read as an item's answer or gold label (compared case-insensitively, "-" and " " as "_")
+ANSWER_NAMES = frozenset({"answer", "answers", "answer_key", "key", "gold", "gold_label", "gold_answer", "label",
+                          "correct", "correct_answer", "correct_option", "correct_choice", "correct_letter",
+                          "target", "ground_truth", "truth", "solution"})
+#: the payload field of each kind that holds its answer key (kinds without one are not listed)
+KEY_FIELDS = {"mcq": "correct_index", "gold_candidate": "candidate_label"}
 _LETTER = re.compile(r"^\(?\s*([A-Za-z])\s*\)?$")
 _TRUE = {"true", "yes", "1", "t", "y"}
 _FALSE = {"false", "no", "0", "f", "n"}
@@ -233,7 +243,9 @@ def _records(path: Path, fmt: str, fields: dict[str, str] | None = None) -> Iter
 
 
 def _build_payload(kind: str, rec: dict, fields: dict[str, str], used: set[str], is_csv: bool,
-                   path: Path, record: str) -> dict:
+                   path: Path, record: str, kept: list[str] | None = None) -> dict:
+    """The payload of one record (the module docstring's rules); the names of the record fields kept in metadata
+    are appended to kept when given. Raises InputError (file, record, field)."""
     model = PAYLOADS[kind]
     data: dict[str, Any] = {}
     rename: dict[str, str] = {}
@@ -281,6 +293,8 @@ def _build_payload(kind: str, rec: dict, fields: dict[str, str], used: set[str],
             else:
                 data[name] = idx
     extra = {k: v for k, v in rec.items() if k not in used and not (is_csv and v == "")}
+    if kept is not None:
+        kept.extend(extra)
     if extra:
         meta = data.get("metadata")
         if meta is not None and not isinstance(meta, dict):
@@ -290,6 +304,16 @@ def _build_payload(kind: str, rec: dict, fields: dict[str, str], used: set[str],
         return model.model_validate(data).model_dump(exclude_none=True)
     except ValidationError as exc:
         raise input_error_from(exc, path, record, rename) from None
+
+
+def answer_field_for(kind: str, name: str) -> str | None:
+    """The kind's answer-key field (KEY_FIELDS) when a record field called name reads as an answer (ANSWER_NAMES),
+    else None: answer_field_for("mcq", "Answer") == "correct_index"; answer_field_for("persona_record", "answer")
+    is None (no key field)."""
+    key = KEY_FIELDS.get(kind)
+    if key is None or not isinstance(name, str):
+        return None
+    return key if re.sub(r"[\s-]+", "_", name.strip().lower()) in ANSWER_NAMES else None
 
 
 def _kind_hint(rec: dict, is_csv: bool, path: Path, record: str) -> str:
@@ -328,6 +352,7 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
     parsed = Parsed(file_hash=file_sha256(ps), source_path=",".join(str(p) for p in ps))
     seen: dict[str, str] = {}
     for p in ps:
+        kept_counts: dict[str, int] = {}  # field kept in metadata -> records of this file, in the order first met
         for record, rec, is_csv in _records(p, fmt, fields):
             used: set[str] = set()
             if id_field:
@@ -343,8 +368,9 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
             if ext in seen:
                 raise InputError(str(p), record, id_field or "id", f"duplicate id '{ext}' (first at {seen[ext]})")
             seen[ext] = record if len(ps) == 1 else f"{p.name} {record}"
+            kept: list[str] = []
             try:
-                payload = _build_payload(kind, rec, fields, used, is_csv, p, record)
+                payload = _build_payload(kind, rec, fields, used, is_csv, p, record, kept)
             except InputError as exc:
                 if options.get("kind") or kind_from_mapping or fields:
                     raise
@@ -353,6 +379,10 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
             parsed.items.append(ItemIn(external_id=ext, kind=kind, payload=payload,
                                        source={"record_src": parsed.add_source(record_text(rec)),
                                                "file": "csv" if is_csv else "jsonl"}))
+            for name in kept:
+                kept_counts[name] = kept_counts.get(name, 0) + 1
+        parsed.kept_in_metadata.extend(KeptInMetadata(str(p), name, n, kind, answer_field_for(kind, name))
+                                       for name, n in kept_counts.items())
     return parsed
 
 
