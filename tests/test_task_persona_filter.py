@@ -439,3 +439,43 @@ def test_persona_screen_asks_before_a_stored_drop_becomes_keep_snapshot(pf_db, s
     """Back on a dropped record (couple marked), k: the question on the state line, the record as stored."""
     app = AnnotateApp(pf_db, "pf", "ana", show_timer=False)
     assert snap_compare(app, press=["2", "d", "u", "k"], terminal_size=(110, 34))
+
+
+async def _reasons_unseen(pilot) -> bool:
+    from tests.screen import tracked, wait_for
+
+    await wait_for(pilot, lambda: tracked(pilot.app), what="the record tracked")
+    screen = pilot.app.screen
+    screen._observe()
+    return "the drop reasons" in {getattr(w, "seen_label", None) for w in screen.seen.unseen()}
+
+
+@pytest.mark.slow
+async def test_the_drop_reasons_read_once_need_no_scrolling_on_the_next_records(db_file):
+    """At 80x24 the reasons sit below the record: read once in a session, the next records take a key at once;
+    a new session reads them again."""
+    from tests.tui_helpers import see_all
+
+    reasons = [f"reason number {i}: the record is implausible in a way described at length" for i in range(8)]
+    with Store.open(db_file, mode="create") as s:
+        s.import_items("personas", "jsonl", persona_items(4))
+        create_study(s, StudySpec(name="pf", task="persona_filter", datasets=["personas"], seed=2,
+                                  annotators_per_item=1, reasons=reasons))
+    app = AnnotateApp(db_file, "pf", "ana", show_timer=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await _reasons_unseen(pilot)  # below the fold on the first record
+        await pilot.press("k")
+        assert app.session.index == 0  # refused: the reasons were not on screen
+        assert await see_all(pilot) > 0
+        await pilot.press("k")
+        assert app.session.index == 1
+        assert not await _reasons_unseen(pilot)  # the same reasons: read already in this session
+        await pilot.press("k")
+        assert app.session.index == 2
+    app = AnnotateApp(db_file, "pf", "ana", show_timer=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.session.index == 2
+        assert await _reasons_unseen(pilot)  # a new session reads them again
+    with Store.open(db_file, mode="ro") as s:
+        rows = [a for a in s.annotations(s.get_study("pf").id) if a.status == "answered"]
+    assert [a.answer["decision"] for a in rows] == ["keep", "keep"]

@@ -64,6 +64,11 @@ class PersonaRecordView(ScrollPane):
             box.border_title = "Drop reasons"  # the key line says how: digits mark or unmark, d drops
             for i, reason in enumerate(self.pr_reasons):
                 on = reason in self.pr_chosen
-                yield must_see(Static(markup("[b]$n[/b]  $mark $reason", n=i + 1, mark="[x]" if on else "[ ]",
-                                             reason=reason), classes="reason chosen" if on else "reason",
-                                      id=f"reason-{i}"), "the drop reasons")
+                line = must_see(Static(markup("[b]$n[/b]  $mark $reason", n=i + 1, mark="[x]" if on else "[ ]",
+                                              reason=reason), classes="reason chosen" if on else "reason",
+                                       id=f"reason-{i}"), "the drop reasons")
+                # the study's reasons are the same on every record: once read whole in this session they need no
+                # scrolling again on the next record (annotator/widgets/seen.py, SeenInSession); a new session,
+                # or other reasons, must be read again
+                line.seen_key = ("drop reason", i, reason)
+                yield line
