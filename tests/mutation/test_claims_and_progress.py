@@ -1,6 +1,9 @@
-"""Claiming units against their quota, attention checks spread over a queue, releasing, and the progress counts of
-storage/studies.py, on a small study worked by hand (CONTRIBUTING.md, "Mutation testing")."""
+"""Claiming units against their quota (one claim, one creation time), attention checks spread over a queue, releasing
+(logged with its annotator), and the progress counts of storage/studies.py, on a small study worked by hand
+(CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
+
+import datetime as dt
 
 import pytest
 
@@ -114,3 +117,54 @@ def test_study_and_annotator_progress_by_hand(st):
     store.release_assignments(study.id, bo.id)  # u0 (no answer) released
     assert store.study_progress(study.id)["assignments"] == 7
     assert store.assignment_count(study.id) == 7
+
+
+def test_claimed_assignments_carry_their_creation_time(store):
+    store.import_items("ds", "jsonl", [ItemIn(external_id=f"i{k}", kind="persona_record", payload={"text": str(k)})
+                                       for k in range(2)])
+    ids = [r[0] for r in store.db.execute("SELECT id FROM items ORDER BY external_id")]
+    study = store.create_study("s", "persona_filter", {"annotators_per_item": 1}, 1, [(i, None, {}) for i in ids])
+    ann = store.ensure_annotator("ann")
+    before = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)
+    assert store.claim_units(study.id, ann.id, 5, lambda units, nxt: [(u.id, nxt + i, 3)
+                                                                        for i, u in enumerate(units)]) == 2
+    after = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=1)
+    stamps = [r[0] for r in store.db.execute("SELECT created_at FROM assignments ORDER BY position")]
+    assert len(stamps) == 2 and stamps[0] == stamps[1]  # one claim, one time
+    t = dt.datetime.fromisoformat(stamps[0])
+    t = t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+    assert before <= t <= after
+
+
+def test_released_assignments_are_logged_with_their_annotator(store):
+    store.import_items("ds", "jsonl", [ItemIn(external_id="i0", kind="persona_record", payload={"text": "0"})])
+    (iid,) = (r[0] for r in store.db.execute("SELECT id FROM items"))
+    study = store.create_study("s", "persona_filter", {"annotators_per_item": 1}, 1, [(iid, None, {})])
+    ann = store.ensure_annotator("ann")
+    store.add_assignments(study.id, [(store.units(study.id)[0].id, ann.id, 0, 1)])
+    assert store.release_assignments(study.id, ann.id) == 1
+    assert [(e.study_id, e.annotator_id) for e in store.events("assignments_released")] == [(study.id, ann.id)]
+
+
+def test_attention_checks_keep_pace_with_the_units_claimed(store):
+    # 10 units and 2 attention checks: each batch of 5 units brings ceil(2 * mine / 10) - checks held = 1 check
+    store.import_items("ds", "jsonl", [ItemIn(external_id=f"i{k}", kind="persona_record", payload={"text": str(k)})
+                                       for k in range(12)])
+    ids = [i.id for i in store.items("ds")]
+    st = store.create_study("s", "persona_filter", {"annotators_per_item": 1}, 1,
+                            [(i, None, {"check": {"expect": "keep"}} if k >= 10 else {}) for k, i in enumerate(ids)])
+    ann = store.ensure_annotator("ann")
+
+    def plan(units, nxt):
+        return [(u.id, nxt + n, 1) for n, u in enumerate(units)]
+
+    def held():
+        units = {u.id: u for u in store.units(st.id)}
+        mine = [units[a.unit_id] for a in store.assignments(st.id, ann.id)]
+        return sum(1 for u in mine if not u.extra), sum(1 for u in mine if u.extra)
+
+    assert store.claim_units(st.id, ann.id, 5, plan, spread_checks=True) == 6
+    assert held() == (5, 1)
+    assert store.claim_units(st.id, ann.id, 5, plan, spread_checks=True) == 6
+    assert held() == (10, 2)
+    assert store.claim_units(st.id, ann.id, 5, plan, spread_checks=True) == 0

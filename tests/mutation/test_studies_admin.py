@@ -1,5 +1,5 @@
 """The study and annotator records of storage/studies.py: creation (at once and in batches), the hidden study of a
-process that died, renaming, archiving, deleting, annotators; exact errors and the events logged
+process that died, renaming, archiving, deleting, annotators, a study stored without settings; exact errors and the events logged
 (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
@@ -155,3 +155,9 @@ def test_annotators(store):
     assert store.find_annotator("bo") is None and store.ensure_annotator("al").id == bo.id
     assert [a.name for a in store.annotators()] == ["al", "judge"]
     assert store.events("annotator_renamed")[0].payload == {"from": "bo", "to": "al"}
+
+
+def test_a_study_stored_without_settings_reads_as_empty_settings(store):
+    store.db.execute("INSERT INTO studies (id, name, task_type, settings, seed, created_at) VALUES "
+                     "('s-old', 'old', 'mcq', NULL, 1, '2025-01-01T00:00:00')")
+    assert store.get_study("old").settings == {}
