@@ -50,3 +50,7 @@ def test_scrubbing_with_the_values_the_caller_read(monkeypatch):
     # values read once for a batch of texts (Store.put_llm_calls): they are scrubbed though no longer in the env
     assert scrub_text("keys abcdef123 and tok456789xyz", ["tok456789xyz", "abcdef123"]) == "keys *** and ***"
     assert scrub_text("nothing secret here", ["abcdef123"]) == "nothing secret here"
+
+
+def test_a_bearer_token_without_sk_is_scrubbed():
+    assert scrub_text("Authorization: Bearer abcdefgh12345678 sent", []) == "Authorization: *** sent"
