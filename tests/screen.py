@@ -32,3 +32,16 @@ def tracked(app) -> bool:
     annotator/widgets/seen.py), the moment a key can act on it."""
     seen = getattr(app.screen, "seen", None)
     return seen is not None and seen.unit is not None and not seen.hold
+
+
+def laid_out(app) -> bool:
+    """Whether the screen on top is laid out for good at the terminal's size: a resize has been taken in (the
+    screen's size is the terminal's), and no layout, scroll, repaint or recompose is pending, no widget waits to be
+    redrawn and no callback waits for the next refresh (a look the seen rule makes once the screen is laid out:
+    annotator/widgets/seen.py, observe_on_layout). Reads Textual 8's Screen attributes (textual is pinned to 8 in
+    pyproject.toml); what a test waits on once an item is drawn, where it used to let a counted number of frames
+    pass."""
+    screen = app.screen
+    return (screen.outer_size == app.size and not screen._layout_required and not screen._scroll_required
+            and not screen._repaint_required and not screen._recompose_required and not screen._dirty_widgets
+            and not screen._callbacks)

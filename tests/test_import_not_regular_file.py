@@ -1,7 +1,8 @@
 """`prefval import` of a path that exists but is not a regular file (/dev/null, a directory, a FIFO) says so: one line
 naming the path and what it is, exit code 1, the database byte for byte as it was, and nothing opened (a FIFO
 without a writer would block a reader forever). The other readers of user files (mapping, rubric, pairs,
-guidelines and bundle files) share the same check (storage.textfile.regular_file)."""
+guidelines and bundle files) share the same check (storage.textfile.regular_file), which says why a path that cannot be
+looked at failed."""
 from __future__ import annotations
 
 import hashlib
@@ -96,3 +97,17 @@ def test_settings_files_share_the_check(tmp_path):
         with pytest.raises(PrefvalError) as info:
             load_yaml_or_json("/dev/null", "rubric file")
         assert str(info.value) == "/dev/null: not a regular file (a character device)"
+
+
+def test_a_path_that_cannot_be_looked_at_says_why(tmp_path):
+    import errno
+    import os
+
+    from storage.errors import PrefvalError
+    from storage.textfile import regular_file
+
+    loop = tmp_path / "loop.jsonl"
+    loop.symlink_to(loop)  # a link to itself: stat() fails with ELOOP
+    with pytest.raises(PrefvalError) as info:
+        regular_file(loop)
+    assert str(info.value) == f"{loop}: cannot read ({os.strerror(errno.ELOOP)})"

@@ -18,7 +18,7 @@ from storage.models import ContextIn, ItemIn, Message
 from storage.payloads import McqPayload
 from storage.store import Store
 from tests.tui_helpers import see_all
-from tests.screen import tracked, wait_for
+from tests.screen import laid_out, tracked, wait_for
 
 
 def _rows(db_file: str, study: str):
@@ -50,11 +50,10 @@ def looks(monkeypatch):
 
 
 async def _drawn(pilot) -> None:
-    """Until the item is tracked and its layout settled (a look at a frame that moved is taken back and made
-    again once the screen has been laid out)."""
-    await wait_for(pilot, lambda: tracked(pilot.app), what="the item tracked and laid out")
-    for _ in range(3):
-        await pilot.pause()
+    """Until the item is tracked and the screen laid out for good at the terminal's size (a look at a frame that
+    moved is taken back and made again once the screen has been laid out; after a resize, the new size taken in)."""
+    await wait_for(pilot, lambda: tracked(pilot.app) and laid_out(pilot.app),
+                   what="the item tracked and the screen laid out at the terminal's size")
 
 
 # ---- item_quality -------------------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ import pytest
 
 from annotator.app import AnnotateApp
 from annotator.screens.annotate import AnnotateScreen
-from tests.test_seen_rules import _task_db, _tracked
+from tests.screen import laid_out, tracked, wait_for
+from tests.test_seen_rules import _task_db
 
 
 class _Recording(AnnotateScreen):
@@ -43,9 +44,10 @@ def _cap(panel: int) -> int:
 
 
 async def _settle(pilot) -> None:
-    await _tracked(pilot)
-    for _ in range(5):
-        await pilot.pause()
+    """Until the item is tracked and the screen laid out for good at the terminal's size (the layout the test
+    reads last is the one the panel keeps)."""
+    await wait_for(pilot, lambda: tracked(pilot.app) and laid_out(pilot.app),
+                   what="the item tracked and the screen laid out at the terminal's size")
 
 
 # (task, terminal size) -> (panel rows, question pane rows) once the item is drawn: the panel is the terminal less

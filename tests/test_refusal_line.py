@@ -22,6 +22,7 @@ from annotator.widgets.seen import drawn_top_first
 from storage.models import ItemIn
 from storage.payloads import McqPayload
 from storage.store import Store
+from tests.screen import tracked, wait_for
 from tests.tui_helpers import see_all
 
 LINE = "word " * 14  # 70 characters: one row of a 76-cell pane, never two
@@ -49,12 +50,7 @@ def _hint(app) -> str:
 
 async def _tracked(pilot) -> None:
     """Wait until the item on screen is tracked and its look no longer held back."""
-    for _ in range(60):
-        seen = pilot.app.screen.seen
-        if seen.unit is not None and not seen.hold:
-            break
-        await pilot.pause()
-    await pilot.pause()
+    await wait_for(pilot, lambda: tracked(pilot.app), what="the item tracked")
 
 
 def _type_at_once(app, *keys: tuple[str, str]) -> None:

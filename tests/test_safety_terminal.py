@@ -20,6 +20,7 @@ from annotator.widgets.paged_text import PAGE_CHARS, PagedText
 from storage.models import ContextIn, ItemIn, Message
 from storage.store import Store
 from tests.data.hostile import ALL_CONTROLS, BIG, ESCAPES, MARKUP, VISIBLE_ESC, hostile, name
+from tests.screen import wait_for
 from tests.tui_helpers import decide
 
 RAW_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
@@ -165,10 +166,8 @@ async def test_hostile_text_on_every_screen_is_shown_as_text(task, db_file, tmp_
         while not app.session.finished and steps < 40:
             view = app.session.view()
             keys = app.session.task.decision_keys(view, app.screen.partial)
-            for _ in range(50):  # the item is tracked once it has been drawn
-                if app.screen.seen.unit == view.unit.id:
-                    break
-                await pilot.pause()
+            await wait_for(pilot, lambda: app.screen.seen.unit == view.unit.id,  # tracked once drawn
+                           what=f"unit {view.unit.id} tracked")
             if any(p.pages > 1 for p in app.screen.query(PagedText)):
                 # a 5 MB field counts as seen only once each of its 1,250 pages was read: refused, then skipped
                 await pilot.press(keys[0].key)

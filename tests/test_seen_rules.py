@@ -13,6 +13,7 @@ from annotator.widgets.paged_text import PAGE_CHARS, PagedText
 from storage.models import ItemIn
 from storage.payloads import McqPayload
 from storage.store import Store
+from tests.screen import laid_out, tracked, wait_for
 from tests.tui_helpers import _pane_of, look, see_all
 
 
@@ -32,12 +33,7 @@ def _notices(app) -> list[str]:
 async def _tracked(pilot) -> None:
     """Wait until the item on screen is tracked and laid out for good (a first look at a frame that then moved is
     taken back, and the screen looks again once it is laid out)."""
-    for _ in range(50):
-        seen = pilot.app.screen.seen
-        if seen.unit is not None and not seen.hold:
-            await pilot.pause()
-            return
-        await pilot.pause()
+    await wait_for(pilot, lambda: tracked(pilot.app), what="the item tracked")
 
 
 async def _read_page(pilot, field: PagedText) -> int:
@@ -568,9 +564,9 @@ async def test_what_only_the_first_frame_showed_is_not_seen(db_file, tmp_path):
                  "--annotators-per-item", "1", "--dataset", "ans", "--db", db_file]) == 0
     app = AnnotateApp(db_file, "r", "ana", show_timer=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        await _tracked(pilot)
-        for _ in range(5):
-            await pilot.pause()
+        # the hint line's second row taken and the item pane laid out again below it
+        await wait_for(pilot, lambda: tracked(app) and laid_out(app),
+                       what="the item tracked and the screen laid out at the terminal's size")
         screen = app.screen
         item, dims = screen.query_one("#rb-item"), screen.query_one("#rb-dims")
         assert item.max_scroll_y > 0  # the answer goes on below the item pane's last row

@@ -1,6 +1,7 @@
 """Store.study_log: the current answers, skips, first timings, notes and deciding annotators of a study from one
 pass over its log, checked against hand-worked values of a log with changes, partial rows, skips and notes, and
-against the SQL views (current_answers, current_annotations) that figures read before."""
+against the SQL views (current_answers, current_annotations) that figures read before; the note written with an
+answer and with a skip kept."""
 from __future__ import annotations
 
 from annotator.cli import main
@@ -12,6 +13,7 @@ from reports.study_data import load_study_data
 from storage.models import AnnotationIn
 from storage.store import Store
 from tests.conftest import make_mcq_items
+from tests.mutation.persona_study import _add, _study
 
 
 def _t(second: int) -> str:
@@ -125,3 +127,19 @@ def test_an_excluded_annotator_keeps_a_median_in_status_but_leaves_the_figures(d
 
     per = {a["annotator"]: a for a in json.loads(capsys.readouterr().out)["studies"][0]["annotators"]}
     assert per["bo"]["median_seconds"] == 5.5 and per["ana"]["median_seconds"] == 5.0
+
+
+def test_the_study_log_keeps_the_note_written_with_an_answer_and_with_a_skip(store):
+    st, (u0, u1) = _study(store)
+    ana = store.ensure_annotator("ana")
+    _add(store, st, u0, ana, "answered", "2026-01-01T00:00:01", {"decision": "keep"}, note="typo in line 2")
+    _add(store, st, u1, ana, "skipped", "2026-01-01T00:00:02", note="cannot tell")
+    _add(store, st, u1, ana, "note", "2026-01-01T00:00:03", note="asked the lead")
+    log = store.study_log(st.id, store.units(st.id))
+    assert [(r.unit_id, r.status, r.answer, r.note) for r in log.answers] == [
+        (u0.id, "answered", {"decision": "keep"}, "typo in line 2")]
+    assert [(r.unit_id, r.status, r.note) for r in log.skipped] == [(u1.id, "skipped", "cannot tell")]
+    assert [(r.unit_id, r.note, state) for r, state in log.notes] == [(u1.id, "asked the lead", "skipped")]
+    # the same notes as the rows current_annotations gives
+    assert [a.note for a in store.current_annotations(st.id)] == ["typo in line 2"]
+    assert [a.note for a in store.current_annotations(st.id, status=("skipped",))] == ["cannot tell"]

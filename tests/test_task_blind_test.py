@@ -15,6 +15,7 @@ from reports.study_data import load_study_data
 from storage.models import ContextIn, ItemIn, Message
 from storage.payloads import McqPayload
 from storage.store import Store
+from tests.screen import wait_for
 from tests.test_task_mcq import SIZE, answer_all, screen_text
 from tests.tui_helpers import decide
 
@@ -57,15 +58,6 @@ def _tail(n: int, k: int, p: float) -> float:
     return sum(comb(n, j) * p**j * (1 - p) ** (n - j) for j in range(k, n + 1))
 
 
-async def _until(pilot, cond, tries: int = 200) -> None:
-    """Let the app run until cond() holds (a loaded machine draws late); fails after `tries` pauses."""
-    for _ in range(tries):
-        if cond():
-            return
-        await pilot.pause()
-    raise AssertionError("the screen did not get there")
-
-
 @pytest.mark.slow
 async def test_every_reachable_screen_is_blind(blind_db):
     seen: list[str] = []
@@ -84,11 +76,13 @@ async def test_every_reachable_screen_is_blind(blind_db):
             tf = app.session.view().item.payload.get("fmt") == "tf"
             await decide(pilot, "t" if tf else "a")
             await pilot.press("u")  # back: the screen with cy's answer
-            await _until(pilot, lambda: "your answer" in screen_text(app))
+            await wait_for(pilot, lambda: "your answer" in screen_text(app), timeout=10,
+                           what="the screen with cy's answer")
             seen.append(screen_text(app))
             before = app.session.view().item.external_id
             await decide(pilot, "f" if tf else "b")  # the revision is saved and the next item shows
-            await _until(pilot, lambda: app.session.finished or app.session.view().item.external_id != before)
+            await wait_for(pilot, lambda: app.session.finished or app.session.view().item.external_id != before,
+                           timeout=10, what="the next item (or the summary)")
         await pilot.pause()
         seen.append(" ".join(str(w.render()) for w in app.screen.query("Static")))  # the summary
     assert n_before == 12 and len(seen) == 12 + 10 + 1

@@ -1,4 +1,5 @@
-"""Every reader of user files accepts what Excel and Windows write: a UTF-8 byte-order mark and CRLF line ends.
+"""Every reader of user files accepts what Excel and Windows write: a UTF-8 byte-order mark and CRLF line ends (and
+old Mac CR line ends: storage/textfile.py read_text and csv_rows).
 
 The sample of every importer, a field mapping, a rubric, a pairs file and a judgments file are rewritten with a BOM
 and CRLF; each gives exactly the items/records the plain file gives.
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from annotator.cli import main
+from storage.textfile import csv_rows, read_text
 from tests.test_importers_samples import CASES, S
 
 
@@ -86,3 +88,13 @@ def test_rubric_pairs_and_judgments_files_with_bom_and_crlf(tmp_path, capsys):
     assert n_pairs == 3
     n_records = len([line for line in (S / "judgments/judge_b.csv").read_text().splitlines()[1:] if line.strip()])
     assert n_judged == n_records, out
+
+
+def test_text_files_read_alike(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_bytes(b'\xef\xbb\xbfa,b\r\n"x\r\ny",2\r\n')
+    assert read_text(p) == 'a,b\n"x\ny",2\n'
+    assert csv_rows(p) == [["a", "b"], ["x\ny", "2"]]
+    mac = tmp_path / "m.csv"
+    mac.write_bytes(b"a,b\r1,2\r")
+    assert csv_rows(mac) == [["a", "b"], ["1", "2"]]

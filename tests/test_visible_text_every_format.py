@@ -1,7 +1,8 @@
 """One rule for text made visible (storage.visible_text.visible), in every output: bidi controls written as
 ``\\u202e`` (never the malformed ``\\x202e`` reports/render once printed), zero-width-joiner emoji sequences, CJK
-and combining marks kept whole, Rich markup shown as text. Formats: the rule itself, `prefval status` (text and
-JSON), reports (md, html, latex, json), their SVG plots, exports (CSV and JSONL to a terminal) and a TUI screen."""
+and combining marks kept whole, Rich markup shown as text, any value (a number, a list, None) turned into text.
+Formats: the rule itself, `prefval status` (text and JSON), reports (md, html, latex, json), their SVG plots, exports
+(CSV and JSONL to a terminal) and a TUI screen."""
 from __future__ import annotations
 
 import csv
@@ -39,6 +40,12 @@ def test_the_rule_in_each_layout():
     assert visible("\u200e\u200f\x85\x7f") == "\\u200e\\u200f\\x85\\x7f"
     with pytest.raises(ValueError, match="layout must be True, False or 'spaces', got 'wide'"):
         visible("x", layout="wide")
+
+
+def test_visible_turns_any_value_into_text():
+    assert visible(7) == "7"
+    assert visible(["a\x1b"]) == "['a\\x1b']"  # str() of a list holds the escape char itself, which is shown
+    assert visible(None) == ""
 
 
 def test_no_malformed_escape_in_plain_text_cells():

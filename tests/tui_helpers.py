@@ -5,6 +5,8 @@ from __future__ import annotations
 from textual.containers import ScrollableContainer
 from textual.scroll_view import ScrollView
 
+from tests.screen import wait_for
+
 
 def _pane_of(widget):
     """The pane a user scrolls to bring widget on screen: the innermost scrolling pane around it that is a focus
@@ -23,11 +25,13 @@ async def see_all(pilot, limit: int = 300) -> int:
     its end was on screen; on a long field whose page on screen was seen whole and has pages left: PgUp/PgDn until
     it is on screen, then `+` towards a page left after it, else `-`) until every part has been on screen.
     Returns the number of key presses it took; fails when a part cannot be reached by scrolling."""
-    for _ in range(50):  # the item is tracked once it has been drawn
-        screen = pilot.app.screen
-        if getattr(screen, "seen", None) is not None and screen.seen.unit is not None:
-            break
-        await pilot.pause()
+    def drawn() -> bool:  # the item is tracked once it has been drawn
+        seen = getattr(pilot.app.screen, "seen", None)
+        return seen is not None and seen.unit is not None
+
+    if not drawn():
+        await wait_for(pilot, drawn, what="the item drawn and tracked")
+    screen = pilot.app.screen
     presses = 0
     for _ in range(limit):
         screen._observe()

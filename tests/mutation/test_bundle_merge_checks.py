@@ -1,7 +1,9 @@
 """Merging an offline bundle back: every check names the file and the problem in one line and leaves the main
-database unchanged; the summary counts rows by status (CONTRIBUTING.md, "Mutation testing")."""
+database unchanged; the summary counts rows by status; a bundle row's note must be text or absent (CONTRIBUTING.md,
+"Mutation testing")."""
 from __future__ import annotations
 
+import datetime as dt
 import shutil
 import sqlite3
 
@@ -9,11 +11,13 @@ import pytest
 
 from annotator.bundles import export_bundle, merge_bundles
 from annotator.study_setup import assign_named
-from storage.bundles import MergeSummary, is_bundle_file
+from storage.bundles import MergeSummary, _row_problem, is_bundle_file
 from storage.errors import PrefvalError
 from storage.models import AnnotationIn
 from storage.store import Store
 from tests.mutation.mcq_plan import mcq_items
+
+NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
 
 
 @pytest.fixture
@@ -193,3 +197,12 @@ def test_a_merged_row_whose_supersedes_was_blanked_in_the_bundle_is_a_conflict(m
                                "before and has been changed in the bundle since (a merged row never changes); "
                                f"nothing merged into {main_db}")
     assert _count(main_db) == 3
+
+
+def test_a_bundle_rows_note_must_be_text_or_absent():
+    row = {"id": "r1", "unit_id": "u1", "status": "skipped", "source": "human", "answer": None,
+           "submitted_at": "2026-12-01T11:00:00+00:00"}
+    assert _row_problem(row, None, NOW, {}) is None
+    assert _row_problem({**row, "note": "too vague"}, None, NOW, {}) is None
+    assert _row_problem({**row, "note": 5}, None, NOW, {}) == ("note", "not text")
+    assert _row_problem({**row, "note": ["a"]}, None, NOW, {}) == ("note", "not text")

@@ -1,10 +1,15 @@
-"""Claiming units against their quota, attention checks spread over a queue, releasing, and the progress counts of
-storage/studies.py, on a small study worked by hand (CONTRIBUTING.md, "Mutation testing")."""
+"""Claiming units against their quota (one claim, one creation time), attention checks spread over a queue, releasing
+(logged with its annotator), the plan given each unit (a check first in study order, both items of a pair), and the
+progress counts of storage/studies.py (checks, per-unit quotas, an empty study, the median time per item of an odd
+and an even number of items), on small studies worked by hand (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
+
+import datetime as dt
 
 import pytest
 
 from storage.models import AnnotationIn, ItemIn
+from tests.mutation.persona_study import _add, _study
 
 
 def plan(units, nxt):
@@ -114,3 +119,135 @@ def test_study_and_annotator_progress_by_hand(st):
     store.release_assignments(study.id, bo.id)  # u0 (no answer) released
     assert store.study_progress(study.id)["assignments"] == 7
     assert store.assignment_count(study.id) == 7
+
+
+def test_claimed_assignments_carry_their_creation_time(store):
+    store.import_items("ds", "jsonl", [ItemIn(external_id=f"i{k}", kind="persona_record", payload={"text": str(k)})
+                                       for k in range(2)])
+    ids = [r[0] for r in store.db.execute("SELECT id FROM items ORDER BY external_id")]
+    study = store.create_study("s", "persona_filter", {"annotators_per_item": 1}, 1, [(i, None, {}) for i in ids])
+    ann = store.ensure_annotator("ann")
+    before = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)
+    assert store.claim_units(study.id, ann.id, 5, lambda units, nxt: [(u.id, nxt + i, 3)
+                                                                        for i, u in enumerate(units)]) == 2
+    after = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=1)
+    stamps = [r[0] for r in store.db.execute("SELECT created_at FROM assignments ORDER BY position")]
+    assert len(stamps) == 2 and stamps[0] == stamps[1]  # one claim, one time
+    t = dt.datetime.fromisoformat(stamps[0])
+    t = t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+    assert before <= t <= after
+
+
+def test_released_assignments_are_logged_with_their_annotator(store):
+    store.import_items("ds", "jsonl", [ItemIn(external_id="i0", kind="persona_record", payload={"text": "0"})])
+    (iid,) = (r[0] for r in store.db.execute("SELECT id FROM items"))
+    study = store.create_study("s", "persona_filter", {"annotators_per_item": 1}, 1, [(iid, None, {})])
+    ann = store.ensure_annotator("ann")
+    store.add_assignments(study.id, [(store.units(study.id)[0].id, ann.id, 0, 1)])
+    assert store.release_assignments(study.id, ann.id) == 1
+    assert [(e.study_id, e.annotator_id) for e in store.events("assignments_released")] == [(study.id, ann.id)]
+
+
+def test_attention_checks_keep_pace_with_the_units_claimed(store):
+    # 10 units and 2 attention checks: each batch of 5 units brings ceil(2 * mine / 10) - checks held = 1 check
+    store.import_items("ds", "jsonl", [ItemIn(external_id=f"i{k}", kind="persona_record", payload={"text": str(k)})
+                                       for k in range(12)])
+    ids = [i.id for i in store.items("ds")]
+    st = store.create_study("s", "persona_filter", {"annotators_per_item": 1}, 1,
+                            [(i, None, {"check": {"expect": "keep"}} if k >= 10 else {}) for k, i in enumerate(ids)])
+    ann = store.ensure_annotator("ann")
+
+    def plan(units, nxt):
+        return [(u.id, nxt + n, 1) for n, u in enumerate(units)]
+
+    def held():
+        units = {u.id: u for u in store.units(st.id)}
+        mine = [units[a.unit_id] for a in store.assignments(st.id, ann.id)]
+        return sum(1 for u in mine if not u.extra), sum(1 for u in mine if u.extra)
+
+    assert store.claim_units(st.id, ann.id, 5, plan, spread_checks=True) == 6
+    assert held() == (5, 1)
+    assert store.claim_units(st.id, ann.id, 5, plan, spread_checks=True) == 6
+    assert held() == (10, 2)
+    assert store.claim_units(st.id, ann.id, 5, plan, spread_checks=True) == 0
+
+
+def _timed(store, n):
+    """ana answers items i0..i{n-1} with the seconds 9, 1, 5, 30, 2 (in that order) and 100 on a later change of
+    i0, which is a revisit (the first timed answer of an item counts)."""
+    st, units = _study(store, n)
+    ana = store.ensure_annotator("ana")
+    store.add_assignments(st.id, [(u.id, ana.id, k, 0) for k, u in enumerate(units)])
+    for k, (u, secs) in enumerate(zip(units, (9.0, 1.0, 5.0, 30.0, 2.0))):
+        _add(store, st, u, ana, "answered", f"2026-01-01T00:00:0{k}", {"decision": "keep"}, seconds=secs)
+    _add(store, st, units[0], ana, "answered", "2026-01-01T00:00:09", {"decision": "drop"}, seconds=100.0)
+    (row,) = store.annotator_progress(st.id)
+    return row["median_seconds"]
+
+
+@pytest.mark.parametrize("n, median", [
+    (1, 9.0),    # 9
+    (2, 5.0),    # 1 9 -> (1 + 9) / 2
+    (3, 5.0),    # 1 5 9 -> the middle one
+    (4, 7.0),    # 1 5 9 30 -> (5 + 9) / 2
+    (5, 5.0),    # 1 2 5 9 30 -> the middle one
+])
+def test_median_seconds_per_item_of_odd_and_even_counts(store, n, median):
+    assert _timed(store, n) == median
+
+
+def test_an_empty_study_has_no_items_checks_or_needed_answers(store):
+    st = store.create_study("empty", "persona_filter", {"annotators_per_item": 3}, 1, [])
+    assert store.study_progress(st.id) == {"items": 0, "checks": 0, "needed": 0, "answered": 0, "assignments": 0,
+                                           "annotators": 0, "llm_judges": 0, "last_activity": None}
+
+
+def test_study_counts_checks_and_per_unit_quotas(store):
+    store.import_items("ds", "jsonl", [ItemIn(external_id=f"i{k}", kind="persona_record", payload={"text": str(k)})
+                                       for k in range(4)])
+    ids = [r[0] for r in store.db.execute("SELECT id FROM items ORDER BY external_id")]
+    st = store.create_study("s", "persona_filter", {"annotators_per_item": 3}, 1,
+                            [(ids[0], None, {}), (ids[1], None, {"annotators": 1}), (ids[2], None, {"check": True}),
+                             (ids[3], None, {"annotators": 2})])
+    # items: 3 (one unit is a check); needed: 3 (the study's quota) + 1 + 2 (their own); a check needs none
+    got = store.study_progress(st.id)
+    assert (got["items"], got["checks"], got["needed"]) == (3, 1, 6)
+
+
+def test_a_study_without_a_quota_setting_needs_one_answer_per_item(store):
+    st, units = _study(store, 3)
+    assert len(units) == 3 and store.study_progress(st.id)["needed"] == 3
+
+
+def _in_order(units, nxt):
+    return [(u.id, nxt + i, 9) for i, u in enumerate(units)]
+
+
+def test_a_check_first_in_study_order_is_not_counted_in_the_limit(store):
+    store.import_items("ds", "jsonl", [ItemIn(external_id=f"i{k}", kind="persona_record", payload={"text": str(k)})
+                                       for k in range(6)])
+    ids = [r[0] for r in store.db.execute("SELECT id FROM items ORDER BY external_id")]
+    # study order: c0 (check), u1, u2, c3 (check), u4, u5
+    st = store.create_study("s", "persona_filter", {}, 1,
+                            [(i, None, {"check": True} if k in (0, 3) else {}) for k, i in enumerate(ids)])
+    c0, u1, u2, c3, u4, u5 = store.units(st.id)
+    ana = store.ensure_annotator("ana")
+    # limit 2 counts u1 and u2; checks due with 2 of the 4 other units: ceil(2 checks * 2 / 4) = 1, the first (c0)
+    assert store.claim_units(st.id, ana.id, 2, _in_order, spread_checks=True) == 3
+    assert sorted(a.unit_id for a in store.assignments(st.id, ana.id)) == sorted([u1.id, u2.id, c0.id])
+
+
+def test_the_plan_is_given_each_pair_with_both_its_items(store):
+    store.import_items("ds", "jsonl", [ItemIn(external_id=f"i{k}", kind="conversation_record",
+                                              payload={"text": str(k)}) for k in range(4)])
+    a, b, c, d = [r[0] for r in store.db.execute("SELECT id FROM items ORDER BY external_id")]
+    st = store.create_study("p", "pairwise", {}, 1, [(a, b, {}), (c, d, {})])
+    seen = []
+
+    def plan(units, nxt):
+        seen.extend((u.item_id, u.item_b_id, u.position, u.extra) for u in units)
+        return _in_order(units, nxt)
+
+    ana = store.ensure_annotator("ana")
+    assert store.claim_units(st.id, ana.id, 5, plan) == 2
+    assert seen == [(a, b, 0, {}), (c, d, 1, {})]

@@ -1,5 +1,6 @@
 """The PersonaMem, HorizonBench, BenchPreS and CIMemories importers on bad input: the exact one-line error (file,
-record, field, problem), built from the sample files with one field broken (CONTRIBUTING.md, "Mutation testing")."""
+record, field, problem), built from the sample files with one field broken (a CSV row with more cells than columns,
+a BenchPreS field of the wrong shape) (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import csv
@@ -12,7 +13,8 @@ import pytest
 from storage.errors import InputError
 from storage.importers import benchpres, cimemories, horizonbench, personamem
 
-S = Path(__file__).resolve().parents[2] / "sample_data"
+ROOT = Path(__file__).resolve().parents[2]
+S = ROOT / "sample_data"
 
 
 def _err(fn, *args) -> str:
@@ -147,3 +149,26 @@ def test_cimemories_errors(tmp_path):
     ctx = profiles[0]["contexts"][0]
     assert _err(cimemories.read, [p]) == (
         f"{p}: record 0.contexts[1]: field 'task': repeats the context {ctx['recipient']!r} / {ctx['task']!r}")
+
+
+def test_a_benchpres_row_of_the_wrong_shape_names_file_line_and_field(tmp_path):
+    from storage.errors import InputError
+    from storage.importers import benchpres
+
+    good = (ROOT / "sample_data/benchpres/sample.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    bad = json.loads(good)
+    bad["preference_attribute"] = "humorous tone"  # a string, not a list
+    path = tmp_path / "rows.jsonl"
+    path.write_text(good + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        benchpres.read([path])
+    assert str(info.value).startswith(f"{path}: line 2: field 'preference_attribute': ")
+
+
+def test_personamem_row_with_more_cells_than_columns(tmp_path):
+    lines = (S / "personamem/questions_sample.csv").read_text(encoding="utf-8").splitlines()
+    bad = tmp_path / "q.csv"
+    bad.write_text("\n".join([lines[0], lines[1] + ",extra"]) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        personamem.read([bad])
+    assert str(info.value) == f"{bad}: row 2: field '(row)': more cells than columns (broken quoting?)"

@@ -1,5 +1,5 @@
 """Datasets, items and contexts in the store: what an import adds, keeps and refuses (exact errors), the import
-record and event, item and context reads (CONTRIBUTING.md, "Mutation testing")."""
+record and event, item and context reads, contexts' message sizes as compact JSON (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import pytest
@@ -158,3 +158,12 @@ def test_the_same_import_running_beside_adds_nothing_twice(tmp_path, monkeypatch
         assert first.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == n, table
     first.close()
     other.close()
+
+
+def test_message_sizes_are_compact_json():
+    from storage.db import message_sizes_json
+
+    assert message_sizes_json([("user", 5), ("assistant", 12)]) == '[["user",5],["assistant",12]]'
+    assert message_sizes_json([("user", 0)]) == '[["user",0]]'
+    assert message_sizes_json([("système", 3)]) == '[["système",3]]'  # text as text, not \u escapes
+    assert message_sizes_json([]) == "[]"

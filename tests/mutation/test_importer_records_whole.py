@@ -1,6 +1,8 @@
 """What each importer records, field by field, read by hand from sample_data/: the files an import names and the hash
 of their bytes (the imports table shows both), every payload and metadata key of a BenchPreS and a HorizonBench row,
-and CIMemories attribute names (CONTRIBUTING.md, "Mutation testing": survivors of seeds 1618 and 27182 and their kinds)."""
+CIMemories attribute names and the profile and file its items name, and what a release writes back (a record imported
+before sources named their file, as JSONL; CIMemories labels only on the items that have one) (CONTRIBUTING.md,
+"Mutation testing": survivors of seeds 1618 and 27182 and their kinds)."""
 from __future__ import annotations
 
 import hashlib
@@ -10,9 +12,11 @@ from pathlib import Path
 import pytest
 
 from storage.importers import benchpres, cimemories, generic, horizonbench, personamem, realpref
-from storage.importers.cimemories import choose_tag_lengths, readable_attribute
+from storage.importers.cimemories import GOLD_LABEL_KEY, choose_tag_lengths, readable_attribute
+from storage.models import ItemSource
 
-S = Path(__file__).resolve().parents[2] / "sample_data"
+ROOT = Path(__file__).resolve().parents[2]
+S = ROOT / "sample_data"
 
 FILES = {
     "benchpres": (benchpres, ["benchpres/sample.jsonl"], None),
@@ -212,3 +216,42 @@ def test_released_records_keep_their_text_as_utf8_not_escapes(tmp_path):
     (f,) = generic.release_files([ItemSource(external_id=i.external_id, source=i.source) for i in parsed.items],
                                  parsed.sources)
     assert f.data.decode("utf-8") == src.read_text(encoding="utf-8")  # byte for byte the imported line
+
+
+def test_a_record_imported_before_sources_named_their_file_is_released_as_jsonl():
+    parsed = generic.read([ROOT / "sample_data/persona/personas.jsonl"], {"format": "jsonl", "kind": "persona_record"})
+    first, second = parsed.items[:2]
+    entries = [ItemSource(external_id=first.external_id, source={"record_src": first.source["record_src"]}),
+               ItemSource(external_id=second.external_id, source=second.source)]
+    files = generic.release_files(entries, parsed.sources)
+    assert [(f.suffix, f.records) for f in files] == [(".records.jsonl", 2)]
+    want = [json.loads(x) for x in (ROOT / "sample_data/persona/personas.jsonl").read_text(encoding="utf-8")
+            .splitlines() if x][:2]
+    assert [json.loads(x) for x in files[0].data.decode("utf-8").splitlines()] == want
+
+
+def test_a_cimemories_release_labels_only_the_items_with_a_label():
+    parsed = cimemories.read([ROOT / "sample_data/cimemories/sample_profiles.json"])
+    items = parsed.items[:3]
+    assert len({(i.source["profile_src"], i.source["context_index"]) for i in items}) == 1  # one context
+    entries = [ItemSource(external_id=i.external_id, source=i.source) for i in items]
+    labelled = items[1]
+    files = cimemories.release_files(entries, parsed.sources, {labelled.external_id: {"gold_label": 1}})
+    out = json.loads(files[0].data.decode("utf-8"))
+    labels = [c[GOLD_LABEL_KEY] for p in out for c in p["contexts"] if GOLD_LABEL_KEY in c]
+    assert labels == [{labelled.source["attr_key"]: 1}]
+
+
+def test_cimemories_items_name_their_profile_and_file():
+    path = ROOT / "sample_data/cimemories/sample_profiles.json"
+    parsed = cimemories.read([path])
+    first_name = json.loads(path.read_text(encoding="utf-8"))[0]["bio"]["name"]
+    assert parsed.items[0].payload["profile_name"] == first_name
+    assert parsed.source_path == str(path)
+
+
+def test_realpref_import_records_the_hash_of_its_files():
+    files = [S / "realpref/queries.jsonl", S / "realpref/profiles.json"]
+    parsed = realpref.read(files)
+    assert parsed.file_hash == hashlib.sha256(b"".join(p.read_bytes() for p in files)).hexdigest()
+    assert parsed.source_path == ",".join(str(p) for p in files)

@@ -1,5 +1,5 @@
 """The LLM call cache and the runs table (storage/llm_calls.py): every field written and read back, order, runs'
-statuses and their refusals, and credentials kept out (CONTRIBUTING.md, "Mutation testing")."""
+statuses and their refusals, credentials kept out, and a call claimed by a live other client being busy (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
 import pytest
@@ -142,3 +142,20 @@ def test_writer_results_of_a_good_batch_and_of_one_written_item_by_item(tmp_path
     with Store.open(path, mode="rw") as s:
         assert [k for k, _ in s.llm_claims()] == ["c2"]  # c1 given back
         assert s.llm_call_keys() == {"g1"}
+
+
+def test_a_claim_held_by_a_live_other_client_is_busy(store):
+    from storage.llm_calls import BUSY, CLAIMED, ClaimHolder, ClaimOwner
+
+    a = ClaimOwner(token="host-a:1:aa", host="host-a", pid=1)
+    b = ClaimOwner(token="host-b:2:bb", host="host-b", pid=2)
+    assert store.claim_llm_calls(["k1", "k2"], a, 60, lambda h, now: True) == {"k1": CLAIMED, "k2": CLAIMED}
+    seen = []
+
+    def alive(holder, now):
+        seen.append(holder)
+        return holder.token == a.token and holder.host == "host-a" and holder.pid == 1
+
+    assert store.claim_llm_calls(["k1"], b, 60, alive) == {"k1": BUSY}
+    assert [h.token for h in seen] == [a.token] and isinstance(seen[0], ClaimHolder)
+    assert store.claim_llm_calls(["k2"], b, 60, lambda h, now: False) == {"k2": CLAIMED}  # taken over

@@ -1,5 +1,5 @@
 """The LLM call cache (storage/llm_calls.py, storage/llm_cache_writer.py): cached calls keyed without
-their api_base, the writer's error messages and its per-transaction hook.
+their api_base, the writer's error messages, its per-transaction hook and its daemon thread.
 
 Written for survivors of the storage sample of mutation seed 5381 (README, "Mutation testing"), each as a
 user or caller sees it."""
@@ -70,3 +70,16 @@ def test_the_cache_writer_runs_its_hook_once_per_transaction_and_survives_a_bad_
         writer.close()
     with Store.open(path, mode="rw") as s:
         assert s.llm_call_keys() == {"a", "b", "c"}
+
+
+def test_the_cache_writer_thread_never_keeps_the_process_alive(tmp_path):
+    from storage.llm_cache_writer import LLMCallWriter
+    from storage.store import Store
+
+    path = str(tmp_path / "w.db")
+    Store.open(path, mode="create").close()
+    writer = LLMCallWriter(path)
+    try:
+        assert writer._thread.daemon is True and writer._thread.name == "prefval-llm-cache-writer"
+    finally:
+        writer.close()

@@ -164,3 +164,9 @@ def test_each_migration_is_recorded_once_with_its_name_and_time(tmp_path):
         stamp = dt.datetime.fromisoformat(at)
         assert stamp.tzinfo is not None and before <= stamp <= dt.datetime.now(dt.timezone.utc)
     db.close()
+
+
+def test_a_read_only_error_spelled_with_a_hyphen_is_explained(tmp_path):
+    p = tmp_path / "p.db"
+    assert sqlite_error_message(p, sqlite3.OperationalError("attempt to write a read-only database")) == \
+        f"{p}: the database is read-only (file, folder or file system; nothing was changed)"

@@ -1,5 +1,6 @@
 """The study and annotator records of storage/studies.py: creation (at once and in batches), the hidden study of a
-process that died, renaming, archiving, deleting, annotators; exact errors and the events logged
+process that died, renaming, archiving, deleting (the export time of a bundle out), annotators (ids derived from the
+name alone), a study stored without settings, the counts of a study made in batches; exact errors and the events logged
 (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ import os
 import socket
 import subprocess
 import sys
+import uuid
 
 import pytest
 
+import storage.bundles
 from storage.errors import PrefvalError
-from storage.models import AnnotationIn, ItemIn
+from storage.models import PREFVAL_NAMESPACE, AnnotationIn, ItemIn
 from storage.studies import _alive, unit_quota
+from tests.mutation.persona_study import _study
 
 
 def _items(store, n=3) -> list[str]:
@@ -155,3 +159,50 @@ def test_annotators(store):
     assert store.find_annotator("bo") is None and store.ensure_annotator("al").id == bo.id
     assert [a.name for a in store.annotators()] == ["al", "judge"]
     assert store.events("annotator_renamed")[0].payload == {"from": "bo", "to": "al"}
+
+
+def test_a_study_stored_without_settings_reads_as_empty_settings(store):
+    store.db.execute("INSERT INTO studies (id, name, task_type, settings, seed, created_at) VALUES "
+                     "('s-old', 'old', 'mcq', NULL, 1, '2025-01-01T00:00:00')")
+    assert store.get_study("old").settings == {}
+
+
+def test_a_refused_delete_names_the_time_the_bundle_was_exported(store, monkeypatch):
+    st, _ = _study(store)
+    ana = store.ensure_annotator("ana")
+    monkeypatch.setattr(storage.bundles, "now_iso", lambda: "2026-03-04T05:06:07.123456+00:00")
+    store.record_bundle_export("b-1", st, ana.id, "ana.bundle", 2)
+    with pytest.raises(PrefvalError) as info:
+        store.delete_study("s")
+    assert str(info.value) == (
+        "study 's' has 1 bundle(s) out that were not merged back, the latest ana.bundle of 'ana' (exported "
+        "2026-03-04 05:06 UTC); its answers could never be merged: merge it first (`prefval bundle merge`), or "
+        "`prefval study archive s` to hide the study instead")
+
+
+def test_an_annotators_id_is_derived_from_the_name_alone(store, tmp_path):
+    """The same name gives the same id in every database and every prefval version (uuid5 of "annotator" and the
+    name in prefval's namespace), so bundles and judgments of one annotator merge into any copy."""
+    ana = store.ensure_annotator("ana")
+    assert ana.id == str(uuid.uuid5(PREFVAL_NAMESPACE, "annotator\x1fana"))
+    judge = store.ensure_annotator("gpt judge", kind="llm", model="m")
+    assert (judge.id, judge.kind, judge.model) == (str(uuid.uuid5(PREFVAL_NAMESPACE, "annotator\x1fgpt judge")),
+                                                   "llm", "m")
+
+
+def test_a_study_made_in_batches_counts_its_units_when_finished(store):
+    store.import_items("ds", "jsonl", [ItemIn(external_id=f"i{k}", kind="persona_record", payload={"text": str(k)})
+                                       for k in range(3)])
+    ids = [r[0] for r in store.db.execute("SELECT id FROM items ORDER BY external_id")]
+    st = store.create_study("b", "persona_filter", {}, 1, [(ids[0], None, {}), (ids[1], None, {"check": True}),
+                                                           (ids[2], None, {"annotators": 3})], in_batches=True)
+    done = store.finish_study(st.id)
+    # 3 units, 1 a check; needed: 1 (no annotators_per_item: one annotator per item) + 3 (its own quota)
+    assert done.settings["counts"] == {"units": 3, "checks": 1, "needed": 4}
+    assert [e.payload["units"] for e in store.events("study_created")] == [3]
+    got = store.study_progress(st.id)  # from the counts stored when the study was finished
+    assert (got["items"], got["checks"], got["needed"]) == (2, 1, 4)
+    empty = store.create_study("e", "persona_filter", {"annotators_per_item": 2}, 1, [], in_batches=True)
+    assert store.finish_study(empty.id).settings["counts"] == {"units": 0, "checks": 0, "needed": 0}
+    got = store.study_progress(empty.id)
+    assert (got["items"], got["checks"], got["needed"]) == (0, 0, 0)
