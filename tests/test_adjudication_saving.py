@@ -4,6 +4,7 @@ decision and a move meanwhile, and shows the next unit once it is committed; a q
 a rescue file all along, and what is still unwritten when the wait's limit passes stays in that file."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sqlite3
@@ -52,6 +53,19 @@ def _lock(db: str) -> sqlite3.Connection:
     return sqlite3.connect(db, isolation_level=None, check_same_thread=False)
 
 
+@contextlib.asynccontextmanager
+async def _screen(db: str):
+    """judy's adjudication screen on study "st" at 120x36, and a second connection to hold the write lock (closed,
+    and so rolled back, at the end): (app, pilot, lock)."""
+    app = AdjudicateApp(db, "st", "judy")
+    lock = _lock(db)
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            yield app, pilot, lock
+    finally:
+        lock.close()
+
+
 async def _decide_while_locked(app, pilot, lock) -> None:
     await see_all(pilot)
     lock.execute("BEGIN IMMEDIATE")  # another program holds the write lock
@@ -83,9 +97,7 @@ def test_the_store_says_busy_and_a_retried_write_appends_once(study):
 @pytest.mark.slow
 async def test_a_busy_database_keeps_the_decision_and_refuses_the_next_until_saved(study):
     units = _units(study)
-    app = AdjudicateApp(study, "st", "judy")
-    lock = _lock(study)
-    async with app.run_test(size=(120, 36)) as pilot:
+    async with _screen(study) as (app, pilot, lock):
         await _decide_while_locked(app, pilot, lock)
         assert app.session.index == 0  # the next unit shows only once the decision is committed
         await pilot.press("c")  # a second decision on q1: refused, said on the hint line
@@ -96,7 +108,6 @@ async def test_a_busy_database_keeps_the_decision_and_refuses_the_next_until_sav
         lock.execute("ROLLBACK")
         await wait_for(pilot, lambda: app.session.index == 1, what="the next unit once the decision is saved")
         assert app.screen.saves.saving is None
-    lock.close()
     log = _log(study)
     assert [(u, k, r) for _, u, k, _, r in log] == [(units["q1"], "final", None)]
     assert '"choice": 1' in log[0][3]  # option B: choice 1, the `c` typed meanwhile never saved
@@ -106,9 +117,7 @@ async def test_a_busy_database_keeps_the_decision_and_refuses_the_next_until_sav
 @pytest.mark.slow
 async def test_q_while_saving_waits_for_the_decision_with_a_copy_kept(study):
     units = _units(study)
-    app = AdjudicateApp(study, "st", "judy")
-    lock = _lock(study)
-    async with app.run_test(size=(120, 36)) as pilot:
+    async with _screen(study) as (app, pilot, lock):
         await _decide_while_locked(app, pilot, lock)
         await pilot.press("q")
         await pilot.pause(0.6)
@@ -120,7 +129,6 @@ async def test_q_while_saving_waits_for_the_decision_with_a_copy_kept(study):
             (units["q1"], "final", 1, None)]
         lock.execute("ROLLBACK")
         await wait_for(pilot, lambda: not app.is_running, what="the app ending once the lock is free")
-    lock.close()
     assert app.unsaved is None
     log = _log(study)
     assert [(i, u, k) for i, u, k, _, _ in log] == [(kept[0]["id"], units["q1"], "final")]  # the id kept
@@ -133,14 +141,10 @@ async def test_a_lock_past_the_limit_leaves_the_decision_in_the_rescue_file(stud
 
     monkeypatch.setattr(saving, "QUIT_SAVE_LIMIT", 0.5)
     units = _units(study)
-    app = AdjudicateApp(study, "st", "judy")
-    lock = _lock(study)
-    async with app.run_test(size=(120, 36)) as pilot:
+    async with _screen(study) as (app, pilot, lock):
         await _decide_while_locked(app, pilot, lock)
         await pilot.press("q")
         await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the quit giving up after its limit")
-    lock.execute("ROLLBACK")
-    lock.close()
     assert _log(study) == []
     files = _rescue_files(study)
     assert len(files) == 1
@@ -153,15 +157,12 @@ async def test_a_lock_past_the_limit_leaves_the_decision_in_the_rescue_file(stud
 @pytest.mark.slow
 async def test_sigterm_while_saving_writes_the_decision_once_the_lock_goes(study):
     units = _units(study)
-    app = AdjudicateApp(study, "st", "judy")
-    lock = _lock(study)
-    async with app.run_test(size=(120, 36)) as pilot:
+    async with _screen(study) as (app, pilot, lock):
         await _decide_while_locked(app, pilot, lock)
         screen = app.screen
         threading.Timer(0.8, lambda: lock.execute("ROLLBACK")).start()  # the other program is done in 0.8 s
         os.kill(os.getpid(), signal.SIGTERM)
         await wait_for(pilot, lambda: screen.saves.hung_up == "SIGTERM", what="SIGTERM taken by the screen")
-    lock.close()
     assert app.unsaved is None
     assert [(u, k) for _, u, k, _, _ in _log(study)] == [(units["q1"], "final")]
     assert _rescue_files(study) == []
@@ -170,9 +171,7 @@ async def test_sigterm_while_saving_writes_the_decision_once_the_lock_goes(study
 @pytest.mark.slow
 async def test_an_exclusion_keeps_its_reason_in_the_field_until_saved(study):
     units = _units(study)
-    app = AdjudicateApp(study, "st", "judy")
-    lock = _lock(study)
-    async with app.run_test(size=(120, 36)) as pilot:
+    async with _screen(study) as (app, pilot, lock):
         await see_all(pilot)
         await pilot.press("E")
         for ch in "vague":
@@ -184,7 +183,6 @@ async def test_an_exclusion_keeps_its_reason_in_the_field_until_saved(study):
         lock.execute("ROLLBACK")
         await wait_for(pilot, lambda: app.session.index == 1, what="the next unit once the exclusion is saved")
         assert app.screen.query_one("#reason").value == ""
-    lock.close()
     assert [(u, k, r) for _, u, k, _, r in _log(study)] == [(units["q1"], "exclude", "vague")]
 
 
