@@ -382,7 +382,9 @@ async def decision_latencies(db: str, study: str, n: int, who: str = "latency",
             t, c = time.perf_counter(), time.process_time()
             app.screen.post_message(events.Key(key, key))
             while app.session.index == before or getattr(app.screen, "items_drawn", drawn) == drawn:
-                await asyncio.sleep(0.0005)  # (the last item of a study leads to the summary: no item drawn)
+                if app.session.finished:  # the last item of a study leads to the summary: no item drawn
+                    break
+                await asyncio.sleep(0.0005)
             app.screen.call_after_refresh(painted.set)
             await painted.wait()
             if i >= warmup:
