@@ -108,6 +108,31 @@ class QuitGuard:
             except (NotImplementedError, RuntimeError, ValueError):  # no signal handling here (a thread, Windows)
                 continue
             self._quit_signals.append(sig)
+        self._guard_sigcont()
+
+    def _guard_sigcont(self) -> None:
+        """Textual's Linux driver resumes its terminal on every SIGCONT (its handler, set with signal.signal, runs
+        in the main thread between any two bytecodes), meant for `fg` after ctrl+z. A closing terminal sends
+        SIGHUP and then SIGCONT to the session: the resume then ran in the middle of the quit, starting a second
+        output thread on the dead terminal, and the app hung in Textual's shutdown, waiting on a queue no thread
+        read (tests/test_quit_saves.py, "close the terminal": 2 runs in 11). Here SIGCONT resumes only a driver that
+        its own SIGTSTP suspended (driver._must_signal_resume); any other SIGCONT does nothing. Kept until the
+        process ends: the quit that follows a hang-up is what it protects."""
+        import signal
+
+        driver = getattr(self, "_driver", None)
+        resume = getattr(driver, "_sigcont_application", None)
+        if resume is None or not hasattr(driver, "_must_signal_resume") or not hasattr(signal, "SIGCONT"):
+            return  # another driver (headless tests, Windows): nothing to guard
+
+        def on_sigcont(*args) -> None:
+            if driver._must_signal_resume:  # suspended by ctrl+z (SIGTSTP) and now continued: `fg`
+                resume(*args)
+
+        try:
+            signal.signal(signal.SIGCONT, on_sigcont)
+        except ValueError:  # not the main thread
+            pass
 
     def remove_quit_signals(self) -> None:
         import asyncio

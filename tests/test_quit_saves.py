@@ -249,3 +249,34 @@ async def test_ctrl_c_while_saving_keeps_the_answer_in_a_rescue_file(db_file):
     assert [(r.unit_id, r.answer["shown"], r.seconds) for r, _ in rows] == [(first, "B", 1.25)]
     assert events == []
     assert _kinds(db_file) == ["session_start", "session_end"]  # written as the app ended; no visit (in the row)
+
+
+def test_a_sigcont_without_ctrl_z_does_not_restart_the_terminal():
+    """A closing terminal sends SIGHUP then SIGCONT: Textual's driver resumed its terminal on the SIGCONT, in the
+    middle of the quit, and the app hung in its shutdown (the hang-up test above, 2 runs in 11). The guard lets
+    SIGCONT resume only a driver that its own SIGTSTP (ctrl+z) suspended."""
+    from annotator.crash import QuitGuard
+
+    resumed: list[tuple] = []
+
+    class Driver:  # the two attributes of textual.drivers.linux_driver.LinuxDriver the guard reads
+        _must_signal_resume = False
+
+        def _sigcont_application(self, *args) -> None:
+            resumed.append(args)
+
+    class App(QuitGuard):
+        _driver = Driver()
+
+    before = signal.getsignal(signal.SIGCONT)
+    try:
+        App()._guard_sigcont()
+        os.kill(os.getpid(), signal.SIGCONT)  # a hang-up's SIGCONT: nothing was suspended
+        time.sleep(0.05)
+        assert resumed == []
+        App._driver._must_signal_resume = True  # ctrl+z suspended it; `fg` continues it
+        os.kill(os.getpid(), signal.SIGCONT)
+        time.sleep(0.05)
+        assert len(resumed) == 1 and resumed[0][0] == signal.SIGCONT
+    finally:
+        signal.signal(signal.SIGCONT, before)
