@@ -374,7 +374,9 @@ def _print(res, fmt: str) -> None:
             ("95% CI", "-" if d["ci_low"] is None else f"[{show(d['ci_low'])}, {show(d['ci_high'])}]"),
             ("items", show(d["n_items"])), ("raters", show(d["n_raters"]))]
     if "p_value" in d:
-        rows.append(("p-value", f"{d['p_value']:.3g}"))
+        from reports.figures import p_text
+
+        rows.append(("p-value", p_text(d["p_value"])))  # the one p formatter of every output
     rows.append(("note", d["note"]))
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
