@@ -176,3 +176,73 @@ async def test_a_key_refused_on_a_terminal_too_small_is_said_until_it_is_enlarge
         await _tracked(pilot)
         await pilot.pause()
         assert _hint(app) == "▼ scroll to see option B, option C, option D (↓ PgDn scroll, tab: next pane)"
+
+
+def _short_db(path: str, n: int = 4) -> None:
+    """mcq items short enough to be on screen whole at 100x30, drawn in the widgets of the one before."""
+    items = [ItemIn(external_id=f"s{i}", kind="mcq", payload=McqPayload(
+        question=f"Short question {i}?", options=[f"{k}{i}" for k in "ABCD"], correct_index=0,
+        question_type="recall", topic="t").model_dump(exclude_none=True)) for i in range(n)]
+    with Store.open(path, mode="create") as s:
+        s.import_items("d", "jsonl", items)
+        create_study(s, StudySpec(name="st", task="mcq", datasets=["d"], annotators=["ana"], annotators_per_item=1,
+                                  seed=1))
+
+
+@pytest.mark.parametrize("burst", [
+    [("a", "a"), ("right_square_bracket", "]"), ("a", "a")],  # a]a: the second a reaches item 3 in the same read
+    [("a", "a"), ("a", "a"), ("a", "a")],  # aaa: one answer; the two after it came before items 2 and 3 showed
+])
+async def test_keys_of_one_burst_never_answer_an_item_shown_after_they_were_typed(db_file, burst):
+    """A terminal delivers `a]a` typed at once in one read: every key is made before the screen handles the first.
+    Short items are drawn in place and laid out at once, so the seen rule alone let the last `a` answer an item
+    that was never on screen when it was typed (a newcomer's tmux send-keys '1]1': item 3 answered 0.005 s after
+    it showed). A decision key made before the item on screen was drawn is refused and said."""
+    _short_db(db_file)
+    app = AnnotateApp(db_file, "st", "ana", show_timer=False)
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        await _tracked(pilot)
+        assert app.screen.seen.unseen() == []
+        first = app.session.queue[0].unit_id
+        _type_at_once(app, *burst)
+        await pilot.pause()
+        await _tracked(pilot)
+        await pilot.pause()
+        assert _answers(db_file) == [(first, "A")]  # the first a only
+        moved = 2 if burst[1][0] == "right_square_bracket" else 1
+        assert app.session.index == moved
+        assert _hint(app).startswith("Not saved: a came before this item was on screen")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("keys, answered", [(b"kkkk", [0]), (b"k]k", [0])])
+def test_a_burst_typed_in_a_real_terminal_answers_only_the_item_on_screen(db_file, keys, answered):
+    """`prefval annotate` on a pseudo-terminal, keys written in one write as tmux send-keys does: before the fix
+    `kkkk` kept four persona records in 5 ms each (a newcomer's tmux run; 4 runs of 4 here), as the records are
+    drawn in place and laid out at once. Only the record on screen when the keys were typed is answered."""
+    import sqlite3
+
+    from tests.test_quit_saves import _Terminal
+    from tests.test_task_persona_filter import persona_items
+
+    with Store.open(db_file, mode="create") as s:
+        s.import_items("personas", "jsonl", persona_items(6))
+        create_study(s, StudySpec(name="st", task="persona_filter", datasets=["personas"], seed=2,
+                                  annotators=["ana"], annotators_per_item=1, reasons=["unnatural", "couple"]))
+    term = _Terminal(db_file)
+    try:
+        assert term.read_until(b"1/6"), term.out[-2000:]
+        term.read_until(b"\x00never\x00", 0.8)  # what it draws is read (a full terminal would block it)
+        term.send(keys)
+        assert term.read_until(b"came before this item was on screen", 10), term.out[-2000:]
+        term.send(b"q")
+        term.read_until(b"\x00never\x00", 2)
+        assert term.proc.wait(30) == 0
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+        term.close()
+    with sqlite3.connect(db_file) as c:
+        rows = c.execute("SELECT s.position FROM annotations a JOIN assignments s ON s.id = a.assignment_id "
+                         "WHERE a.status = 'answered' ORDER BY s.position").fetchall()
+    assert [r[0] for r in rows] == answered

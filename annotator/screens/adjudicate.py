@@ -276,7 +276,7 @@ class AdjudicateScreen(SavingScreen, Screen[None]):
         event.stop()
         if self._refuse_while_saving():  # the unit's last decision is not committed yet: no second one
             return
-        if self.seen.unit != s.unit.id:  # typed ahead, before the unit's first frame: never applied, said so
+        if self.seen.unit != s.unit.id or self.seen.typed_before(event):  # typed ahead of the unit: never applied
             self._refused = event.character if event.is_printable else event.key
             self._draw_hint()  # and what to scroll once the unit is on screen (_observe draws it again)
             return

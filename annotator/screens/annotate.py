@@ -428,11 +428,12 @@ class AnnotateScreen(SavingScreen, Screen[None]):
         if self.seen.unit != s.queue[s.index].unit_id:  # drawn, but its tracking not started yet
             if not (self._in_place and self._layout_pending(self.query_one("#item", Vertical))):
                 self._track_new_item()
-            if self.seen.unit != s.queue[s.index].unit_id:
-                # typed ahead, before the item's first frame: never applied to an item not seen (not queued either);
-                # the line says so, and what to scroll once the item is on screen (_observe redraws it)
-                self._refuse(early=event.character if event.is_printable else event.key)
-                return
+        if self.seen.unit != s.queue[s.index].unit_id or self.seen.typed_before(event):
+            # typed ahead, before the item's first frame (or in one burst with the key that brought the item:
+            # `kkkk`, `1]1`): never applied to an item not seen (not queued either); the line says so, and what
+            # to scroll once the item is on screen (_observe redraws it)
+            self._refuse(early=event.character if event.is_printable else event.key)
+            return
         self._observe()
         if self.seen.unseen():  # never judge what you cannot see
             self._refuse()

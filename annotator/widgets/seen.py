@@ -66,7 +66,18 @@ class SeenTracker:
         self.unit: str | None = None  # the unit the parts belong to; None while a new item is being drawn
         self.covered: dict[int, str] = {}  # id of a part with rows under an overlay at the last observe() -> what
         self.hold = False  # after undo_look(): no look until the screen has been laid out again
+        # when the unit on screen was first tracked (textual's clock, that of Message.time): a decision key made
+        # before it was typed before the unit showed (typed_before), whatever the screen's layout did meanwhile
+        self.since = 0.0
+        self._since_unit: str | None = None
         self._look: list = []  # what the last look added: (a set, the rows added to it), (a conversation, its undo)
+
+    def typed_before(self, event) -> bool:
+        """Whether a key event (textual.events.Key) was made before the unit on screen was tracked: a terminal
+        hands over keys typed at once (`kkkk`, `1]1`) in one read, all made before the screen handles the first,
+        so the ones after a decision or a move were typed before the next unit was on screen, however quickly it
+        is then laid out. A decision key for which this holds is refused (docs/keys.md, "Typing ahead")."""
+        return self.unit is not None and getattr(event, "time", self.since) < self.since
 
     def forget(self) -> None:
         """A new item is about to be drawn: nothing is tracked (and nothing counts as seen) until reset()."""
@@ -86,6 +97,10 @@ class SeenTracker:
         known_keys: `seen_key`s of parts seen on any unit in this session (a stored conversation up to one
         message, shared by the items of its context). Both need no scrolling again. Every other part starts
         unseen."""
+        if unit != self._since_unit:  # another unit on screen (not a step of the same decision drawn again)
+            from textual import _time
+
+            self.since, self._since_unit = _time.get_time(), unit
         self.parts = [w for w in root.query(f".{MUST_SEE}")]
         self.rows = {}
         self.pages_done = {id(w): set() for w in self.parts}
