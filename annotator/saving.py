@@ -3,7 +3,7 @@
 
 SaveController holds the whole path of a decision from its key to the file: the write tried at once (waiting at most
 FIRST_TRY_MS for another annotator's write), else kept and retried off the event loop by a background writer while
-the screen says "saving… database busy"; and the whole quit (`q`, SIGHUP, SIGTERM): no decision is ever dropped,
+the screen says "saving… database busy" and a copy of it is kept in a rescue file until it is written; and the whole quit (`q`, SIGHUP, SIGTERM): no decision is ever dropped,
 the quit waits for the one being saved, then writes the session's closing events (the visit to the item on screen,
 "session_end"), at most QUIT_SAVE_LIMIT seconds, and all along a copy of what is unwritten sits in a rescue file
 (annotator/rescue.py), removed once it is written; what is still unwritten when the wait ends stays there, and the
@@ -289,8 +289,9 @@ class SaveController:
     async def save(self, pending) -> None:
         """Commit a prepared decision, then tell the host (saved, released or not_saved). Tried at once, waiting at
         most FIRST_TRY_MS for another annotator's write (a millisecond or two each); when another program holds the
-        lock longer, the decision is kept (`saving`), the host says "saving…" (show_saving) and a background
-        thread with its own connection retries it; the host hears of it once it is committed."""
+        lock longer, the decision is kept (`saving`) with a copy in a rescue file (annotator/rescue.py: a kill -9
+        meanwhile loses nothing), the host says "saving…" (show_saving) and a background thread with its own
+        connection retries it; the host hears of it once it is committed (and the copy goes)."""
         s = self.session
         try:
             with s.store.busy_timeout(FIRST_TRY_MS):  # other annotators' writes take a millisecond or two
@@ -300,6 +301,7 @@ class SaveController:
                 s.write(s.store, pending)
             else:
                 self.saving = pending
+                self.files.keep_in_rescue([pending], [])  # from now on a kill -9 loses nothing either
                 self.host.show_saving(0)
                 self.host.start(self._save_in_background(pending))
                 return
@@ -325,8 +327,9 @@ class SaveController:
         future = self.files.submit_decision(pending, on_busy)
         try:
             await asyncio.wrap_future(future)
-        except AssignmentReleased:
+        except AssignmentReleased:  # not saved, by design (the screen says so): no copy is kept
             self.saving = None
+            self.files.drop_rescue()
             host.saving_ended()
             await host.released(pending)
             if self.quit_after_save:
@@ -340,9 +343,12 @@ class SaveController:
             if self.quit_after_save:  # its seconds are in the row kept: no visit event too
                 self._give_up(self.files.give_up_decision(pending, visible(exc, layout=False)))
                 return
+            self.files.drop_rescue()  # the screen stays on the item and says it is NOT saved
             host.not_saved(pending, exc)
             return
         self.saving = None
+        if not self.quit_after_save:  # (a quit replaces the copy with the closing events, or drops it)
+            self.files.drop_rescue()
         await host.saved(pending, bool(self.session.apply(pending)))
         if self.quit_after_save:
             self._close_and_exit()

@@ -76,6 +76,13 @@ def import_litellm():
 
     litellm.suppress_debug_info = True
     litellm.telemetry = False
+    # without an API key litellm's OpenAI handler makes its acompletion coroutine, then raises before awaiting it:
+    # Python's "coroutine ... was never awaited" warning (and its tracemalloc line) then printed over the one-line
+    # "no API key" error (a newcomer's run). The error says everything; that warning is litellm's internals.
+    import warnings
+
+    warnings.filterwarnings("ignore", message=r"coroutine '\w+\.acompletion' was never awaited",
+                            category=RuntimeWarning)
     return litellm
 
 

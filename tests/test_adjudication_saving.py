@@ -100,6 +100,8 @@ async def test_a_busy_database_keeps_the_decision_and_refuses_the_next_until_sav
     async with _screen(study) as (app, pilot, lock):
         await _decide_while_locked(app, pilot, lock)
         assert app.session.index == 0  # the next unit shows only once the decision is committed
+        kept = _rescue_files(study)  # a copy from the moment it waits: a kill -9 meanwhile loses nothing
+        assert len(kept) == 1 and [a["unit_id"] for a in read_rescued_adjudications(kept[0])] == [units["q1"]]
         await pilot.press("c")  # a second decision on q1: refused, said on the hint line
         await pilot.press("s")  # and no move to another unit meanwhile
         hint = str(app.screen.query_one("#hint").render())

@@ -383,3 +383,25 @@ def test_a_missing_gemini_key_stops_the_client_at_the_first_call(fake_llm, monke
     assert line.startswith("gemini/gemini-2.5-flash-lite: no API key: litellm needs GEMINI_API_KEY or GOOGLE_API_KEY "
                            "in the environment")
     assert "\n" not in line and "Traceback" not in line and "File \"" not in line and "lost the connection" not in line
+
+
+@pytest.mark.slow
+def test_no_api_key_is_one_error_line_without_python_warnings(tmp_path):
+    """Without OPENAI_API_KEY litellm makes its acompletion coroutine and raises before awaiting it: the run printed
+    Python's "coroutine ... was never awaited" RuntimeWarning and a tracemalloc line over the error (a newcomer's
+    run). Now stderr holds the progress line and the one error, exit code 5, nothing sent."""
+    import subprocess
+    import sys
+
+    db = tmp_path / "d.db"
+    env = {k: v for k, v in os.environ.items() if not k.endswith("API_KEY")}
+    prefval = [sys.executable, "-m", "annotator.cli"]
+    subprocess.run([*prefval, "demo", "--no-tui", "--db", str(db)], check=True, capture_output=True, env=env)
+    r = subprocess.run([*prefval, "evaluate", "answer", "--study", "demo-mcq", "--model", "openai/fake-model",
+                        "--api-base", "http://127.0.0.1:1/v1", "--db", str(db)], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode == 5
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert not any("Warning" in line or "tracemalloc" in line for line in lines), r.stderr
+    assert lines[-1].startswith("prefval: openai/fake-model: no API key: litellm needs OPENAI_API_KEY"), r.stderr
+    assert lines[-1].endswith("nothing was sent")

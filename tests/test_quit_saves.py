@@ -197,7 +197,9 @@ async def test_a_lock_held_past_the_limit_keeps_the_answer_in_a_rescue_file(db_f
         first = app.session.queue[0].unit_id
         clock.t += 2.0
         await _answer_while_locked(app, pilot, lock)
-        assert _rescue_files(db_file) == []  # kept only once a quit waits for it
+        kept = _rescue_files(db_file)  # kept from the moment the screen says it waits: a kill -9 loses nothing
+        assert len(kept) == 1 and [(r.unit_id, r.answer["shown"]) for r, _ in read_rescue(kept[0])[0]] == [
+            (first, "B")]
         await _signal_taken(app, pilot, signal.SIGTERM)
     lock.execute("ROLLBACK")
     lock.close()

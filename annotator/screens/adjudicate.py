@@ -340,7 +340,7 @@ class AdjudicateScreen(SavingScreen, Screen[None]):
         line (True), until it is saved."""
         if self.saves.saving is None:
             return False
-        self._blocked = ("Not done: still saving your last decision (the database is busy); the next unit shows "
+        self._blocked = ("Not done: still saving your last decision (the database is busy); the next item shows "
                          "once it is saved.")
         self._draw_hint()
         return True

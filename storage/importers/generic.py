@@ -160,7 +160,11 @@ def parse_index(value: Any, options: list[str], path: Path, record: str, field: 
             return int(s)
         m = _LETTER.match(s)
         if m:
-            return ord(m.group(1).upper()) - ord("A")
+            index = ord(m.group(1).upper()) - ord("A")
+            if index >= len(options):  # said as given: "letter 'x' (option 24)", never "index 23"
+                raise InputError(str(path), record, field, f"letter {s!r} is option {index + 1}, beyond the "
+                                 f"{len(options)} options (A to {chr(ord('A') + len(options) - 1)})")
+            return index
         hits = [i for i, o in enumerate(options) if o == s]
         if len(hits) == 1:
             return hits[0]
