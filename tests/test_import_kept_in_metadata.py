@@ -94,3 +94,26 @@ def test_records_without_extra_fields_import_without_a_warning(tmp_path, capsys)
 ])
 def test_which_names_read_as_an_answer(kind, name, field):
     assert answer_field_for(kind, name) == field
+
+
+def test_an_answer_field_beside_a_key_suggests_no_map_and_a_mapped_key_is_said_as_replaced(tmp_path, capsys):
+    """Records with correct_index and answer: the items have their key, so the warning suggests no --map; with
+    --map correct_index=answer the record's own correct_index is the field left over, said as replaced (it read
+    "'correct_index' is not a field of mcq items", a newcomer's run)."""
+    db = str(tmp_path / "x.db")
+    f = _write_jsonl(tmp_path / "q.jsonl", [
+        {"id": "b1", "question": "Q1?", "options": ["x", "y"], "correct_index": 0, "answer": "B"},
+    ])
+    assert main(["import", "jsonl", f, "--dataset", "d", "--db", db]) == 0
+    out, err = capsys.readouterr()
+    assert out == "dataset d: 1 item added, 0 already present\n"
+    assert err.splitlines() == [
+        f"warning: {f}: field 'answer' is not a field of mcq items; kept in the metadata of 1 record(s)"]
+    assert _items(db, "d")["b1"]["correct_index"] == 0
+    assert main(["import", "jsonl", f, "--dataset", "e", "--map", "correct_index=answer", "--db", db]) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [
+        f"warning: {f}: field 'correct_index' was not read (mcq items take their correct_index from 'answer', as "
+        "mapped); kept in the metadata of 1 record(s)"]
+    assert _items(db, "e")["b1"]["correct_index"] == 1  # B
+    assert _items(db, "e")["b1"]["metadata"] == {"correct_index": 0}

@@ -76,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
                                     file_hash=parsed.file_hash, contexts=parsed.contexts,
                                     sources=parsed.sources)
     extra = f", {result.n_contexts} contexts" if result.n_contexts else ""
-    print(visible(f"dataset {result.dataset}: {result.n_added} items added, {result.n_unchanged} already "
+    print(visible(f"dataset {result.dataset}: {result.n_added} item{'' if result.n_added == 1 else 's'} added, "
+                  f"{result.n_unchanged} already "
                   f"present{extra}", layout=False))
     if result.n_context_linked:
         print(visible(f"{result.n_context_linked} item(s) imported before without their conversation have it now",
@@ -93,6 +94,9 @@ def kept_in_metadata_line(kept) -> str:
     name reads as an answer, what it was probably meant for and how to import it as that ("; it reads as the answer
     key, which the items did not get from it: to import it as their correct_index, add --map
     correct_index=answer")."""
+    if kept.replaced_by is not None:  # an item field, read from another column as the mapping says
+        return (f"warning: {kept.path}: field {kept.field!r} was not read ({kept.kind} items take their "
+                f"{kept.field} from {kept.replaced_by!r}, as mapped); kept in the metadata of {kept.records} record(s)")
     line = (f"warning: {kept.path}: field {kept.field!r} is not a field of {kept.kind} items; kept in the metadata "
             f"of {kept.records} record(s)")
     if kept.answer_field:

@@ -17,13 +17,16 @@ from storage.textfile import not_utf8, read_text, regular_file
 class KeptInMetadata:
     """A record field that is no field of the item kind, kept in the items' metadata (the generic importer's rule):
     the file, the field's name, how many records of the file had it (non-empty), the kind, and answer_field: the
-    kind's answer-key field when the name reads as an answer (e.g. 'answer' for mcq: "correct_index"), else None."""
+    kind's answer-key field when the name reads as an answer (e.g. 'answer' for mcq: "correct_index") and some of
+    those records' items got no key, else None; replaced_by: for an item field that --map (or the mapping) reads from
+    another column instead, that column's name ("answer" for --map correct_index=answer), else None."""
 
     path: str
     field: str
     records: int
     kind: str
     answer_field: str | None = None
+    replaced_by: str | None = None
 
 
 @dataclass

@@ -357,6 +357,7 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
     seen: dict[str, str] = {}
     for p in ps:
         kept_counts: dict[str, int] = {}  # field kept in metadata -> records of this file, in the order first met
+        unkeyed: dict[str, int] = {}  # of those, the records whose item got no answer key (KEY_FIELDS)
         for record, rec, is_csv in _records(p, fmt, fields):
             used: set[str] = set()
             if id_field:
@@ -383,10 +384,15 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
             parsed.items.append(ItemIn(external_id=ext, kind=kind, payload=payload,
                                        source={"record_src": parsed.add_source(record_text(rec)),
                                                "file": "csv" if is_csv else "jsonl"}))
+            key = KEY_FIELDS.get(kind)
             for name in kept:
                 kept_counts[name] = kept_counts.get(name, 0) + 1
-        parsed.kept_in_metadata.extend(KeptInMetadata(str(p), name, n, kind, answer_field_for(kind, name))
-                                       for name, n in kept_counts.items())
+                if key is not None and payload.get(key) is None:  # the item got no key: the field may be it
+                    unkeyed[name] = unkeyed.get(name, 0) + 1
+        parsed.kept_in_metadata.extend(
+            KeptInMetadata(str(p), name, n, kind, answer_field_for(kind, name) if unkeyed.get(name) else None,
+                           replaced_by=fields[name] if fields.get(name) not in (None, name) else None)
+            for name, n in kept_counts.items())
     return parsed
 
 
