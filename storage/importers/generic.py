@@ -160,11 +160,7 @@ def parse_index(value: Any, options: list[str], path: Path, record: str, field: 
             return int(s)
         m = _LETTER.match(s)
         if m:
-            index = ord(m.group(1).upper()) - ord("A")
-            if index >= len(options):  # said as given: "letter 'x' (option 24)", never "index 23"
-                raise InputError(str(path), record, field, f"letter {s!r} is option {index + 1}, beyond the "
-                                 f"{len(options)} options (A to {chr(ord('A') + len(options) - 1)})")
-            return index
+            return ord(m.group(1).upper()) - ord("A")
         hits = [i for i, o in enumerate(options) if o == s]
         if len(hits) == 1:
             return hits[0]
@@ -292,6 +288,11 @@ def _build_payload(kind: str, rec: dict, fields: dict[str, str], used: set[str],
         if name in data:
             opts = data.get("options") if isinstance(data.get("options"), list) else []
             idx = parse_index(data[name], [str(o) for o in opts], path, record, rename.get(name, name))
+            given = data[name].strip() if isinstance(data[name], str) else None
+            if idx is not None and opts and idx >= len(opts) and given and _LETTER.match(given):
+                # said as given: "letter 'x' is option 24", where the payload's check would say "index 23"
+                raise InputError(str(path), record, rename.get(name, name), f"letter {given!r} is option "
+                                 f"{idx + 1}, beyond the {len(opts)} options (A to {chr(ord('A') + len(opts) - 1)})")
             if idx is None:
                 del data[name]
             else:
