@@ -117,3 +117,22 @@ def test_an_answer_field_beside_a_key_suggests_no_map_and_a_mapped_key_is_said_a
         "mapped); kept in the metadata of 1 record(s)"]
     assert _items(db, "e")["b1"]["correct_index"] == 1  # B
     assert _items(db, "e")["b1"]["metadata"] == {"correct_index": 0}
+
+
+def test_an_answer_field_on_records_some_of_which_have_a_key_warns_what_a_map_would_do(tmp_path, capsys):
+    """b1 and b2 have correct_index and answer, b3 answer only, b4 correct_index only: one item lacks a key; a
+    --map would read answer for every record (b1's key 0 would become 1), so no --map is suggested as the fix."""
+    db = str(tmp_path / "x.db")
+    f = _write_jsonl(tmp_path / "both.jsonl", [
+        {"id": "b1", "question": "Q1?", "options": ["x", "y"], "correct_index": 0, "answer": "B"},
+        {"id": "b2", "question": "Q2?", "options": ["x", "y"], "correct_index": 1, "answer": "B"},
+        {"id": "b3", "question": "Q3?", "options": ["x", "y"], "answer": "A"},
+        {"id": "b4", "question": "Q4?", "options": ["x", "y"], "correct_index": 1},
+    ])
+    assert main(["import", "jsonl", f, "--dataset", "d", "--db", db]) == 0
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        f"warning: {f}: field 'answer' is not a field of mcq items; kept in the metadata of 3 record(s); it reads as "
+        "the answer key, and 1 of those record(s) have no correct_index of their own (a --map correct_index=answer "
+        "would read it for every record)"]
+    assert [_items(db, "d")[i].get("correct_index") for i in ("b1", "b2", "b3", "b4")] == [0, 1, None, 1]

@@ -130,15 +130,20 @@ def test_jsonl_wrong_type_names_field(db, tmp_path, capsys):
     _fails(db, capsys, ["import", "jsonl", str(bad)], "items_type.jsonl", "line 1", "options")
 
 
-@pytest.mark.parametrize("key, said", [("x", "letter 'x' is option 24, beyond the 2 options (A to B)"),
-                                       ("(C)", "letter '(C)' is option 3, beyond the 2 options (A to B)")])
+@pytest.mark.parametrize("key, said", [
+    ("x", "letter 'x' is option 24, beyond the 2 options (0 to 1, or A to B)"),
+    ("(C)", "letter '(C)' is option 3, beyond the 2 options (0 to 1, or A to B)"),
+    (5, "5 is beyond the 2 options (0 to 1, or A to B)"),  # it said: field '(record)': Value error, correct_index 5 ...
+    ("2", "'2' is beyond the 2 options (0 to 1, or A to B)"),
+    (-1, "-1 is not an option (0 to 1, or A to B)"),
+])
 def test_a_letter_key_beyond_the_options_is_said_as_given(db, tmp_path, capsys, key, said):
     bad = tmp_path / "letters.jsonl"
     bad.write_text(json.dumps({"id": "a", "question": "Q?", "options": ["yes", "no"], "correct_index": "B"}) + "\n"
                    + json.dumps({"id": "b", "question": "Q?", "options": ["yes", "no"], "correct_index": key}) + "\n",
                    encoding="utf-8")
-    line = _fails(db, capsys, ["import", "jsonl", str(bad), "--kind", "mcq"], "letters.jsonl", "line 2", "correct_index")
-    assert line.endswith(said), line  # it said "correct_index 23 is outside the 2 options" for x
+    line = _fails(db, capsys, ["import", "jsonl", str(bad)], "letters.jsonl", "line 2", "correct_index")
+    assert line.endswith(said), line  # it said "correct_index 23 is outside the 2 options" for x (and a --kind hint)
 
 
 def test_csv_mapped_column_missing(db, tmp_path, capsys):

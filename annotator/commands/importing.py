@@ -99,9 +99,12 @@ def kept_in_metadata_line(kept) -> str:
                 f"{kept.field} from {kept.replaced_by!r}, as mapped); kept in the metadata of {kept.records} record(s)")
     line = (f"warning: {kept.path}: field {kept.field!r} is not a field of {kept.kind} items; kept in the metadata "
             f"of {kept.records} record(s)")
-    if kept.answer_field:
+    if kept.answer_field and kept.unkeyed >= kept.records:
         line += (f"; it reads as the answer key, which the items did not get from it: to import it as their "
                  f"{kept.answer_field}, add --map {kept.answer_field}={kept.field}")
+    elif kept.answer_field:  # some have a key of their own: a --map would read the field for every record
+        line += (f"; it reads as the answer key, and {kept.unkeyed} of those record(s) have no {kept.answer_field}"
+                 f" of their own (a --map {kept.answer_field}={kept.field} would read it for every record)")
     return line
 
 

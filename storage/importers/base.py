@@ -26,6 +26,7 @@ class KeptInMetadata:
     records: int
     kind: str
     answer_field: str | None = None
+    unkeyed: int = 0  # of the records, those whose item got no answer key (KEY_FIELDS) of its own
     replaced_by: str | None = None
 
 

@@ -289,10 +289,14 @@ def _build_payload(kind: str, rec: dict, fields: dict[str, str], used: set[str],
             opts = data.get("options") if isinstance(data.get("options"), list) else []
             idx = parse_index(data[name], [str(o) for o in opts], path, record, rename.get(name, name))
             given = data[name].strip() if isinstance(data[name], str) else None
-            if idx is not None and opts and idx >= len(opts) and given and _LETTER.match(given):
-                # said as given: "letter 'x' is option 24", where the payload's check would say "index 23"
-                raise InputError(str(path), record, rename.get(name, name), f"letter {given!r} is option "
-                                 f"{idx + 1}, beyond the {len(opts)} options (A to {chr(ord('A') + len(opts) - 1)})")
+            if idx is not None and opts and not 0 <= idx < len(opts):  # said here, as given, naming the field
+                last = chr(ord('A') + len(opts) - 1)
+                said = (f"letter {given!r} is option {idx + 1}," if given and _LETTER.match(given)
+                        else f"{data[name]!r} is")
+                raise InputError(str(path), record, rename.get(name, name),
+                                 f"{said} beyond the {len(opts)} options (0 to {len(opts) - 1}, or A to {last})"
+                                 if idx >= 0 else f"{data[name]!r} is not an option (0 to {len(opts) - 1}, or A "
+                                 f"to {last})")
             if idx is None:
                 del data[name]
             else:
@@ -378,8 +382,8 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
             try:
                 payload = _build_payload(kind, rec, fields, used, is_csv, p, record, kept)
             except InputError as exc:
-                if options.get("kind") or kind_from_mapping or fields:
-                    raise
+                if options.get("kind") or kind_from_mapping or fields or exc.field in INDEX_FIELDS:
+                    raise  # (an option index out of range: the record is an mcq item, its key is wrong)
                 raise InputError(exc.path, exc.record, exc.field, exc.problem + "; " + _kind_hint(rec, is_csv, p, record)) \
                     from None
             parsed.items.append(ItemIn(external_id=ext, kind=kind, payload=payload,
@@ -392,6 +396,7 @@ def read(paths: list[str | Path], options: dict | None = None) -> Parsed:
                     unkeyed[name] = unkeyed.get(name, 0) + 1
         parsed.kept_in_metadata.extend(
             KeptInMetadata(str(p), name, n, kind, answer_field_for(kind, name) if unkeyed.get(name) else None,
+                           unkeyed=unkeyed.get(name, 0),
                            replaced_by=fields[name] if fields.get(name) not in (None, name) else None)
             for name, n in kept_counts.items())
     return parsed
