@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "annotator.commands.bundle",
     "annotator.commands.release",
     "annotator.commands.adjudicate",
+    "annotator.commands.recover",
     "annotator.commands.generate",
     "annotator.commands.evaluate",
 ]

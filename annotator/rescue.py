@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
@@ -104,3 +105,68 @@ def read_rescued_adjudications(path: str | Path) -> list[dict]:
     adjudicator_id, kind, answer (a dict or None) and reason."""
     return [dict(json.loads(line)["row"]) for line in read_text(path).splitlines()
             if json.loads(line)["table"] == "adjudications"]
+
+
+@dataclass
+class RescueFile:
+    """A rescue file as read (read_rescue_file): the database it was kept for (absolute path), the annotation rows
+    with their ids, the adjudication rows (dicts) and the events."""
+
+    database: str
+    rows: list[tuple[AnnotationIn, str]]
+    adjudications: list[dict]
+    events: list[Event]
+
+
+def read_rescue_file(path: str | Path) -> RescueFile:
+    """Read a rescue file whole. Raises PrefvalError naming the file, the line and what is wrong (not JSON, no
+    "table", a row that is no annotation, adjudication or event, no meta line naming the database)."""
+    from pydantic import ValidationError
+
+    from storage.errors import PrefvalError
+
+    database, rows, adjudications, events = None, [], [], []
+    for n, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            table = rec["table"]
+            if table == "meta":
+                database = str(rec["database"])
+            elif table == "annotations":
+                row = dict(rec["row"])
+                rid = str(row.pop("id"))
+                rows.append((AnnotationIn(**row), rid))
+            elif table == "adjudications":
+                a = dict(rec["row"])
+                for key in ("id", "study_id", "unit_id", "adjudicator_id", "kind"):
+                    if not isinstance(a.get(key), str):
+                        raise KeyError(key)
+                adjudications.append(a)
+            elif table == "events":
+                events.append(Event(**rec["row"]))
+            else:
+                raise PrefvalError(f"{path}: line {n}: field 'table': unknown table {table!r}")
+        except json.JSONDecodeError as exc:
+            raise PrefvalError(f"{path}: line {n}: not JSON ({exc.msg})") from None
+        except (KeyError, TypeError) as exc:
+            raise PrefvalError(f"{path}: line {n}: field {str(exc).strip(chr(39))!r}: missing or not of its "
+                               "type") from None
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(x) for x in err.get("loc", ())) or "(row)"
+            raise PrefvalError(f"{path}: line {n}: field {where!r}: {err.get('msg')}") from None
+    if database is None:
+        raise PrefvalError(f"{path}: line 1: field 'database': no meta line naming the database it was kept for "
+                           "(not a prefval rescue file?)")
+    return RescueFile(database, rows, adjudications, events)
+
+
+def rescue_files_of(db_path: str) -> list[Path]:
+    """The rescue files kept beside the database at db_path (write_rescue's first choice of folder), oldest first
+    by name; [] for an in-memory database."""
+    if db_path == ":memory:":
+        return []
+    base = Path(db_path).resolve()
+    return sorted(base.parent.glob(base.name + RESCUE_INFIX + "*.jsonl"))

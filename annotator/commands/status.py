@@ -531,8 +531,19 @@ def run(args: argparse.Namespace) -> int:
 
     with Store.open(db_path(args, must_exist=True), mode="ro") as store, gc_paused():
         status = collect(store, args.study or None, with_annotators=args.format == "json" or bool(args.study))
+    from annotator.rescue import rescue_files_of
+
+    kept = [str(f) for f in rescue_files_of(store.path)]  # decisions a screen could not write: never silent
     if args.format == "json":
+        status["rescue_files"] = kept
         print(json_safe(json.dumps(status, indent=2, ensure_ascii=False)))
     else:
         print(render_text(status))
+        if kept:
+            from annotator.safe_text import visible
+
+            print(visible(f"\n{len(kept)} rescue file(s) beside the database hold decisions a screen could not "
+                          "write: put them back with prefval recover FILE", layout=False))
+            for f in kept:
+                print(visible(f"  {f}", layout=False))
     return 0
