@@ -169,6 +169,8 @@ def _main(argv: list[str] | None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    if args.global_db and getattr(args, "refuses_db", None):  # `prefval --db x stats ...`: as after the command
+        parser.error(args.refuses_db)
     given = [getattr(args, k, None) for k in ("global_db", "group_db", "db")]
     given = list(dict.fromkeys(v for v in given if v))  # --db before the command, before its action, after it
     if len(given) > 1:

@@ -150,11 +150,29 @@ def test_every_command_takes_db_after_it_but_stats_says_it_reads_no_database(tmp
     assert "prefval stats agreement: error: --db: prefval stats reads the CSV file it is given, not a database" in err
     assert "unrecognized arguments" not in err
     assert not (tmp_path / "b.db").exists()
-    # before the command, --db is the global option every command accepts: the CSV's figures, the same as without
-    assert main(["--db", str(tmp_path / "b.db"), "stats", "agreement", str(csv_file), "--metric",
-                 "percent_agreement", "--format", "json"]) == 0
-    assert json.loads(capsys.readouterr().out)["value"] == 0.5  # 1 of the 2 items agreed
+    # before the command too (a newcomer's `prefval --db x stats ...` was silently taken): the same refusal
+    with pytest.raises(SystemExit) as exc:
+        main(["--db", str(tmp_path / "b.db"), "stats", "agreement", str(csv_file), "--metric",
+              "percent_agreement", "--format", "json"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "prefval: error: --db: prefval stats reads the CSV file it is given, not a database" in err
     assert not (tmp_path / "b.db").exists()
+    # without --db: the CSV's figures
+    assert main(["stats", "agreement", str(csv_file), "--metric", "percent_agreement", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["value"] == 0.5  # 1 of the 2 items agreed
+
+
+def test_demo_takes_db_before_the_command(tmp_path, capsys, monkeypatch):
+    # `prefval --db x.db demo` was refused as "--db given twice with different files (x.db and prefval-demo.db)":
+    # the demo's default counted as a second file given
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PREFVAL_DB", str(tmp_path / "real.db"))  # the user's real database: never the demo's
+    assert main(["--db", "x.db", "demo", "--no-tui"]) == 0
+    assert main(["demo", "--no-tui"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["prefval-demo.db", "x.db"]
+    assert main(["--db", "x.db", "demo", "--no-tui", "--db", "y.db"]) == 2
+    assert "--db given twice with different files (x.db and y.db)" in capsys.readouterr().err
 
 
 def test_db_before_the_action_of_study_bundle_and_evaluate(tmp_path, capsys, monkeypatch):

@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="try prefval on bundled sample data",
                        description=f"Import the bundled PersonaMem-style sample into {DEMO_DB} (or --db), create "
                                    f"the study '{DEMO_STUDY}' and open the annotation screen.")
-    p.add_argument("--db", default=DEMO_DB, help=f"database file (default: {DEMO_DB})")
+    # no argparse default: `prefval --db x.db demo` (the --db before the command) must not meet a second file
+    p.add_argument("--db", default=None, help=f"database file (default: {DEMO_DB})")
     p.add_argument("--annotator", default="demo", help="annotator name (default: demo)")
     p.add_argument("--no-tui", action="store_true", help="set up the demo database without opening the TUI")
     p.set_defaults(func=run)
@@ -49,6 +50,7 @@ def setup_demo(db: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.db = args.db or DEMO_DB  # the demo's own file, never $PREFVAL_DB (the user's real database)
     if not args.no_tui:
         from annotator.commands.annotate import need_terminal
 

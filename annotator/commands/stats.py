@@ -43,8 +43,12 @@ class _NoDatabase(argparse.Action):
     stats reads the CSV file it is given, not a database, instead of argparse's "unrecognized arguments"."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        parser.error("--db: prefval stats reads the CSV file it is given, not a database; drop --db (a study's "
-                     "figures from the database: `prefval report STUDY --db PATH`)")
+        parser.error(NO_DATABASE)
+
+
+#: why stats takes no --db, after the command (_NoDatabase) or before it (annotator.cli reads ``refuses_db``)
+NO_DATABASE = ("--db: prefval stats reads the CSV file it is given, not a database; drop --db (a study's figures "
+               "from the database: `prefval report STUDY --db PATH`)")
 
 
 def _refuse_db(p: argparse.ArgumentParser) -> None:
@@ -57,6 +61,7 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("stats", help="agreement statistics and correlations from a CSV file",
                               description="Agreement statistics and correlations from a CSV file.")
     _refuse_db(p)
+    p.set_defaults(refuses_db=NO_DATABASE)
     sub = p.add_subparsers(dest="stats_command", metavar="STATS_COMMAND")
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
