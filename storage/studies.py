@@ -472,7 +472,7 @@ class StudiesMixin:
         the study needs (the quota of each non-check unit, summed), "answered": (unit, human annotator) pairs with
         an answer on a non-check unit, "assignments": unreleased assignments, "annotators": human annotators
         holding units, "llm_judges": LLM judges holding units, "last_activity": ISO time of the latest annotation
-        row or None}. progress = answered / needed. The unit figures are counted once when the study is finished
+        or adjudication row or None}. progress = answered / needed. The unit figures are counted once when the study is finished
         (settings["counts"]) and re-counted only when the number of units no longer matches.
         """
         settings = json.loads(self.db.execute("SELECT settings FROM studies WHERE id = ?",
@@ -495,7 +495,8 @@ class StudiesMixin:
             "SELECT COALESCE(n.kind, 'human'), COUNT(*) FROM annotators n WHERE EXISTS (SELECT 1 FROM assignments a "
             "WHERE a.study_id = ? AND a.annotator_id = n.id AND a.released_at IS NULL) GROUP BY 1", [study_id]))
         n_assign = self.assignment_count(study_id)
-        last = self.db.execute("SELECT MAX(submitted_at) FROM annotations WHERE study_id = ?",
+        last = self.db.execute("SELECT MAX(t) FROM (SELECT MAX(submitted_at) AS t FROM annotations WHERE study_id = ?1 "
+                               "UNION ALL SELECT MAX(submitted_at) FROM adjudications WHERE study_id = ?1)",
                                [study_id]).fetchone()[0]
         return {"items": n_units - counts["checks"], "checks": counts["checks"], "needed": counts["needed"],
                 "answered": answered, "assignments": n_assign, "annotators": holders.get("human", 0),

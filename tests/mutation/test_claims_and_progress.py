@@ -119,6 +119,10 @@ def test_study_and_annotator_progress_by_hand(st):
     store.release_assignments(study.id, bo.id)  # u0 (no answer) released
     assert store.study_progress(study.id)["assignments"] == 7
     assert store.assignment_count(study.id) == 7
+    # an adjudication is activity too (status said the last answer's time after an adjudication session)
+    adj = store.add_adjudication(study.id, u2.id, store.ensure_annotator("lead").id, "final", {"choice": 0})
+    assert adj.submitted_at > "2026-01-01T00:00:09"
+    assert store.study_progress(study.id)["last_activity"] == adj.submitted_at
 
 
 def test_claimed_assignments_carry_their_creation_time(store):
