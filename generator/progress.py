@@ -177,5 +177,12 @@ class RunProgress:
 
     def summary(self) -> str:
         """One line of plain text for the end of a run (the caller prints it, terminal or not, with ``print`` or
-        ``console.print(..., markup=False)``)."""
-        return f"{self.description}: " + format_stats(self.stats, self.total)
+        ``console.print(..., markup=False)``). A run that stopped before every call finished (a budget spent, a
+        server or configuration stop such as a missing API key) says how many calls were never sent, right after
+        the failed ones: ``0/12 done (0 cached), 0 failed, 12 not sent, ...``."""
+        line = format_stats(self.stats, self.total)
+        unsent = self.total - (self.stats.done + self.stats.cached + self.stats.failed)
+        if unsent > 0:
+            failed = f", {self.stats.failed} failed"
+            line = line.replace(failed, f"{failed}, {unsent:,} not sent", 1)
+        return f"{self.description}: {line}"

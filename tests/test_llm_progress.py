@@ -49,7 +49,23 @@ def test_quiet_when_not_a_terminal_and_no_interval():
         progress.attach(client)
         asyncio.run(client.complete(request(), Verdict))
     assert out.getvalue() == ""
-    assert progress.summary().startswith("profiles: 1/3 done (0 cached), 0 failed, 10 tokens in / 5 out")
+    # the run ended with 2 of its 3 calls never sent (a stop): the summary says so
+    assert progress.summary().startswith("profiles: 1/3 done (0 cached), 0 failed, 2 not sent, 10 tokens in / 5 out")
+
+
+def test_summary_of_a_finished_run_names_no_unsent_calls():
+    client = LLMClient(completion_fn=FakeCompletion(StatusError(400), FakeCompletion().script[0]))
+    with RunProgress(2, "profiles", file=io.StringIO(), interval=0) as progress:
+        progress.attach(client)
+
+        async def run():
+            try:
+                await client.complete(request(1), Verdict)  # 400: failed
+            except Exception:
+                pass
+            await client.complete(request(2), Verdict)
+        asyncio.run(run())
+    assert progress.summary().startswith("profiles: 1/2 done (0 cached), 1 failed, 10 tokens in / 5 out")
 
 
 def test_drawn_on_a_terminal_with_counts_and_no_markup():
