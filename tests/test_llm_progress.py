@@ -53,35 +53,31 @@ def test_quiet_when_not_a_terminal_and_no_interval():
     assert progress.summary().startswith("profiles: 1/3 done (0 cached), 0 failed, 2 not sent, 10 tokens in / 5 out")
 
 
-def test_summary_of_a_finished_run_names_no_unsent_calls():
+def _one_failed_then_sent(progress, sent: int) -> None:
+    """Through a client attached to progress: one call refused with a 400 (failed), then `sent` calls answered."""
     client = LLMClient(completion_fn=FakeCompletion(StatusError(400), FakeCompletion().script[0]))
-    with RunProgress(2, "profiles", file=io.StringIO(), interval=0) as progress:
-        progress.attach(client)
+    progress.attach(client)
 
-        async def run():
-            try:
-                await client.complete(request(1), Verdict)  # 400: failed
-            except Exception:
-                pass
-            await client.complete(request(2), Verdict)
-        asyncio.run(run())
+    async def run():
+        try:
+            await client.complete(request(1), Verdict)  # 400: failed
+        except Exception:
+            pass
+        for k in range(sent):
+            await client.complete(request(2 + k), Verdict)
+    asyncio.run(run())
+
+
+def test_summary_of_a_finished_run_names_no_unsent_calls():
+    with RunProgress(2, "profiles", file=io.StringIO(), interval=0) as progress:
+        _one_failed_then_sent(progress, 1)
     assert progress.summary().startswith("profiles: 1/2 done (0 cached), 1 failed, 10 tokens in / 5 out")
 
 
 def test_drawn_on_a_terminal_with_counts_and_no_markup():
     out = io.StringIO()
-    client = LLMClient(completion_fn=FakeCompletion(StatusError(400), FakeCompletion().script[0]))
     with RunProgress(4, "[bold]evil[/bold] stage", file=out, force_terminal=True) as progress:
-        progress.attach(client)
-
-        async def run():
-            try:
-                await client.complete(request(1), Verdict)  # 400: failed
-            except Exception:
-                pass
-            await client.complete(request(2), Verdict)
-            await client.complete(request(3), Verdict)
-        asyncio.run(run())
+        _one_failed_then_sent(progress, 2)
     text = out.getvalue()
     assert "[bold]evil[/bold] stage" in text  # shown as typed, not as markup
     assert "3/4" in text and "1 failed" in text and "20/10 tok" in text
