@@ -156,6 +156,8 @@ async def test_the_adjudication_screen_shows_the_adjudicators_own_last_decisions
         await pilot.pause()
         want = "last: #2 excluded"
         assert _strip(app) == want and _on_screen(app, want)
+        # the line is what says it: no notice lies over the hint line after a decision
+        assert not app.screen.query("Toast") and not len(app._notifications)
         await pilot.press("u")  # #1 (q1): option B in the item's original order; the screen goes on to #2
         await decide(pilot, "b")
         await pilot.pause()

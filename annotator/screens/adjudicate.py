@@ -322,7 +322,8 @@ class AdjudicateScreen(SavingScreen, Screen[None]):
         if conflict:
             self.notify("Another adjudicator had decided this unit meanwhile; your decision is now the one in force "
                         "(both are kept in the history).", severity="warning", timeout=6, markup=False)
-        self.notify("excluded" if pending.kind == "exclude" else "final answer saved", timeout=2)
+        # no "saved" notice: the last-decisions line (or the sidebar from 140 columns) says it, as on the annotation
+        # screen; a notice lay over the hint line for 2 s after every decision
         await self.show_current()
 
     async def released(self, pending: PendingAdjudication) -> None:
