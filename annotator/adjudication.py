@@ -17,6 +17,7 @@ from annotator.session import RECENT
 from annotator.tasks import get_task
 from annotator.tasks.base import Decision, UnitView
 from storage.adjudications import Adjudication
+from storage.db import now_iso
 from storage.errors import PrefvalError
 from storage.models import Assignment, Event, new_id
 from storage.store import Store
@@ -53,15 +54,16 @@ class PendingAdjudication:
     committed: Adjudication | None = None
     study_id: str = ""
     adjudicator_id: str = ""
+    decided_at: str = dataclasses.field(default_factory=now_iso)
 
     def unwritten(self) -> tuple[str, dict] | None:
-        """What a rescue file keeps of it while it is not in the file: ("adjudications", the row's fields); None
-        once committed."""
+        """What a rescue file keeps of it while it is not in the file: ("adjudications", the row's fields and
+        decided_at, when it was taken); None once committed."""
         if self.committed is not None:
             return None
         return "adjudications", {"id": self.row_id, "study_id": self.study_id, "unit_id": self.unit_id,
                                  "adjudicator_id": self.adjudicator_id, "kind": self.kind, "answer": self.answer,
-                                 "reason": self.reason}
+                                 "reason": self.reason, "decided_at": self.decided_at}
 
 
 class AdjudicationSession:

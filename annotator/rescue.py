@@ -13,7 +13,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from storage.models import AnnotationIn, Event
 from storage.textfile import read_text
@@ -31,23 +31,26 @@ def rescue_path(db_path: str, folder: Path | None = None, n: int = 0) -> Path:
     return (folder or base.resolve().parent) / f"{base.name}{RESCUE_INFIX}{stamp}-{os.getpid()}{more}.jsonl"
 
 
-def write_rescue(db_path: str, rows: list[tuple[AnnotationIn, str]], events: list[Event],
+def write_rescue(db_path: str, rows: list[tuple], events: list[Event],
                  adjudications: Iterable[dict] = ()) -> Path:
-    """Write the annotation rows (each with the id it was to have), adjudication rows and events that were NOT saved
-    in the database at db_path to a new rescue file, one JSON object a line: {"table": "annotations", "row":
-    AnnotationIn fields and its "id"}, {"table": "adjudications", "row": the adjudication's fields (id, study_id,
-    unit_id, adjudicator_id, kind, answer, reason)} or {"table": "events", "row": Event fields}, preceded by {"table": "meta", "database": absolute path, "written_at": ISO time}. The file is created
-    exclusively, written, flushed and fsynced (and its folder fsynced) before this returns. Tries the database's
-    folder, then the home folder, then the temporary folder; a second file of the same process within the same
-    second (a quit replacing the copy it kept while waiting) gets the next name in the same folder (it went to the
-    home folder: the quit test found no file beside the database when both fell in one second). Returns the path; raises OSError when none of them
-    can be written."""
+    """Write the annotation rows, adjudication rows and events that were NOT saved in the database at db_path to a
+    new rescue file, one JSON object a line: {"table": "annotations", "row": AnnotationIn fields, its "id" and
+    "decided_at"}, {"table": "adjudications", "row": the adjudication's fields (id, study_id, unit_id,
+    adjudicator_id, kind, answer, reason, decided_at)} or {"table": "events", "row": Event fields}, preceded by
+    {"table": "meta", "database": absolute path, "written_at": ISO time}. rows: (row, id) or (row, id, decided_at),
+    decided_at the ISO time the key was pressed (what `prefval recover` gives the row; without it, the file's
+    written_at). The file is created exclusively, written, flushed and fsynced (and its folder fsynced) before
+    this returns. Tries the database's folder, then the home folder, then the temporary folder; a second file of
+    the same process within the same second (a quit replacing the copy it kept while waiting) gets the next name in
+    the same folder (it went to the home folder: the quit test found no file beside the database when both fell in
+    one second). Returns the path; raises OSError when none of them can be written."""
     import tempfile
 
     lines = [json.dumps({"table": "meta", "database": os.path.abspath(db_path),
                          "written_at": _dt.datetime.now(_dt.timezone.utc).isoformat()}, ensure_ascii=False)]
-    lines += [json.dumps({"table": "annotations", "row": {"id": rid, **r.model_dump()}}, ensure_ascii=False)
-              for r, rid in rows]
+    lines += [json.dumps({"table": "annotations", "row": {"id": rid, **r.model_dump(),
+                                                          **({"decided_at": at[0]} if at and at[0] else {})}},
+                         ensure_ascii=False) for r, rid, *at in rows]
     lines += [json.dumps({"table": "adjudications", "row": dict(a)}, ensure_ascii=False) for a in adjudications]
     lines += [json.dumps({"table": "events", "row": e.model_dump()}, ensure_ascii=False) for e in events]
     data = ("\n".join(lines) + "\n").encode("utf-8")
@@ -87,80 +90,164 @@ def write_rescue(db_path: str, rows: list[tuple[AnnotationIn, str]], events: lis
 
 
 def read_rescue(path: str | Path) -> tuple[list[tuple[AnnotationIn, str]], list[Event]]:
-    """The rows (each with its id) and events of a rescue file (write_rescue), as models."""
-    rows, events = [], []
-    for line in read_text(path).splitlines():
-        rec = json.loads(line)
-        if rec["table"] == "annotations":
-            row = dict(rec["row"])
-            rid = row.pop("id")
-            rows.append((AnnotationIn(**row), rid))
-        elif rec["table"] == "events":
-            events.append(Event(**rec["row"]))
-    return rows, events
+    """The annotation rows (each with its id) and events of a rescue file (read_rescue_file), as models."""
+    kept = read_rescue_file(path)
+    return kept.rows, kept.events
 
 
 def read_rescued_adjudications(path: str | Path) -> list[dict]:
-    """The adjudication rows of a rescue file (write_rescue), as written: dicts with id, study_id, unit_id,
-    adjudicator_id, kind, answer (a dict or None) and reason."""
-    return [dict(json.loads(line)["row"]) for line in read_text(path).splitlines()
-            if json.loads(line)["table"] == "adjudications"]
+    """The adjudication rows of a rescue file (read_rescue_file), as written: dicts with id, study_id, unit_id,
+    adjudicator_id, kind, answer (a dict or None), reason and decided_at."""
+    return read_rescue_file(path).adjudications
+
+
+#: the fields of an adjudication row in a rescue file (PendingAdjudication.unwritten), and the optional one
+_ADJUDICATION_FIELDS = frozenset({"id", "study_id", "unit_id", "adjudicator_id", "kind", "answer", "reason"})
+_OPTIONAL = frozenset({"decided_at"})
+#: the statuses of the rows a screen writes (Session.prepare): decisions, notes and flags
+_SCREEN_STATUSES = ("answered", "skipped", "partial", "note", "flag", "unflag")
+
+
+@dataclass
+class KeptRow:
+    """One row of a rescue file: its line (from 1), table ("annotations", "adjudications" or "events"), id, the
+    row (AnnotationIn, the adjudication's dict, or Event) and the time it was decided (ISO; None when the file
+    does not say: files written before prefval kept it, and events, which carry their own `at`)."""
+
+    line: int
+    table: str
+    id: str
+    row: Any
+    decided_at: str | None = None
 
 
 @dataclass
 class RescueFile:
-    """A rescue file as read (read_rescue_file): the database it was kept for (absolute path), the annotation rows
-    with their ids, the adjudication rows (dicts) and the events."""
+    """A rescue file as read (read_rescue_file): its path, the database it was kept for (absolute path), when it
+    was written (ISO) and its rows in file order."""
 
+    path: str
     database: str
-    rows: list[tuple[AnnotationIn, str]]
-    adjudications: list[dict]
-    events: list[Event]
+    written_at: str | None
+    kept: list[KeptRow]
+
+    @property
+    def rows(self) -> list[tuple[AnnotationIn, str]]:
+        """The annotation rows with their ids."""
+        return [(k.row, k.id) for k in self.kept if k.table == "annotations"]
+
+    @property
+    def adjudications(self) -> list[dict]:
+        """The adjudication rows, as dicts (decided_at included when the file has it)."""
+        return [{**k.row, **({"decided_at": k.decided_at} if k.decided_at else {})} for k in self.kept
+                if k.table == "adjudications"]
+
+    @property
+    def events(self) -> list[Event]:
+        """The events."""
+        return [k.row for k in self.kept if k.table == "events"]
+
+
+def _time(value: Any, field_name: str) -> str | None:
+    """An ISO time of a rescue file (None when absent); raises ValueError naming the field otherwise."""
+    if value is None:
+        return None
+    import datetime as _dt
+
+    if not isinstance(value, str):
+        raise ValueError(f"field {field_name!r}: not an ISO time")
+    try:
+        _dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"field {field_name!r}: not an ISO time ({value!r})") from None
+    return value
+
+
+def _kept_row(n: int, rec: dict) -> KeptRow:
+    """The row of one record (not the meta line) of a rescue file; raises ValueError("field 'X': ...")."""
+    from pydantic import ValidationError
+
+    table = rec.get("table")
+    if table not in ("annotations", "adjudications", "events"):
+        raise ValueError(f"field 'table': unknown table {table!r}")
+    if "row" not in rec or not isinstance(rec["row"], dict):
+        raise ValueError("field 'row': missing or not a JSON object")
+    row = dict(rec["row"])
+    try:
+        if table == "annotations":
+            rid, at = row.pop("id", None), _time(row.pop("decided_at", None), "decided_at")
+            unknown = sorted(set(row) - set(AnnotationIn.model_fields))
+            if unknown:
+                raise ValueError(f"field {unknown[0]!r}: not a field of an annotation row")
+            if not isinstance(rid, str) or not rid:
+                raise ValueError("field 'id': missing or not a string")
+            ann = AnnotationIn(**row)
+            if ann.source != "human":
+                raise ValueError(f"field 'source': a screen keeps people's rows only, not {ann.source!r}")
+            if ann.status not in _SCREEN_STATUSES:
+                raise ValueError(f"field 'status': {ann.status!r} is not written by a screen")
+            return KeptRow(n, table, rid, ann, at)
+        if table == "adjudications":
+            unknown = sorted(set(row) - _ADJUDICATION_FIELDS - _OPTIONAL)
+            if unknown:
+                raise ValueError(f"field {unknown[0]!r}: not a field of an adjudication row")
+            for key in ("id", "study_id", "unit_id", "adjudicator_id", "kind"):
+                if not isinstance(row.get(key), str) or not row[key]:
+                    raise ValueError(f"field {key!r}: missing or not a string")
+            if row["kind"] not in ("final", "exclude"):
+                raise ValueError(f"field 'kind': {row['kind']!r} is neither 'final' nor 'exclude'")
+            if row["kind"] == "final" and not isinstance(row.get("answer"), dict):
+                raise ValueError("field 'answer': a final answer needs the answer, a JSON object")
+            if row["kind"] == "exclude" and (not isinstance(row.get("reason"), str) or not row["reason"].strip()):
+                raise ValueError("field 'reason': an exclusion needs a reason")
+            at = _time(row.pop("decided_at", None), "decided_at")
+            return KeptRow(n, table, row["id"], {k: row.get(k) for k in sorted(_ADJUDICATION_FIELDS)}, at)
+        event = Event(**row)  # table "events"
+        return KeptRow(n, table, event.id, event)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err.get("loc", ())) or "row"
+        raise ValueError(f"field {where!r}: {err.get('msg')}") from None
 
 
 def read_rescue_file(path: str | Path) -> RescueFile:
-    """Read a rescue file whole. Raises PrefvalError naming the file, the line and what is wrong (not JSON, no
-    "table", a row that is no annotation, adjudication or event, no meta line naming the database)."""
-    from pydantic import ValidationError
-
+    """Read a rescue file whole (write_rescue's format). Raises PrefvalError, one line naming the file, the line
+    and the field: no such file, not a regular file or unreadable; not JSON, or a line that is no JSON object; a
+    row that is not an annotation, adjudication or event as a screen writes them (an unknown field, a row not of a
+    person, an adjudication without its answer or reason ...); no meta line naming the database. Nothing here
+    reads the database: annotator.recovery checks the rows against it."""
     from storage.errors import PrefvalError
+    from storage.textfile import regular_file
 
-    database, rows, adjudications, events = None, [], [], []
-    for n, line in enumerate(read_text(path).splitlines(), start=1):
+    regular_file(path, "rescue file")
+    try:
+        text = read_text(path)
+    except OSError as exc:
+        raise PrefvalError(f"{path}: cannot read ({exc.strerror or type(exc).__name__})") from None
+    database = written_at = None
+    kept: list[KeptRow] = []
+    for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
-            table = rec["table"]
-            if table == "meta":
-                database = str(rec["database"])
-            elif table == "annotations":
-                row = dict(rec["row"])
-                rid = str(row.pop("id"))
-                rows.append((AnnotationIn(**row), rid))
-            elif table == "adjudications":
-                a = dict(rec["row"])
-                for key in ("id", "study_id", "unit_id", "adjudicator_id", "kind"):
-                    if not isinstance(a.get(key), str):
-                        raise KeyError(key)
-                adjudications.append(a)
-            elif table == "events":
-                events.append(Event(**rec["row"]))
-            else:
-                raise PrefvalError(f"{path}: line {n}: field 'table': unknown table {table!r}")
         except json.JSONDecodeError as exc:
             raise PrefvalError(f"{path}: line {n}: not JSON ({exc.msg})") from None
-        except (KeyError, TypeError) as exc:
-            raise PrefvalError(f"{path}: line {n}: field {str(exc).strip(chr(39))!r}: missing or not of its "
-                               "type") from None
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(x) for x in err.get("loc", ())) or "(row)"
-            raise PrefvalError(f"{path}: line {n}: field {where!r}: {err.get('msg')}") from None
+        try:
+            if not isinstance(rec, dict):
+                raise ValueError("field 'table': the line is not a JSON object")
+            if rec.get("table") == "meta":
+                if not isinstance(rec.get("database"), str) or not rec["database"]:
+                    raise ValueError("field 'database': missing or not a path")
+                database, written_at = rec["database"], _time(rec.get("written_at"), "written_at")
+                continue
+            kept.append(_kept_row(n, rec))
+        except ValueError as exc:
+            raise PrefvalError(f"{path}: line {n}: {exc}") from None
     if database is None:
         raise PrefvalError(f"{path}: line 1: field 'database': no meta line naming the database it was kept for "
                            "(not a prefval rescue file?)")
-    return RescueFile(database, rows, adjudications, events)
+    return RescueFile(str(path), database, written_at, kept)
 
 
 def rescue_files_of(db_path: str) -> list[Path]:

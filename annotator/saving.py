@@ -40,14 +40,20 @@ QUIT_SAVE_LIMIT = 1800.0
 
 
 def _unwritten(pendings: Iterable) -> tuple[list, list]:
-    """What a rescue file keeps of the decisions among pendings not in the file yet: (annotation rows as (row, id),
-    adjudication rows as dicts), from each pending's unwritten() ("annotations" or "adjudications", the row)."""
+    """What a rescue file keeps of the decisions among pendings not in the file yet: (annotation rows as (row, id,
+    decided_at), adjudication rows as dicts), from each pending's unwritten() ("annotations" or "adjudications",
+    the row)."""
     rows, adjudications = [], []
     for p in pendings:
         kept = p.unwritten()
         if kept is not None:
             (rows if kept[0] == "annotations" else adjudications).append(kept[1])
     return rows, adjudications
+
+
+def _kept_in(path) -> str:
+    """The end of a NOT-saved note: where the rows went and the command that puts them back."""
+    return f"kept in {path}; put back with: prefval recover {path}"
 
 
 def _count(rows: list, adjudications: list) -> str:
@@ -66,7 +72,7 @@ def log_or_rescue(store, events: list[Event]) -> str | None:
         store.log_events(events)
     except PrefvalError as exc:
         try:
-            kept = f"kept in {write_rescue(store.path, [], events)}"
+            kept = _kept_in(write_rescue(store.path, [], events))
         except OSError as err:
             kept = f"no file could be written to keep it either ({err})"
         return f"NOT saved in {store.path}: the session's end ({visible(exc, layout=False)}); {kept}"
@@ -182,7 +188,7 @@ class SessionSaver:
                     f"{'them' if decisions and events else 'it'} either ({exc})")
         if old is not None and old != path:
             old.unlink(missing_ok=True)
-        return f"NOT saved in {self.path}: {what} ({why}); kept in {path}"
+        return f"NOT saved in {self.path}: {what} ({why}); {_kept_in(path)}"
 
     def give_up_decision(self, pending, why: str, with_closing_events: bool = True) -> str:
         """give_up for a decision whose write failed: its seconds are in the row kept, so the closing events

@@ -14,6 +14,7 @@ from typing import Any, Callable
 from annotator.study_setup import claim_assignments
 from annotator.tasks import get_task
 from annotator.tasks.base import Decision, TaskType, UnitView, seeded_permutation
+from storage.db import now_iso
 from storage.errors import PrefvalError
 from storage.models import AnnotationIn, Annotation, Assignment, Event, new_id
 from storage.queue_state import UnitState
@@ -111,7 +112,8 @@ class PendingDecision:
     row None: nothing to append, only the claim (moving on from an answered item). committed: the row once it is
     in the file (a retried write never appends it twice); row_id: the id the row gets (chosen beforehand, so that a
     copy kept outside the file when it could not be written, annotator/rescue.py, names it); claimed/claim_done: the claim's outcome (a retried write
-    never claims twice); unclaimed: what the annotator could still claim, counted after the write.
+    never claims twice); unclaimed: what the annotator could still claim, counted after the write; decided_at: when
+    it was taken (ISO), kept with a rescued copy.
     """
 
     index: int
@@ -125,13 +127,15 @@ class PendingDecision:
     claimed: int = 0
     claim_done: bool = False
     unclaimed: int | None = None
+    decided_at: str = dataclasses.field(default_factory=now_iso)
 
-    def unwritten(self) -> tuple[str, tuple[AnnotationIn, str]] | None:
+    def unwritten(self) -> tuple[str, tuple[AnnotationIn, str, str]] | None:
         """What a rescue file keeps of this decision while it is not in the file (annotator/rescue.py):
-        ("annotations", (row, id)); None when there is nothing to keep (a move on, or already committed)."""
+        ("annotations", (row, id, decided_at: when the key was pressed, the time `prefval recover` gives it));
+        None when there is nothing to keep (a move on, or already committed)."""
         if self.row is None or self.committed is not None:
             return None
-        return "annotations", (self.row, self.row_id)
+        return "annotations", (self.row, self.row_id, self.decided_at)
 
 
 def refuse_model_name(store: Store, name: str, what: str) -> None:

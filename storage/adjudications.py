@@ -9,7 +9,7 @@ import json
 import sqlite3
 from typing import Any, Literal
 
-from storage.db import now_iso, write_transaction
+from storage.db import after_iso, now_iso, write_transaction
 from storage.errors import DatabaseBusy, PrefvalError, is_busy
 from storage.models import Model, new_id
 from storage.studies import study_closed
@@ -40,10 +40,11 @@ class AdjudicationsMixin:
 
     def add_adjudication(self, study_id: str, unit_id: str, adjudicator_id: str, kind: str,
                          answer: dict[str, Any] | None = None, reason: str | None = None,
-                         adjudication_id: str | None = None) -> Adjudication:
+                         adjudication_id: str | None = None, submitted_at: str | None = None) -> Adjudication:
         """Append one adjudication (committed when it returns); it supersedes the unit's current one, read in the
         same write transaction. adjudication_id: the id it gets (chosen beforehand by a screen that may keep it in a
-        rescue file; default a new one). Raises StudyClosed when the study was archived or deleted meanwhile
+        rescue file; default a new one); submitted_at: its time (default now; `prefval recover` gives the time it
+        was decided), moved to just after the row it supersedes when not later than that one. Raises StudyClosed when the study was archived or deleted meanwhile
         (nothing written), DatabaseBusy when another process held the write lock beyond the busy timeout (nothing
         written; retrying can succeed), PrefvalError when the write fails otherwise (read-only, disk full) or kind
         is unknown."""
@@ -51,16 +52,18 @@ class AdjudicationsMixin:
             raise PrefvalError(f"unknown adjudication kind {kind!r}")
         rec = {"id": adjudication_id or new_id(), "study_id": study_id, "unit_id": unit_id, "adjudicator_id": adjudicator_id,
                "kind": kind, "answer": json.dumps(answer, ensure_ascii=False) if answer is not None else None,
-               "reason": reason, "submitted_at": now_iso(), "supersedes": None}
+               "reason": reason, "submitted_at": submitted_at or now_iso(), "supersedes": None}
         try:
             with write_transaction(self.db):
                 closed = study_closed(self.db, self.path, study_id, "adjudication")
                 if closed is not None:  # archived or deleted in another process since the screen opened
                     raise closed
                 row = self.db.execute(
-                    "SELECT id FROM adjudications WHERE study_id = ? AND unit_id = ? "
+                    "SELECT id, submitted_at FROM adjudications WHERE study_id = ? AND unit_id = ? "
                     "ORDER BY submitted_at DESC, id DESC LIMIT 1", [study_id, unit_id]).fetchone()
                 rec["supersedes"] = row[0] if row else None
+                if row and rec["submitted_at"] <= row[1]:  # the row in force sorts first: this one after it
+                    rec["submitted_at"] = after_iso(row[1])
                 self.db["adjudications"].insert(rec)
         except sqlite3.OperationalError as exc:
             if is_busy(exc):

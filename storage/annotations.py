@@ -6,7 +6,7 @@ import sqlite3
 from array import array
 from typing import Iterable
 
-from storage.db import BATCH_ROWS, now_iso, write_transaction
+from storage.db import BATCH_ROWS, after_iso, now_iso, write_transaction
 from storage.errors import AssignmentReleased, DatabaseBusy, PrefvalError, is_busy
 from storage.models import (ANNOTATION_COLUMNS, Annotation, AnnotationIn, AnswerRow, AnswerTable, StudyLog, Unit,
                             annotation_from_row, new_id)
@@ -26,14 +26,6 @@ _annotation = annotation_from_row  # read by storage.queue_state too, from stora
 # of the study when this annotator has none on the unit yet: a decision then took time in the study's size.
 _ONE_ANNOTATOR_UNIT = ("INDEXED BY idx_annotations_progress WHERE study_id = ?1 AND unit_id = ?2 AND annotator_id = ?3 "
                        "AND status IN ('answered', 'skipped', 'partial')")
-
-
-def _after(stamp: str) -> str:
-    """An ISO timestamp one microsecond after stamp (a row that supersedes another must sort after it, even when
-    the clock of this process is behind the other's)."""
-    import datetime as _dt
-
-    return (_dt.datetime.fromisoformat(stamp) + _dt.timedelta(microseconds=1)).isoformat(timespec="microseconds")
 
 
 class AnnotationsMixin:
@@ -88,7 +80,7 @@ class AnnotationsMixin:
                         [ann.study_id, ann.unit_id, ann.annotator_id]).fetchone()
                     rec["supersedes"] = prev[0] if prev else None
                     stamp = submitted_at or now_iso()
-                    rec["submitted_at"] = stamp if not prev or stamp > prev[1] else _after(prev[1])
+                    rec["submitted_at"] = stamp if not prev or stamp > prev[1] else after_iso(prev[1])
                 else:
                     rec["submitted_at"] = submitted_at or now_iso()
                 self.db["annotations"].insert(rec)

@@ -72,6 +72,12 @@ def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
 
 
+def after_iso(stamp: str) -> str:
+    """An ISO timestamp one microsecond after stamp (a row that supersedes another must sort after it, even when
+    the clock of this process is behind the other's, or the row keeps an earlier time of its own)."""
+    return (_dt.datetime.fromisoformat(stamp) + _dt.timedelta(microseconds=1)).isoformat(timespec="microseconds")
+
+
 @contextlib.contextmanager
 def write_transaction(db: "sqlite_utils.Database"):
     """One write transaction taken with BEGIN IMMEDIATE, so that it waits (busy timeout) for another writer instead

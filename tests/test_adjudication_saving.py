@@ -151,7 +151,8 @@ async def test_a_lock_past_the_limit_leaves_the_decision_in_the_rescue_file(stud
     files = _rescue_files(study)
     assert len(files) == 1
     assert app.unsaved == (f"NOT saved in {study}: 1 decision ({study}: the adjudication was NOT saved (the "
-                           f"database is busy: another program is writing to it); try again); kept in {files[0]}")
+                           f"database is busy: another program is writing to it); try again); kept in {files[0]}; "
+                           f"put back with: prefval recover {files[0]}")
     kept = read_rescued_adjudications(files[0])
     assert [(a["unit_id"], a["kind"], a["answer"]["choice"]) for a in kept] == [(units["q1"], "final", 1)]
 

@@ -207,7 +207,8 @@ async def test_a_lock_held_past_the_limit_keeps_the_answer_in_a_rescue_file(db_f
     files = _rescue_files(db_file)
     assert len(files) == 1
     assert app.unsaved == f"NOT saved in {db_file}: 1 decision and the session's end ({db_file}: the answer was " \
-        f"NOT saved (the database is busy: another program is writing to it); try again); kept in {files[0]}"
+        f"NOT saved (the database is busy: another program is writing to it); try again); kept in {files[0]}; " \
+        f"put back with: prefval recover {files[0]}"
     rows, events = read_rescue(files[0])
     assert [(r.unit_id, r.status, r.answer["shown"], r.seconds) for r, _ in rows] == [(first, "answered", "B", 2.0)]
     assert [e.kind for e in events] == ["session_end"]  # no visit: its 2 s are in the answer
@@ -245,7 +246,7 @@ async def test_ctrl_c_while_saving_keeps_the_answer_in_a_rescue_file(db_file):
         await pilot.press("ctrl+q")  # Textual's own quit: does not wait
     lock.close()
     files = _rescue_files(db_file)
-    assert len(files) == 1 and app.unsaved.endswith(f"; kept in {files[0]}")
+    assert len(files) == 1 and app.unsaved.endswith(f"; kept in {files[0]}; put back with: prefval recover {files[0]}")
     assert _rows(db_file) == []
     rows, events = read_rescue(files[0])
     assert [(r.unit_id, r.answer["shown"], r.seconds) for r, _ in rows] == [(first, "B", 1.25)]

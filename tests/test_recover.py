@@ -28,20 +28,31 @@ def _study(db: str) -> tuple[str, list]:
         return study.id, [(a, ana.id) for a in s.assignments(study.id, ana.id)]
 
 
-def _kept(db: str) -> tuple[str, str, str]:
-    """A rescue file beside db with one answer (option B of the first item), one adjudication-free session end;
-    returns (file, answer id, event id)."""
-    study_id, assigned = _study(db)
-    a, ana = assigned[0]
+DECIDED = "2026-12-04T01:59:58.250000+00:00"  # when the key was pressed (the rescue row's decided_at)
+OPTION_B = {"choice": 1, "letter": "B", "shown": "B", "cant_tell": False}
+
+
+def _row(db: str, **change) -> tuple[AnnotationIn, str]:
+    """ana's answer (option B) on the first unit of study "st" in db as the screen would keep it, with `change`
+    applied (AnnotationIn fields)."""
     with Store.open(db, mode="ro") as s:
-        unit = next(u for u in s.units(study_id) if u.id == a.unit_id)
-    row = AnnotationIn(study_id=study_id, unit_id=unit.id, item_id=unit.item_id, annotator_id=ana, assignment_id=a.id,
-                       status="answered", answer={"choice": 1, "letter": "B", "shown": "B", "cant_tell": False},
-                       source="human", seconds=4.5)
-    rid = new_id()
+        study = s.get_study("st")
+        ana = s.find_annotator("ana")
+        a = s.assignments(study.id, ana.id)[0]
+        unit = next(u for u in s.units(study.id) if u.id == a.unit_id)
+    fields = dict(study_id=study.id, unit_id=unit.id, item_id=unit.item_id, annotator_id=ana.id, assignment_id=a.id,
+                  status="answered", answer=OPTION_B, source="human", seconds=4.5)
+    return AnnotationIn(**{**fields, **change}), new_id()
+
+
+def _kept(db: str) -> tuple[str, str, str]:
+    """A rescue file beside db with one answer (option B of the first item, decided at DECIDED) and the session's
+    end; returns (file, answer id, event id)."""
+    study_id, _ = _study(db)
+    row, rid = _row(db)
     event = Event(id=new_id(), at="2026-12-04T02:00:00+00:00", kind="session_end", study_id=study_id,
-                  annotator_id=ana, payload={"index": 0})
-    return str(write_rescue(db, [(row, rid)], [event])), rid, event.id
+                  annotator_id=row.annotator_id, payload={"index": 0})
+    return str(write_rescue(db, [(row, rid, DECIDED)], [event])), rid, event.id
 
 
 def _answers(db: str) -> list[tuple]:
@@ -49,22 +60,103 @@ def _answers(db: str) -> list[tuple]:
         return c.execute("SELECT id, status, answer, seconds FROM annotations ORDER BY submitted_at").fetchall()
 
 
+def _dump(db: str) -> list[str]:
+    with sqlite3.connect(db) as c:
+        return list(c.iterdump())
+
+
 def test_recover_puts_the_rows_back_once_and_status_lists_the_file(db_file, capsys):
     path, rid, eid = _kept(db_file)
     assert main(["status", "--db", db_file]) == 0
     out = capsys.readouterr().out
-    assert "1 rescue file(s) beside the database hold decisions" in out and path in out
+    assert "\\n" not in out  # a newline escaped as text (a newcomer saw a literal \n above the list)
+    assert out.splitlines()[-2:] == [
+        "1 rescue file(s) beside the database, 1 holding rows a screen could not write: put them back with "
+        "prefval recover FILE", f"  {path}: 2 row(s) not in the database"]
     assert main(["recover", path]) == 0  # into the database the file names
     out = capsys.readouterr().out
     assert out.strip() == (f"{db_file}: restored 1 annotation(s), 0 adjudication(s), 1 event(s) from {path}; "
                            "0 already there; the file can be deleted")
     rows = _answers(db_file)
     assert [(i, st, json.loads(ans)["choice"], sec) for i, st, ans, sec in rows] == [(rid, "answered", 1, 4.5)]
+    with sqlite3.connect(db_file) as c:  # the time it was decided, not the time of the recovery
+        assert c.execute("SELECT submitted_at FROM annotations").fetchone()[0] == DECIDED
     with Store.open(db_file, mode="ro") as s:
         assert [e.id for e in s.events("session_end")] == [eid]
     assert main(["recover", path]) == 0  # again: nothing written twice
     assert "restored 0 annotation(s), 0 adjudication(s), 0 event(s)" in capsys.readouterr().out
     assert len(_answers(db_file)) == 1
+    # status no longer says the file holds rows to put back (it did after a recover)
+    assert main(["status", "--db", db_file, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rescue_files"] == [
+        {"path": path, "state": "every row is in the database: the file can be deleted", "nothing_to_restore": True}]
+
+
+def test_a_decision_made_again_since_stays_and_the_older_is_not_restored(db_file, capsys):
+    path, rid, _ = _kept(db_file)
+    again, _ = _row(db_file, answer={"choice": 2, "letter": "C", "shown": "C", "cant_tell": False})
+    with Store.open(db_file, mode="rw") as s:  # ana reopened the screen and answered the item again, later
+        s.add_annotation(again, submitted_at="2026-12-04T02:05:00+00:00", supersede_latest=True)
+    before = _answers(db_file)
+    assert main(["recover", path]) == 0
+    cap = capsys.readouterr()
+    assert cap.err.splitlines() == [
+        "not restored: line 2: ana's answer on item q1 (decided 2026-12-04 01:59:58): ana decided the item again "
+        "at 2026-12-04 02:05:00; that later decision stays"]
+    assert cap.out.strip().endswith("restored 0 annotation(s), 0 adjudication(s), 1 event(s) from " + path +
+                                    "; 0 already there; 1 superseded by a later decision (above): nothing else to "
+                                    "restore; delete the file when you no longer need those rows")
+    assert _answers(db_file) == before  # option C stays the current answer; the older B is not put over it
+    assert json.loads(before[0][2])["choice"] == 2
+
+
+def test_an_archived_study_refuses_until_unarchived(db_file, capsys):
+    path, rid, _ = _kept(db_file)
+    assert main(["study", "archive", "st", "--db", db_file]) == 0
+    capsys.readouterr()
+    before = _dump(db_file)
+    assert main(["recover", path]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == ("not restored: line 2: ana's answer on item q1: study 'st' is archived (read-only); "
+                      "`prefval study unarchive st`, then run prefval recover again")
+    assert len(err) == 2 and err[1].startswith("not restored: line 3: the session_end event: study 'st' is archived")
+    assert _dump(db_file) == before
+    assert main(["study", "unarchive", "st", "--db", db_file]) == 0
+    assert main(["recover", path]) == 0
+    assert [r[0] for r in _answers(db_file)] == [rid]
+
+
+def _file(tmp_path, db: str, *rows: dict) -> str:
+    """A rescue file kept for db holding `rows` ({"table": ..., "row": ...} records) after its meta line."""
+    f = tmp_path / "kept.jsonl"
+    lines = [{"table": "meta", "database": db, "written_at": "2026-12-04T02:00:00+00:00"}, *rows]
+    f.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    return str(f)
+
+
+def _ann(row: AnnotationIn, rid: str, **extra) -> dict:
+    return {"table": "annotations", "row": {"id": rid, **row.model_dump(), **extra}}
+
+
+@pytest.mark.parametrize("change, said", [
+    ({"answer": {"choice": 9, "letter": "Z", "shown": "Z", "cant_tell": False}}, "line 3: field 'answer': "),
+    ({"item_id": "nope"}, "line 3: field 'item_id': unit "),
+    ({"unit_id": "nope"}, "line 3: field 'unit_id': study 'st' has no unit nope"),
+    ({"annotator_id": "nope"}, "line 3: field 'annotator_id': no annotator with id nope"),
+    ({"assignment_id": "nope"}, "line 3: field 'assignment_id': no assignment nope"),
+    ({"status": "skipped"}, "line 3: field 'answer': a row of status 'skipped' holds no answer"),
+    ({"source": "llm"}, "line 3: field 'source': a screen keeps people's rows only, not 'llm'"),
+])
+def test_a_row_the_database_or_the_task_cannot_take_is_one_line_and_nothing_is_written(db_file, tmp_path, capsys,
+                                                                                        change, said):
+    _study(db_file)
+    # a good row first, the bad one on line 3: before, the good row was written and the error came after it
+    path = _file(tmp_path, db_file, _ann(*_row(db_file)), _ann(*_row(db_file, **change)))
+    before = _dump(db_file)
+    assert main(["recover", path]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"prefval: error: {path}: {said}"), err
+    assert _dump(db_file) == before
 
 
 def test_a_row_for_an_item_released_meanwhile_is_refused_and_said(db_file, capsys):
@@ -73,7 +165,8 @@ def test_a_row_for_an_item_released_meanwhile_is_refused_and_said(db_file, capsy
     capsys.readouterr()
     assert main(["recover", path]) == 1
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].startswith(f"not restored: annotations row {rid}: ")
+    assert err == ["not restored: line 2: ana's answer on item q1: the item was released from ana's queue by a "
+                   "study command since (study release, unassign or rename-annotator)"]
     assert _answers(db_file) == []
 
 
@@ -111,3 +204,113 @@ def test_an_adjudication_kept_by_the_screen_is_put_back(db_file, capsys):
     with Store.open(db_file, mode="ro") as s:
         log = s.adjudication_log(s.get_study("st").id)
     assert [(a.id, a.unit_id, a.kind, a.answer["choice"]) for a in log] == [(pending.row_id, unit, "final", 1)]
+    assert row["decided_at"] and log[0].submitted_at == row["decided_at"]  # the time it was decided
+
+
+def test_an_adjudication_the_task_cannot_take_or_adjudicated_again_since(db_file, tmp_path, capsys):
+    from annotator.adjudication import AdjudicationSession
+    from annotator.tasks.base import Decision
+    from tests.test_adjudication import answered_mcq_study
+
+    with answered_mcq_study(db_file) as s:
+        session = AdjudicationSession(s, "st", "judy")
+        _, row = session.prepare(Decision(OPTION_B)).unwritten()
+    bad = {**row, "answer": {"choice": 9, "letter": "Z", "shown": "Z", "cant_tell": False}}
+    path = _file(tmp_path, db_file, {"table": "adjudications", "row": bad})
+    before = _dump(db_file)
+    assert main(["recover", path]) == 1  # before: restored, then export and report failed with an IndexError
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"prefval: error: {path}: line 2: field 'answer': "), err
+    assert _dump(db_file) == before
+    # eve adjudicated the unit after judy's decision was kept: judy's is not put over it
+    with Store.open(db_file, mode="rw") as s:
+        eve = s.ensure_annotator("eve")
+        later = s.add_adjudication(row["study_id"], row["unit_id"], eve.id, "exclude", reason="ambiguous")
+    path = _file(tmp_path, db_file, {"table": "adjudications", "row": row})
+    assert main(["recover", path]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("not restored: line 2: judy's adjudication of item q1 (decided ")
+    assert err[0].endswith(f"eve adjudicated the item again at {later.submitted_at[:19].replace('T', ' ')}; that "
+                           "later decision stays")
+    with Store.open(db_file, mode="ro") as s:
+        assert [a.id for a in s.adjudication_log(s.get_study("st").id)] == [later.id]
+
+
+@pytest.mark.parametrize("row, said", [
+    ({"kind": "exclude", "reason": None}, "field 'reason': an exclusion needs a reason"),
+    ({"kind": "final", "answer": None}, "field 'answer': a final answer needs the answer, a JSON object"),
+    ({"kind": "bogus"}, "field 'kind': 'bogus' is neither 'final' nor 'exclude'"),
+    ({"extra": 1}, "field 'extra': not a field of an adjudication row"),
+])
+def test_an_adjudication_row_not_as_a_screen_writes_it(db_file, tmp_path, capsys, row, said):
+    _study(db_file)
+    good = {"id": "a1", "study_id": "s", "unit_id": "u", "adjudicator_id": "j", "kind": "final", "answer": OPTION_B,
+            "reason": None}
+    path = _file(tmp_path, db_file, {"table": "adjudications", "row": {**good, **row}})
+    before = _dump(db_file)
+    assert main(["recover", path]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"prefval: error: {path}: line 2: {said}"]
+    assert _dump(db_file) == before
+
+
+def test_recover_into_another_database_says_which_one_the_file_was_kept_for(db_file, tmp_path, capsys):
+    path, _, _ = _kept(db_file)
+    other = str(tmp_path / "other.db")
+    with Store.open(other, mode="create") as s:  # a database of its own study "st" (other ids)
+        items, _ = make_mcq_items(3, with_context=False)
+        s.import_items("ds", "jsonl", items)
+        create_study(s, StudySpec(name="st", task="mcq", datasets=["ds"], seed=3, annotators=["ana"],
+                                  annotators_per_item=1))
+    before = _dump(other)
+    assert main(["recover", path, "--db", other]) == 1
+    err = capsys.readouterr().err.splitlines()
+    study_id = json.loads(open(path, encoding="utf-8").read().splitlines()[1])["row"]["study_id"]
+    assert err == [f"prefval: error: {path}: line 2: field 'study_id': no study with id {study_id} in {other} (the "
+                   f"file was kept for {db_file}); nothing restored"]
+    assert _dump(other) == before
+
+
+def test_a_row_whose_id_is_there_with_other_values(db_file, tmp_path, capsys):
+    path, rid, _ = _kept(db_file)
+    assert main(["recover", path]) == 0
+    lines = open(path, encoding="utf-8").read().splitlines()
+    rec = json.loads(lines[1])
+    rec["row"]["answer"] = {"choice": 0, "letter": "A", "shown": "A", "cant_tell": False}  # edited, same id
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("\n".join([lines[0], json.dumps(rec)]) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    before = _dump(db_file)
+    assert main(["recover", str(edited)]) == 1  # before: "1 already there; the file can be deleted"
+    assert capsys.readouterr().err.splitlines() == [
+        f"prefval: error: {edited}: line 2: field 'answer': row {rid} is in {db_file} with another value (the file "
+        "was edited, or it was kept for another database); nothing restored"]
+    assert _dump(db_file) == before
+
+
+@pytest.mark.parametrize("make, said", [
+    (lambda p: p.mkdir(), "not a regular file (a directory)"),
+    (lambda p: None, "no such rescue file"),
+    (lambda p: p.write_text('{"table": "meta", "database": "x.db"}\n[1, 2]\n'),
+     "line 2: field 'table': the line is not a JSON object"),
+    (lambda p: p.write_text('{"table": "meta", "database": "x.db"}\n"hello"\n'),
+     "line 2: field 'table': the line is not a JSON object"),
+    (lambda p: p.write_text('{"table": "meta", "database": "x.db"}\n{"table": "annotations", "row": [1, 2]}\n'),
+     "line 2: field 'row': missing or not a JSON object"),
+    (lambda p: p.write_text('{"table": "meta", "database": null}\n'), "line 1: field 'database': missing or not a path"),
+])
+def test_a_rescue_file_that_cannot_be_read_is_one_line(db_file, tmp_path, capsys, make, said):
+    _study(db_file)
+    f = tmp_path / "r.jsonl"
+    make(f)
+    before = _dump(db_file)
+    assert main(["recover", str(f), "--db", db_file]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"prefval: error: {f}: {said}"]
+    assert _dump(db_file) == before
+
+
+def test_help_names_the_default_database(capsys):
+    with pytest.raises(SystemExit):
+        main(["recover", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "default: the database the file was kept for, named on its first line" in out
+    assert "$PREFVAL_DB" not in out

@@ -81,6 +81,6 @@ def test_log_or_rescue_says_where_the_refused_events_are(mcq_study):
             lock.execute("ROLLBACK")
             lock.close()
         (kept,) = _rescues(mcq_study)
-        assert note.startswith(f"NOT saved in {mcq_study}: the session's end (") and note.endswith(f"; kept in {kept}")
+        assert note.startswith(f"NOT saved in {mcq_study}: the session's end (") and note.endswith(f"; kept in {kept}; put back with: prefval recover {kept}")
         assert [e.id for e in read_rescue(kept)[1]] == [e.id for e in events]
         assert log_or_rescue(s, []) is None

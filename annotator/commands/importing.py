@@ -20,7 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("format", choices=sorted(IMPORTERS), help="input format")
     p.add_argument("paths", nargs="+", metavar="PATH", help="input file(s)")
-    p.add_argument("--dataset", help="name of the dataset to add the items to (required, except for judgments)")
+    p.add_argument("--dataset", help="name of the dataset to add the items to (required, except for judgments and "
+                                        "annotations, which go into a --study)")
     p.add_argument("--kind", help="(jsonl/csv) item kind the records map to, e.g. mcq, persona_record")
     p.add_argument("--mapping", help="(jsonl/csv) YAML/JSON file mapping item fields to record fields")
     p.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN",

@@ -1,10 +1,12 @@
 """`prefval recover FILE`: put back the decisions a screen kept in a rescue file (annotator/rescue.py) when it could
 not reach the database (the quit's wait passed its limit, ctrl+c, a crash, kill -9 while it said "saving…").
 
-Writes into the database the file was kept for (its meta line; --db to name another, e.g. a moved file). Rows whose
-id is there already are left alone, so running it twice is safe; the file itself is never changed or removed (the
-command says when it can go). Rows refused (the study archived meanwhile, the item released from the annotator's
-queue) are listed, one line each, and the exit code is 1.
+Writes into the database the file was kept for (its meta line; --db to name another, e.g. a moved file). What
+becomes of each row is annotator.recovery's: restored with the time it was decided, already there (so running it
+twice is safe), superseded by a later decision (not restored: the later one stays), or refused (the study archived,
+the item released); bad input (a row this database does not hold, an answer the task could not give, a row whose
+id is there with other values) is one line naming the file, the line and the field, and nothing is written. The
+file itself is never changed or removed (the command says when it can go). Exit 1 when a row was refused.
 """
 from __future__ import annotations
 
@@ -14,23 +16,23 @@ import sys
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from annotator.cli import add_db_option
-
     p = sub.add_parser("recover", help="put back the decisions a screen kept in a rescue file (DB.unsaved-*.jsonl)",
                        description="Write the answers, adjudications and session events kept in a rescue file into "
-                                   "the database it was kept for (or --db). Rows already there are left alone; "
-                                   "the file is not changed. `prefval status` lists the rescue files beside a "
-                                   "database.")
+                                   "the database it was kept for (or --db), each with the time it was decided. Rows "
+                                   "already there are left alone; a decision made again since is not restored "
+                                   "(the later one stays); the file is not changed. `prefval status` lists the "
+                                   "rescue files beside a database.")
     p.add_argument("file", help="the rescue file (DB.unsaved-TIME-PID.jsonl)")
-    add_db_option(p)
+    p.add_argument("--db", default=None,
+                   help="SQLite file (default: the database the file was kept for, named on its first line)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from annotator.recovery import recover
     from annotator.rescue import read_rescue_file
     from annotator.safe_text import visible
     from storage.errors import PrefvalError
-    from storage.recovery import restore_rescued
     from storage.store import Store
 
     kept = read_rescue_file(args.file)
@@ -39,11 +41,8 @@ def run(args: argparse.Namespace) -> int:
         raise PrefvalError(f"{db}: no such database ({args.file} was kept for {kept.database}; pass --db PATH "
                            "for a database moved since)")
     with Store.open(db, mode="rw") as store:
-        done = restore_rescued(store, kept.rows, kept.adjudications, kept.events)
-    for table, rid, why in done.refused:
-        print(visible(f"not restored: {table} row {rid}: {why}", layout=False), file=sys.stderr)
-    print(visible(f"{db}: restored {done.annotations} annotation(s), {done.adjudications} adjudication(s), "
-                  f"{done.events} event(s) from {args.file}; {done.present} already there"
-                  + ("; the file can be deleted" if not done.refused else
-                     f"; {len(done.refused)} refused (above): the file is kept as it is"), layout=False))
-    return 1 if done.refused else 0
+        done = recover(store, kept)
+    for o in done.not_restored:
+        print(visible(f"not restored: line {o.kept.line}: {o.why}", layout=False), file=sys.stderr)
+    print(visible(done.summary(), layout=False))
+    return 1 if done.count("refused") else 0

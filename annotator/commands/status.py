@@ -531,9 +531,7 @@ def run(args: argparse.Namespace) -> int:
 
     with Store.open(db_path(args, must_exist=True), mode="ro") as store, gc_paused():
         status = collect(store, args.study or None, with_annotators=args.format == "json" or bool(args.study))
-    from annotator.rescue import rescue_files_of
-
-    kept = [str(f) for f in rescue_files_of(store.path)]  # decisions a screen could not write: never silent
+        kept = rescue_files(store)  # decisions a screen could not write: never silent
     if args.format == "json":
         status["rescue_files"] = kept
         print(json_safe(json.dumps(status, indent=2, ensure_ascii=False)))
@@ -542,8 +540,30 @@ def run(args: argparse.Namespace) -> int:
         if kept:
             from annotator.safe_text import visible
 
-            print(visible(f"\n{len(kept)} rescue file(s) beside the database hold decisions a screen could not "
-                          "write: put them back with prefval recover FILE", layout=False))
-            for f in kept:
-                print(visible(f"  {f}", layout=False))
+            waiting = sum(1 for k in kept if not k["nothing_to_restore"])
+            print()
+            print(visible(f"{len(kept)} rescue file(s) beside the database, {waiting} holding rows a screen could "
+                          "not write: put them back with prefval recover FILE", layout=False))
+            for k in kept:
+                print(visible(f"  {k['path']}: {k['state']}", layout=False))
     return 0
+
+
+def rescue_files(store) -> list[dict]:
+    """The rescue files beside the store's database (annotator.rescue.rescue_files_of), each as {"path", "state":
+    what `prefval recover` would do with it in words (annotator.recovery.Recovery.status_text, or why it cannot
+    be read), "nothing_to_restore": every row is in the database already or superseded by a later decision}.
+    Reads only."""
+    from annotator.recovery import plan
+    from annotator.rescue import read_rescue_file, rescue_files_of
+    from storage.errors import PrefvalError
+
+    out = []
+    for f in rescue_files_of(store.path):
+        try:
+            done = plan(store, read_rescue_file(f))
+        except PrefvalError as exc:
+            out.append({"path": str(f), "state": f"prefval recover refuses it ({exc})", "nothing_to_restore": False})
+            continue
+        out.append({"path": str(f), "state": done.status_text(), "nothing_to_restore": done.nothing_to_restore})
+    return out

@@ -2,7 +2,7 @@
 current rows by status, flags, notes, recent decisions and history, worked by hand (CONTRIBUTING.md, "Mutation testing")."""
 from __future__ import annotations
 
-from storage.annotations import _after
+from storage.db import after_iso as _after
 from storage.models import AnnotationIn, ItemIn
 
 
