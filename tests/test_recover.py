@@ -87,6 +87,10 @@ def test_recover_puts_the_rows_back_once_and_status_lists_the_file(db_file, caps
     assert "restored 0 annotation(s), 0 adjudication(s), 0 event(s)" in capsys.readouterr().out
     assert len(_answers(db_file)) == 1
     # status no longer says the file holds rows to put back (it did after a recover)
+    assert main(["status", "--db", db_file]) == 0
+    assert capsys.readouterr().out.splitlines()[-2:] == [
+        "1 rescue file(s) beside the database, nothing left in them to restore:",
+        f"  {path}: every row is in the database: the file can be deleted"]
     assert main(["status", "--db", db_file, "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["rescue_files"] == [
         {"path": path, "state": "every row is in the database: the file can be deleted", "nothing_to_restore": True}]

@@ -542,8 +542,9 @@ def run(args: argparse.Namespace) -> int:
 
             waiting = sum(1 for k in kept if not k["nothing_to_restore"])
             print()
-            print(visible(f"{len(kept)} rescue file(s) beside the database, {waiting} holding rows a screen could "
-                          "not write: put them back with prefval recover FILE", layout=False))
+            print(visible(f"{len(kept)} rescue file(s) beside the database, " + (
+                f"{waiting} holding rows a screen could not write: put them back with prefval recover FILE"
+                if waiting else "nothing left in them to restore:"), layout=False))
             for k in kept:
                 print(visible(f"  {k['path']}: {k['state']}", layout=False))
     return 0
