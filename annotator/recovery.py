@@ -201,11 +201,9 @@ class _Planner:
             return RowOutcome(k, "refused", f"{what}: the item was released from {who['name']}'s queue by a study "
                                             "command since (study release, unassign or rename-annotator)")
         if row.status in _DECISIONS:
-            at = self.decided_at(k)
-            later = db.later_decision(self.store, row.study_id, row.unit_id, row.annotator_id, at)
+            later = db.later_decision(self.store, row.study_id, row.unit_id, row.annotator_id, self.decided_at(k))
             if later:
-                return RowOutcome(k, "superseded", f"{what} (decided {_when(at)}): {who['name']} decided the item "
-                                                   f"again at {_when(later)}; that later decision stays")
+                return self.superseded(k, what, f"{who['name']} decided", later)
         return RowOutcome(k, "restore")
 
     def adjudication(self, k: KeptRow) -> RowOutcome:
@@ -220,11 +218,9 @@ class _Planner:
         what = f"{who['name']}'s adjudication of item {unit['external_id']}"
         if study["archived"]:
             return RowOutcome(k, "refused", self.archived(study, what))
-        at = self.decided_at(k)
-        later = db.later_adjudication(self.store, a["study_id"], a["unit_id"], at)
+        later = db.later_adjudication(self.store, a["study_id"], a["unit_id"], self.decided_at(k))
         if later:
-            return RowOutcome(k, "superseded", f"{what} (decided {_when(at)}): {later[1]} adjudicated the item again "
-                                               f"at {_when(later[0])}; that later decision stays")
+            return self.superseded(k, what, f"{later[1]} adjudicated", later[0])
         return RowOutcome(k, "restore")
 
     def event(self, k: KeptRow) -> RowOutcome:
@@ -236,6 +232,11 @@ class _Planner:
         if study is not None and study["archived"]:
             return RowOutcome(k, "refused", self.archived(study, f"the {e.kind} event"))
         return RowOutcome(k, "restore")
+
+    def superseded(self, k: KeptRow, what: str, who_did: str, later: str) -> RowOutcome:
+        """The row superseded by a decision made at `later` ("ana decided", "eve adjudicated")."""
+        return RowOutcome(k, "superseded", f"{what} (decided {_when(self.decided_at(k))}): {who_did} the item again "
+                                           f"at {_when(later)}; that later decision stays")
 
     def archived(self, study: dict, what: str) -> str:
         return (f"{what}: study '{study['name']}' is archived (read-only); `prefval study unarchive "
