@@ -745,9 +745,16 @@ def sqlite_error_message(path: str | Path, exc: BaseException) -> str | None:
 
 def database_error_message(path: str | Path, exc: BaseException) -> str | None:
     """For an exception escaping a command that used the database at path: a one-line message when it is a SQLite
-    error caused by the file or its folder (read-only, missing folder), else None."""
+    error caused by the file or its folder (read-only, missing folder, sqlite_error_message) or by another program
+    holding the write lock beyond the busy timeout (BUSY_TIMEOUT_MS), else None."""
     import sqlite3
 
+    from storage.errors import is_busy
+
+    if isinstance(exc, sqlite3.DatabaseError) and is_busy(exc):
+        return (f"{path}: the database is busy: another program held its write lock longer than "
+                f"{BUSY_TIMEOUT_MS / 1000:g} s, so the write that waited was not made; run the command again once "
+                "it is done")
     if isinstance(exc, sqlite3.DatabaseError):
         return sqlite_error_message(path, exc)
     return None

@@ -318,3 +318,22 @@ def test_help_names_the_default_database(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "default: the database the file was kept for, named on its first line" in out
     assert "$PREFVAL_DB" not in out
+
+
+def test_a_database_busy_beyond_the_timeout_is_one_line_and_nothing_is_written(db_file, capsys, monkeypatch):
+    import storage.db
+
+    path, _, _ = _kept(db_file)
+    monkeypatch.setattr(storage.db, "BUSY_TIMEOUT_MS", 200)  # another program holds the lock longer than that
+    lock = sqlite3.connect(db_file, isolation_level=None)
+    try:
+        lock.execute("BEGIN IMMEDIATE")
+        assert main(["recover", path]) == 1  # before: "unexpected OperationalError: database is locked"
+    finally:
+        lock.close()
+    assert capsys.readouterr().err.splitlines() == [
+        f"prefval: error: {db_file}: the database is busy: another program held its write lock longer than 0.2 s, "
+        "so the write that waited was not made; run the command again once it is done"]
+    assert _answers(db_file) == []
+    monkeypatch.undo()
+    assert main(["recover", path]) == 0 and len(_answers(db_file)) == 1

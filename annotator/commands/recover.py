@@ -36,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
     from storage.store import Store
 
     kept = read_rescue_file(args.file)
-    db = args.db or kept.database  # the file names its database; --db for one moved since
+    db = args.db = args.db or kept.database  # the file names its database; --db for one moved since (and errors
+    # about it name this one, not ./prefval.db)
     if not os.path.exists(db):
         raise PrefvalError(f"{db}: no such database ({args.file} was kept for {kept.database}; pass --db PATH "
                            "for a database moved since)")
