@@ -260,7 +260,11 @@ def plan(store, kept: RescueFile) -> Recovery:
     is bad input (nothing may be restored then)."""
     p = _Planner(store, kept)
     out = Recovery(kept, store.path)
+    first: dict[tuple[str, str], int] = {}
     for k in kept.kept:
+        seen = first.setdefault((k.table, k.id), k.line)
+        if seen != k.line:
+            raise p.bad(k, "id", f"{k.id} is the id of line {seen} too")
         out.outcomes.append(p.annotation(k) if k.table == "annotations" else
                             p.adjudication(k) if k.table == "adjudications" else p.event(k))
     return out

@@ -337,3 +337,14 @@ def test_a_database_busy_beyond_the_timeout_is_one_line_and_nothing_is_written(d
     assert _answers(db_file) == []
     monkeypatch.undo()
     assert main(["recover", path]) == 0 and len(_answers(db_file)) == 1
+
+
+def test_one_id_twice_in_the_file(db_file, tmp_path, capsys):
+    _study(db_file)
+    row, rid = _row(db_file)
+    path = _file(tmp_path, db_file, _ann(row, rid), _ann(row, rid))
+    before = _dump(db_file)
+    assert main(["recover", path]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"prefval: error: {path}: line 3: field 'id': {rid} is the id of line 2 too; nothing restored"]
+    assert _dump(db_file) == before
