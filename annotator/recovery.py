@@ -277,7 +277,8 @@ def recover(store, kept: RescueFile) -> Recovery:
     beyond the busy timeout (nothing written; run it again), PrefvalError for a write that fails otherwise."""
     with store.transaction():
         done = plan(store, kept)
-        restore = [o.kept for o in done.outcomes if o.state == "restore"]
+        # in the order they were decided, so that of two rows on one unit the later one ends up in force
+        restore = sorted((o.kept for o in done.outcomes if o.state == "restore"), key=lambda k: decided_at(kept, k))
         db.write_restored(
             store,
             [(k.row, k.id, decided_at(kept, k)) for k in restore if k.table == "annotations"],

@@ -348,3 +348,16 @@ def test_one_id_twice_in_the_file(db_file, tmp_path, capsys):
     assert capsys.readouterr().err.splitlines() == [
         f"prefval: error: {path}: line 3: field 'id': {rid} is the id of line 2 too; nothing restored"]
     assert _dump(db_file) == before
+
+
+def test_two_rows_of_one_unit_go_in_the_order_they_were_decided(db_file, tmp_path, capsys):
+    _study(db_file)
+    (b, b_id), (c, c_id) = _row(db_file), _row(db_file, answer={"choice": 2, "letter": "C", "shown": "C",
+                                                                  "cant_tell": False})
+    # C was decided after B, but comes first in the file
+    path = _file(tmp_path, db_file, _ann(c, c_id, decided_at="2026-12-04T02:00:05+00:00"),
+                 _ann(b, b_id, decided_at="2026-12-04T02:00:01+00:00"))
+    assert main(["recover", path]) == 0
+    with sqlite3.connect(db_file) as con:
+        rows = con.execute("SELECT id, supersedes FROM annotations ORDER BY submitted_at").fetchall()
+    assert rows == [(b_id, None), (c_id, b_id)]  # C, the later decision, is the one in force
