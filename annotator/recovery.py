@@ -30,16 +30,20 @@ from storage import recovery as db
 from storage.errors import PrefvalError
 from storage.models import is_person_kind
 
-__all__ = ["RowOutcome", "Recovery", "plan", "recover"]
+__all__ = ["RowOutcome", "Recovery", "plan", "recover", "rows_waiting"]
 
 _DECISIONS = ("answered", "skipped", "partial")
+#: the later decisions that keep a rescued one of each status out: an answer only by a later answer (a skip or a
+#: partial re-scoring made on an item shown without its lost answer never takes an answer away, as `s` on an
+#: answered item only moves on); a partial answer by a later answer or partial; a skip by any later decision
+SUPERSEDED_BY = {"answered": ("answered",), "partial": ("answered", "partial"), "skipped": _DECISIONS}
 STATES = ("restore", "present", "superseded", "refused")
 
 
 @dataclass
 class RowOutcome:
     """What becomes of one row of the file: state (one of STATES) and, for superseded and refused rows, why (a
-    sentence naming the row)."""
+    sentence naming the row); a restored row placed after a later skip says so in `why` too."""
 
     kept: KeptRow
     state: str
@@ -57,6 +61,11 @@ class Recovery:
     def count(self, state: str, table: str | None = None) -> int:
         """Rows in `state`, of `table` when given ("annotations", "adjudications", "events")."""
         return sum(1 for o in self.outcomes if o.state == state and (table is None or o.kept.table == table))
+
+    @property
+    def notes(self) -> list[RowOutcome]:
+        """The restored rows that went in after a later row of their unit (their `why` says which)."""
+        return [o for o in self.outcomes if o.state == "restore" and o.why]
 
     @property
     def not_restored(self) -> list[RowOutcome]:
@@ -199,11 +208,20 @@ class _Planner:
             return RowOutcome(k, "refused", self.archived(study, what))
         if a["released_at"] is not None:
             return RowOutcome(k, "refused", f"{what}: the item was released from {who['name']}'s queue by a study "
-                                            "command since (study release, unassign or rename-annotator)")
+                                            "command since (study release, unassign or rename-annotator); "
+                                            f"`prefval study assign {study['name']} --annotators {who['name']}` "
+                                            "gives it back if no one else took it, then run prefval recover again")
         if row.status in _DECISIONS:
-            later = db.later_decision(self.store, row.study_id, row.unit_id, row.annotator_id, self.decided_at(k))
+            at = self.decided_at(k)
+            later = db.later_decision(self.store, row.study_id, row.unit_id, row.annotator_id, at,
+                                      SUPERSEDED_BY[row.status])
             if later:
-                return self.superseded(k, what, f"{who['name']} decided", later)
+                return self.superseded(k, what, f"{who['name']} decided", later[0])
+            after = db.later_decision(self.store, row.study_id, row.unit_id, row.annotator_id, at)
+            if after:  # e.g. a skip of the item shown without this answer: the answer goes after it, in force
+                return RowOutcome(k, "restore", f"{what} (decided {_when(at)}) is put after {who['name']}'s later "
+                                                f"{after[1]} row of {_when(after[0])}, which it replaces as the "
+                                                "answer in force")
         return RowOutcome(k, "restore")
 
     def adjudication(self, k: KeptRow) -> RowOutcome:
@@ -285,3 +303,27 @@ def recover(store, kept: RescueFile) -> Recovery:
             [(k.row, decided_at(kept, k)) for k in restore if k.table == "adjudications"],
             [k.row for k in restore if k.table == "events"])
     return done
+
+
+def rows_waiting(store, study_id: str, annotator_id: str | None = None) -> list[tuple[str, int]]:
+    """The rescue files beside the store's database holding rows of the study (of that annotator, when given)
+    that are not in the database yet: [(path, rows)], in file order; files that cannot be read are left out (status
+    names them). For study commands that would make those rows impossible to put back (delete, release)."""
+    from annotator.rescue import read_rescue_file, rescue_files_of
+
+    out = []
+    for f in rescue_files_of(store.path):
+        try:
+            kept = read_rescue_file(f)
+        except PrefvalError:
+            continue
+        mine = [k for k in kept.kept if k.table != "events"
+                and (k.row.get("study_id") if isinstance(k.row, dict) else k.row.study_id) == study_id
+                and (annotator_id is None or (k.row.get("adjudicator_id") if isinstance(k.row, dict)
+                                              else k.row.annotator_id) == annotator_id)]
+        stored = {t: db.stored_by_id(store, t, [k.id for k in mine if k.table == t])
+                  for t in ("annotations", "adjudications")}
+        n = sum(1 for k in mine if k.id not in stored[k.table])
+        if n:
+            out.append((str(f), n))
+    return out

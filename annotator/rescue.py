@@ -37,7 +37,7 @@ def write_rescue(db_path: str, rows: list[tuple], events: list[Event],
     new rescue file, one JSON object a line: {"table": "annotations", "row": AnnotationIn fields, its "id" and
     "decided_at"}, {"table": "adjudications", "row": the adjudication's fields (id, study_id, unit_id,
     adjudicator_id, kind, answer, reason, decided_at)} or {"table": "events", "row": Event fields}, preceded by
-    {"table": "meta", "database": absolute path, "written_at": ISO time}. rows: (row, id) or (row, id, decided_at),
+    {"table": "meta", "database": absolute path, "written_at": ISO time, "pid": the process keeping it}. rows: (row, id) or (row, id, decided_at),
     decided_at the ISO time the key was pressed (what `prefval recover` gives the row; without it, the file's
     written_at). The file is created exclusively, written, flushed and fsynced (and its folder fsynced) before
     this returns. Tries the database's folder, then the home folder, then the temporary folder; a second file of
@@ -47,7 +47,8 @@ def write_rescue(db_path: str, rows: list[tuple], events: list[Event],
     import tempfile
 
     lines = [json.dumps({"table": "meta", "database": os.path.abspath(db_path),
-                         "written_at": _dt.datetime.now(_dt.timezone.utc).isoformat()}, ensure_ascii=False)]
+                         "written_at": _dt.datetime.now(_dt.timezone.utc).isoformat(), "pid": os.getpid()},
+                        ensure_ascii=False)]
     lines += [json.dumps({"table": "annotations", "row": {"id": rid, **r.model_dump(),
                                                           **({"decided_at": at[0]} if at and at[0] else {})}},
                          ensure_ascii=False) for r, rid, *at in rows]
@@ -124,12 +125,37 @@ class KeptRow:
 @dataclass
 class RescueFile:
     """A rescue file as read (read_rescue_file): its path, the database it was kept for (absolute path), when it
-    was written (ISO) and its rows in file order."""
+    was written (ISO), its rows in file order and the process that keeps it (pid: from the meta line, else from
+    the file's name; None when neither says)."""
 
     path: str
     database: str
     written_at: str | None
     kept: list[KeptRow]
+    pid: int | None = None
+
+    def live_screen(self) -> int | None:
+        """The process id of the screen that keeps this file when it is still running (it is still trying to save
+        these rows, and removes the file once it has), else None. A process counts as that screen when it exists,
+        is not this one, and its command line (Linux /proc; elsewhere any live process counts) names prefval."""
+        pid = self.pid
+        if not pid or pid == os.getpid():
+            return None
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:  # another user's live process
+            pass
+        except OSError:
+            return None
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except FileNotFoundError:
+            return None if Path("/proc/self").exists() else pid  # gone meanwhile; or no /proc on this system
+        except OSError:
+            return pid
+        return pid if b"prefval" in cmdline else None
 
     @property
     def rows(self) -> list[tuple[AnnotationIn, str]]:
@@ -149,7 +175,9 @@ class RescueFile:
 
 
 def _time(value: Any, field_name: str) -> str | None:
-    """An ISO time of a rescue file (None when absent); raises ValueError naming the field otherwise."""
+    """An ISO time of a rescue file as prefval stores times (UTC, microseconds: storage.db.now_iso's form, which
+    sorts as text), None when absent; raises ValueError naming the field for one that is not an ISO time with its
+    time zone (2026-12-04T08:06:50+05:00 is 03:06:50 UTC: compared as text it sorted after 03:08)."""
     if value is None:
         return None
     import datetime as _dt
@@ -157,10 +185,24 @@ def _time(value: Any, field_name: str) -> str | None:
     if not isinstance(value, str):
         raise ValueError(f"field {field_name!r}: not an ISO time")
     try:
-        _dt.datetime.fromisoformat(value)
+        when = _dt.datetime.fromisoformat(value)
     except ValueError:
         raise ValueError(f"field {field_name!r}: not an ISO time ({value!r})") from None
-    return value
+    if when.tzinfo is None:
+        raise ValueError(f"field {field_name!r}: {value!r} has no time zone")
+    return when.astimezone(_dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+#: the events a screen keeps in a rescue file (Session.closing_events), with the payload fields that are numbers
+_EVENT_KINDS = {"visit": ("seconds",), "session_end": ()}
+
+
+def _number(value: Any, field_name: str) -> None:
+    """Refuse a payload number that is not a finite number >= 0 (ValueError naming the field)."""
+    import math
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"field {field_name!r}: {value!r} is not a number of seconds")
 
 
 def _kept_row(n: int, rec: dict) -> KeptRow:
@@ -186,7 +228,12 @@ def _kept_row(n: int, rec: dict) -> KeptRow:
                 raise ValueError(f"field 'source': a screen keeps people's rows only, not {ann.source!r}")
             if ann.status not in _SCREEN_STATUSES:
                 raise ValueError(f"field 'status': {ann.status!r} is not written by a screen")
-            return KeptRow(n, table, rid, ann, at)
+            if ann.supersedes is not None:
+                raise ValueError("field 'supersedes': the database sets it as the row is written, not a screen")
+            started = _time(ann.started_at, "started_at")
+            if started and at and at < started:
+                raise ValueError(f"field 'decided_at': {at} is before the visit started ({started})")
+            return KeptRow(n, table, rid, ann.model_copy(update={"started_at": started}), at)
         if table == "adjudications":
             unknown = sorted(set(row) - _ADJUDICATION_FIELDS - _OPTIONAL)
             if unknown:
@@ -200,10 +247,19 @@ def _kept_row(n: int, rec: dict) -> KeptRow:
                 raise ValueError("field 'answer': a final answer needs the answer, a JSON object")
             if row["kind"] == "exclude" and (not isinstance(row.get("reason"), str) or not row["reason"].strip()):
                 raise ValueError("field 'reason': an exclusion needs a reason")
+            if row["kind"] == "exclude" and row.get("answer") is not None:
+                raise ValueError("field 'answer': an exclusion holds no answer")
+            if row["kind"] == "final" and row.get("reason") is not None:
+                raise ValueError("field 'reason': a final answer holds no reason")
             at = _time(row.pop("decided_at", None), "decided_at")
             return KeptRow(n, table, row["id"], {k: row.get(k) for k in sorted(_ADJUDICATION_FIELDS)}, at)
         event = Event(**row)  # table "events"
-        return KeptRow(n, table, event.id, event)
+        if event.kind not in _EVENT_KINDS:
+            raise ValueError(f"field 'kind': a screen keeps {' and '.join(_EVENT_KINDS)} events only, not "
+                             f"{event.kind!r}")
+        for name in _EVENT_KINDS[event.kind]:
+            _number(event.payload.get(name), f"payload.{name}")
+        return KeptRow(n, table, event.id, event.model_copy(update={"at": _time(event.at, "at")}))
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err.get("loc", ())) or "row"
@@ -224,7 +280,7 @@ def read_rescue_file(path: str | Path) -> RescueFile:
         text = read_text(path)
     except OSError as exc:
         raise PrefvalError(f"{path}: cannot read ({exc.strerror or type(exc).__name__})") from None
-    database = written_at = None
+    database = written_at = pid = None
     kept: list[KeptRow] = []
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -240,6 +296,7 @@ def read_rescue_file(path: str | Path) -> RescueFile:
                 if not isinstance(rec.get("database"), str) or not rec["database"]:
                     raise ValueError("field 'database': missing or not a path")
                 database, written_at = rec["database"], _time(rec.get("written_at"), "written_at")
+                pid = rec.get("pid") if isinstance(rec.get("pid"), int) else None
                 continue
             kept.append(_kept_row(n, rec))
         except ValueError as exc:
@@ -247,7 +304,26 @@ def read_rescue_file(path: str | Path) -> RescueFile:
     if database is None:
         raise PrefvalError(f"{path}: line 1: field 'database': no meta line naming the database it was kept for "
                            "(not a prefval rescue file?)")
-    return RescueFile(str(path), database, written_at, kept)
+    if pid is None:  # a file kept before the meta line named it: DB.unsaved-TIME-PID(-N).jsonl
+        import re
+
+        m = re.search(r"-(\d+)(?:-\d+)?\.jsonl$", Path(path).name)
+        pid = int(m.group(1)) if m else None
+    return RescueFile(str(path), database, written_at, kept, pid)
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether paths a and b name one existing file."""
+    return os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b)
+
+
+def database_beside(path: str | Path) -> str | None:
+    """The database a rescue file's name says it is kept beside (DB.unsaved-TIME-PID.jsonl: DB in the same
+    folder), or None for a name not of that form."""
+    p = Path(path)
+    if RESCUE_INFIX not in p.name:
+        return None
+    return str(p.parent / p.name[:p.name.rindex(RESCUE_INFIX)])
 
 
 def rescue_files_of(db_path: str) -> list[Path]:

@@ -341,15 +341,22 @@ class SaveController:
             if self.quit_after_save:
                 self._close_and_exit()
             return
-        except PrefvalError as exc:  # not saved (a full disk; or a quit that gave up waiting for the lock)
+        except Exception as exc:  # not saved (a full disk; or a quit that gave up waiting for the lock)
             from annotator.safe_text import visible
 
+            unexpected = not isinstance(exc, PrefvalError)  # a bug, or the file's fault: the copy is kept
+            if unexpected:
+                exc = PrefvalError(f"{self.session.store.path}: NOT saved ({type(exc).__name__}: {exc})"
+                                   + (f"; a copy is kept in {self.files.rescue}" if self.files.rescue else ""))
             self.saving = None
             host.saving_ended()
             if self.quit_after_save:  # its seconds are in the row kept: no visit event too
                 self._give_up(self.files.give_up_decision(pending, visible(exc, layout=False)))
                 return
-            self.files.drop_rescue()  # the screen stays on the item and says it is NOT saved
+            if unexpected:
+                self.files.rescue = None  # the copy stays on its own: no later save or quit removes it
+            else:
+                self.files.drop_rescue()  # the screen stays on the item and says it is NOT saved
             host.not_saved(pending, exc)
             return
         self.saving = None

@@ -43,7 +43,8 @@ class AdjudicationsMixin:
                          adjudication_id: str | None = None, submitted_at: str | None = None) -> Adjudication:
         """Append one adjudication (committed when it returns); it supersedes the unit's current one, read in the
         same write transaction. adjudication_id: the id it gets (chosen beforehand by a screen that may keep it in a
-        rescue file; default a new one); submitted_at: its time (default now; `prefval recover` gives the time it
+        rescue file; default a new one: when a row with that id is in the file already, `prefval recover` having
+        written its rescued copy, that row is returned and nothing is written); submitted_at: its time (default now; `prefval recover` gives the time it
         was decided), moved to just after the row it supersedes when not later than that one. Raises StudyClosed when the study was archived or deleted meanwhile
         (nothing written), DatabaseBusy when another process held the write lock beyond the busy timeout (nothing
         written; retrying can succeed), PrefvalError when the write fails otherwise (read-only, disk full) or kind
@@ -55,6 +56,12 @@ class AdjudicationsMixin:
                "reason": reason, "submitted_at": submitted_at or now_iso(), "supersedes": None}
         try:
             with write_transaction(self.db):
+                if adjudication_id is not None:  # written already under its id (`prefval recover` of its rescue
+                    # copy while the screen still retried it): that row, not a second one
+                    cur = self.db.execute("SELECT * FROM adjudications WHERE id = ?", [adjudication_id])
+                    done = cur.fetchone()
+                    if done is not None:
+                        return _adjudication(dict(zip([d[0] for d in cur.description], done)))
                 closed = study_closed(self.db, self.path, study_id, "adjudication")
                 if closed is not None:  # archived or deleted in another process since the screen opened
                     raise closed

@@ -54,6 +54,10 @@ class AnnotationsMixin:
         so no answer lands on a released assignment and no unit gets more annotators than its quota. Likewise a
         study archived or deleted in another process since the session opened refuses the write (StudyClosed).
 
+        annotation_id: the id the row gets (chosen beforehand by a screen that may keep the row in a rescue file);
+        when a row with that id is in the file already (`prefval recover` wrote the rescued copy while the screen
+        still retried it), that row is returned and nothing is written.
+
         Raises DatabaseBusy when another process held the write lock beyond the busy timeout (nothing written;
         retrying can succeed), AssignmentReleased, StudyClosed (see live_assignment), PrefvalError for any other
         write failure (disk full, read-only file).
@@ -63,6 +67,12 @@ class AnnotationsMixin:
         rec["id"] = annotation_id or new_id()
         try:
             with write_transaction(self.db):
+                if annotation_id is not None:  # written already under its id (`prefval recover` of this row's
+                    # rescue copy while the screen still retried it): that row, not a second one
+                    row = self.db.execute(f"SELECT {', '.join(_COLS)} FROM annotations WHERE id = ?",
+                                          [annotation_id]).fetchone()
+                    if row is not None:
+                        return _annotation(dict(zip(_COLS, row)))
                 closed = study_closed(self.db, self.path, ann.study_id, _WHAT.get(ann.status, ann.status)) \
                     if live_assignment else None
                 if closed is not None:

@@ -213,7 +213,7 @@ class AnnotationIn(Model):
     note: str | None = None
     source: Literal["human", "llm"] = "human"
     started_at: str | None = None
-    seconds: float | None = Field(default=None, ge=0)
+    seconds: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     supersedes: str | None = None
 
 

@@ -77,13 +77,16 @@ def units_by_id(store, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
                          "JOIN items i ON i.id = u.item_id WHERE u.id IN ({marks})", ids)
 
 
-def later_decision(store, study_id: str, unit_id: str, annotator_id: str, after: str) -> str | None:
-    """The time (ISO) of the annotator's latest decision row (answered, skipped, partial) on the unit when it is
+def later_decision(store, study_id: str, unit_id: str, annotator_id: str, after: str,
+                   statuses: tuple[str, ...] = ("answered", "skipped", "partial")) -> tuple[str, str] | None:
+    """(time, status) of the annotator's latest row on the unit of one of `statuses` (decision statuses) when it is
     later than `after`, else None."""
+    marks = ",".join("?" * len(statuses))
     row = store.db.execute(
-        "SELECT MAX(submitted_at) FROM annotations WHERE study_id = ? AND unit_id = ? AND annotator_id = ? "
-        "AND status IN ('answered', 'skipped', 'partial')", [study_id, unit_id, annotator_id]).fetchone()
-    return row[0] if row and row[0] and row[0] > after else None
+        f"SELECT submitted_at, status FROM annotations WHERE study_id = ? AND unit_id = ? AND annotator_id = ? "
+        f"AND status IN ({marks}) ORDER BY submitted_at DESC LIMIT 1",
+        [study_id, unit_id, annotator_id, *statuses]).fetchone()
+    return (row[0], row[1]) if row and row[0] > after else None
 
 
 def later_adjudication(store, study_id: str, unit_id: str, after: str) -> tuple[str, str] | None:

@@ -202,6 +202,24 @@ ANSWERS = [
     ("persona_filter", "answered", {"decision": "drop", "reasons": ["boring"]}, PLAIN, {"reasons": ["rare"]},
      "reasons ['boring'] are not among the study's drop reasons (rare)"),
     ("persona_filter", "answered", {"decision": "maybe"}, PLAIN, {}, "decision 'maybe' is not keep or drop"),
+    # what a newcomer's hand-edited rescue file got past (prefval recover checks with these too)
+    ("persona_filter", "answered", {"decision": "drop", "reasons": ["rare", "rare"]}, PLAIN, {},
+     "reasons ['rare', 'rare'] name 'rare' more than once"),
+    ("persona_filter", "answered", {"decision": "keep", "reasons": [], "why": "x"}, PLAIN, {},
+     "field 'why' is not one of the answer's fields (decision, reasons)"),
+    ("mcq", "answered", {"choice": 1, "letter": "B", "shown": "Q", "cant_tell": False}, MCQ4, {},
+     "shown 'Q' is not a place the options are shown at (A, B, C, D)"),
+    ("mcq", "answered", {"choice": 1, "letter": "B", "shown": "E", "cant_tell": False}, MCQ4, {},
+     "shown 'E' is not a place"),
+    ("blind_test", "answered", {"choice": 0, "letter": "A", "shown": "T", "cant_tell": False}, TF, {}, None),
+    ("mcq", "answered", {"choice": 1, "letter": "B", "shown": "B", "cant_tell": False, "x": 1}, MCQ4, {},
+     "field 'x' is not one of the answer's fields"),
+    ("pairwise", "answered", {"winner": "B", "shown_left": "A", "pressed": "left"}, PLAIN, {},
+     "winner 'B' is not what 'left' gives with side A on the left ('A')"),
+    ("pairwise", "answered", {"winner": "A", "shown_left": "B", "pressed": "right"}, PLAIN, {}, None),
+    ("pairwise", "answered", {"winner": "A", "shown_left": "A", "pressed": "tie"}, PLAIN, {},
+     "winner 'A' is not what 'tie' gives"),
+    ("gold_label", "answered", {"label": 1, "extra": "x"}, PLAIN, {}, "field 'extra' is not one of the answer's"),
 ]
 
 

@@ -216,6 +216,33 @@ async def test_a_lock_held_past_the_limit_keeps_the_answer_in_a_rescue_file(db_f
 
 
 @pytest.mark.slow
+async def test_a_rescued_copy_restored_while_the_screen_retries_lets_it_go_on(db_file):
+    """prefval recover of the copy a screen keeps while it waits wrote the row first; the screen's next attempt
+    then failed on the row's id (a UNIQUE error the retry loop did not expect) and it said "saving…" forever, q and
+    ctrl+c included (a newcomer's). Now the screen finds its row written and goes on."""
+    clock, app, lock = _open_with_a_lock(db_file)
+    async with app.run_test(size=(100, 30)) as pilot:
+        first = app.session.queue[0].unit_id
+        clock.t += 2.0
+        await _answer_while_locked(app, pilot, lock)
+        (row, rid), = read_rescue(_rescue_files(db_file)[0])[0]
+        # what recover writes, made under the lock the screen waits for (so it cannot get in first)
+        lock.execute("INSERT INTO annotations (id, study_id, unit_id, item_id, annotator_id, assignment_id, status, "
+                     "answer, source, started_at, submitted_at, seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     [rid, row.study_id, row.unit_id, row.item_id, row.annotator_id, row.assignment_id, row.status,
+                      json.dumps(row.answer), row.source, row.started_at, "2026-12-04T03:00:00.000000+00:00",
+                      row.seconds])
+        lock.execute("COMMIT")
+        await wait_for(pilot, lambda: app.screen.saves.saving is None and app.session.index == 1,
+                       what="the screen going on to the next item")
+        assert _rescue_files(db_file) == []  # saved: the copy goes
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not app.is_running, what="the app ending")
+    lock.close()
+    assert [(r[0], json.loads(r[2])["shown"]) for r in _rows(db_file)] == [(first, "B")]  # one row, not two
+
+
+@pytest.mark.slow
 async def test_q_while_saving_keeps_the_screen_until_the_answer_and_the_events_are_written(db_file):
     clock, app, lock = _open_with_a_lock(db_file)
     async with app.run_test(size=(100, 30)) as pilot:

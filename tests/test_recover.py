@@ -4,6 +4,7 @@ back (a newcomer's kill -9 left an answer in a file no command could restore).""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 
 import pytest
@@ -71,8 +72,8 @@ def test_recover_puts_the_rows_back_once_and_status_lists_the_file(db_file, caps
     out = capsys.readouterr().out
     assert "\\n" not in out  # a newline escaped as text (a newcomer saw a literal \n above the list)
     assert out.splitlines()[-2:] == [
-        "1 rescue file(s) beside the database, 1 holding rows a screen could not write: put them back with "
-        "prefval recover FILE", f"  {path}: 2 row(s) not in the database"]
+        "1 rescue file(s) beside the database: 1 holding rows a screen could not write (put them back with "
+        "prefval recover FILE):", f"  {path}: 2 row(s) not in the database"]
     assert main(["recover", path]) == 0  # into the database the file names
     out = capsys.readouterr().out
     assert out.strip() == (f"{db_file}: restored 1 annotation(s), 0 adjudication(s), 1 event(s) from {path}; "
@@ -89,11 +90,12 @@ def test_recover_puts_the_rows_back_once_and_status_lists_the_file(db_file, caps
     # status no longer says the file holds rows to put back (it did after a recover)
     assert main(["status", "--db", db_file]) == 0
     assert capsys.readouterr().out.splitlines()[-2:] == [
-        "1 rescue file(s) beside the database, nothing left in them to restore:",
+        "1 rescue file(s) beside the database: nothing left in them to restore:",
         f"  {path}: every row is in the database: the file can be deleted"]
     assert main(["status", "--db", db_file, "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["rescue_files"] == [
-        {"path": path, "state": "every row is in the database: the file can be deleted", "nothing_to_restore": True}]
+        {"path": path, "state": "every row is in the database: the file can be deleted", "nothing_to_restore": True,
+         "readable": True, "live_screen": None}]
 
 
 def test_a_decision_made_again_since_stays_and_the_older_is_not_restored(db_file, capsys):
@@ -166,12 +168,18 @@ def test_a_row_the_database_or_the_task_cannot_take_is_one_line_and_nothing_is_w
 def test_a_row_for_an_item_released_meanwhile_is_refused_and_said(db_file, capsys):
     path, rid, _ = _kept(db_file)
     assert main(["study", "release", "st", "--annotator", "ana", "--db", db_file]) == 0
-    capsys.readouterr()
+    assert capsys.readouterr().err.splitlines() == [  # said before the release (it went on: it was asked for)
+        f"warning: {path} holds 1 row(s) of 'ana' in study st that a screen could not write: put them back first "
+        f"(prefval recover {path}); for an item released now recover refuses them until `prefval study assign st "
+        "--annotators ana` gives it back"]
     assert main(["recover", path]) == 1
     err = capsys.readouterr().err.splitlines()
     assert err == ["not restored: line 2: ana's answer on item q1: the item was released from ana's queue by a "
-                   "study command since (study release, unassign or rename-annotator)"]
+                   "study command since (study release, unassign or rename-annotator); `prefval study assign st "
+                   "--annotators ana` gives it back if no one else took it, then run prefval recover again"]
     assert _answers(db_file) == []
+    assert main(["study", "assign", "st", "--annotators", "ana", "--db", db_file]) == 0  # as it says
+    assert main(["recover", path]) == 0 and [r[0] for r in _answers(db_file)] == [rid]
 
 
 @pytest.mark.parametrize("text, said", [
@@ -361,3 +369,164 @@ def test_two_rows_of_one_unit_go_in_the_order_they_were_decided(db_file, tmp_pat
     with sqlite3.connect(db_file) as con:
         rows = con.execute("SELECT id, supersedes FROM annotations ORDER BY submitted_at").fetchall()
     assert rows == [(b_id, None), (c_id, b_id)]  # C, the later decision, is the one in force
+
+
+def test_a_later_skip_does_not_take_the_rescued_answer_away(db_file, capsys):
+    # ana reopened the screen after the kill -9, saw the item without its lost answer and pressed s (before:
+    # "superseded", and the export said skipped, although `s` on an answered item only moves on)
+    path, rid, _ = _kept(db_file)
+    skip, _ = _row(db_file, status="skipped", answer=None)
+    with Store.open(db_file, mode="rw") as s:
+        skipped = s.add_annotation(skip, submitted_at="2026-12-04T02:10:00+00:00", supersede_latest=True)
+    assert main(["recover", path]) == 0
+    cap = capsys.readouterr()
+    assert cap.err.splitlines() == [
+        "restored: line 2: ana's answer on item q1 (decided 2026-12-04 01:59:58) is put after ana's later skipped row "
+        "of 2026-12-04 02:10:00, which it replaces as the answer in force"]
+    with Store.open(db_file, mode="ro") as s:
+        current = s.current_annotations(s.get_study("st").id, status=("answered", "skipped"))
+    assert [(a.id, a.status, a.supersedes) for a in current] == [(rid, "answered", skipped.id)]
+
+
+def test_a_later_answer_keeps_a_rescued_skip_out(db_file, capsys):
+    _study(db_file)
+    row, rid = _row(db_file, status="skipped", answer=None)
+    with Store.open(db_file, mode="rw") as s:
+        s.add_annotation(_row(db_file)[0], submitted_at="2026-12-04T02:10:00+00:00", supersede_latest=True)
+    path = str(write_rescue(db_file, [(row, rid, DECIDED)], []))
+    assert main(["recover", path]) == 0
+    assert capsys.readouterr().err.startswith("not restored: line 2: ana's skipped on item q1 (decided ")
+    assert len(_answers(db_file)) == 1
+
+
+def test_a_file_a_running_screen_keeps_is_left_to_it(db_file, capsys):
+    import subprocess
+    import sys
+
+    path, _, _ = _kept(db_file)
+    lines = open(path, encoding="utf-8").read().splitlines()
+    screen = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "prefval", "annotate"])
+    try:
+        meta = {**json.loads(lines[0]), "pid": screen.pid}
+        open(path, "w", encoding="utf-8").write("\n".join([json.dumps(meta), *lines[1:]]) + "\n")
+        before = _dump(db_file)
+        assert main(["recover", path]) == 1  # before: restored, and the screen then hung on its own row
+        assert capsys.readouterr().err.splitlines() == [
+            f"prefval: error: {path}: the screen that keeps it (process {screen.pid}) is still running and still "
+            "saving these rows; let it save them (or quit it with q), then run prefval recover again if the file "
+            "is still there"]
+        assert _dump(db_file) == before
+        assert main(["status", "--db", db_file]) == 0
+        assert capsys.readouterr().out.splitlines()[-2:] == [
+            "1 rescue file(s) beside the database: 1 still being saved by a running screen:",
+            f"  {path}: a screen (process {screen.pid}) is still saving it"]
+    finally:
+        screen.kill()
+        screen.wait()
+    assert main(["recover", path]) == 0  # the screen is gone: its rows can be put back
+
+
+def test_a_file_of_a_copied_folder_needs_db(db_file, tmp_path, capsys):
+    import shutil
+
+    path, _, _ = _kept(db_file)
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    shutil.copy(db_file, copy / "prefval.db")
+    shutil.copy(path, copy / os.path.basename(path))
+    moved = str(copy / os.path.basename(path))
+    here = str(copy / "prefval.db")
+    before = _dump(db_file), _dump(here)
+    assert main(["recover", moved]) == 1  # before: written into the original's database, named on line 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"prefval: error: {moved}: it lies beside {here} but was kept for {db_file} (a copied or moved folder?); "
+        "say which database gets its rows with --db PATH"]
+    assert (_dump(db_file), _dump(here)) == before
+    assert main(["status", "--db", here]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"  {moved}: kept for {db_file}: 2 row(s) not in the database; for this database: prefval recover {moved} "
+        f"--db {here}")
+    assert main(["recover", moved, "--db", here]) == 0
+    assert len(_answers(here)) == 1 and _dump(db_file) == before[0]
+
+
+@pytest.mark.parametrize("change, said", [
+    (lambda r: r["row"].update(seconds="Infinity"), "field 'seconds': "),
+    (lambda r: r["row"].update(supersedes="nonexistent"), "field 'supersedes': the database sets it"),
+    (lambda r: r["row"].update(started_at="garbage"), "field 'started_at': not an ISO time ('garbage')"),
+    (lambda r: r["row"].update(decided_at="2026-12-04T01:00:00"), "field 'decided_at': '2026-12-04T01:00:00' has no "
+                                                                   "time zone"),
+    (lambda r: r["row"].update(started_at="2026-12-04T02:00:00+00:00", decided_at="2026-12-04T01:00:00+00:00"),
+     "field 'decided_at': 2026-12-04T01:00:00.000000+00:00 is before the visit started"),
+])
+def test_an_annotation_row_not_as_a_screen_writes_it(db_file, tmp_path, capsys, change, said):
+    _study(db_file)
+    rec = _ann(*_row(db_file))
+    change(rec)
+    f = tmp_path / "kept.jsonl"
+    f.write_text(json.dumps({"table": "meta", "database": db_file}) + "\n" + json.dumps(rec).replace(
+        '"Infinity"', "Infinity") + "\n", encoding="utf-8")
+    before = _dump(db_file)
+    assert main(["recover", str(f)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"prefval: error: {f}: line 2: {said}"), err
+    assert _dump(db_file) == before
+
+
+@pytest.mark.parametrize("event, said", [
+    ({"kind": "annotator_excluded", "payload": {"annotator": "ben"}},
+     "field 'kind': a screen keeps visit and session_end events only, not 'annotator_excluded'"),
+    ({"kind": "visit", "payload": {"unit_id": "u", "seconds": 1e9999}},
+     "field 'payload.seconds': inf is not a number of seconds"),
+    ({"kind": "visit", "payload": {"unit_id": "u", "seconds": -1}}, "field 'payload.seconds': -1 is not a number of seconds"),
+])
+def test_an_event_a_screen_never_keeps(db_file, tmp_path, capsys, event, said):
+    _study(db_file)
+    row = {"id": "e1", "at": "2026-12-04T02:00:00+00:00", "study_id": None, "annotator_id": None, **event}
+    path = _file(tmp_path, db_file, {"table": "events", "row": row})
+    before = _dump(db_file)
+    assert main(["recover", path]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"prefval: error: {path}: line 2: {said}"]
+    assert _dump(db_file) == before
+
+
+def test_times_with_another_zone_are_compared_as_instants(db_file, capsys):
+    # 08:06:50+05:00 is 03:06:50 UTC, before ana's later answer at 03:08:08 (as text it sorted after it)
+    _study(db_file)
+    row, rid = _row(db_file)
+    with Store.open(db_file, mode="rw") as s:
+        s.add_annotation(_row(db_file, answer={"choice": 2, "letter": "C", "shown": "C", "cant_tell": False})[0],
+                         submitted_at="2026-12-04T03:08:08+00:00", supersede_latest=True)
+    path = str(write_rescue(db_file, [(row, rid, "2026-12-04T08:06:50+05:00")], []))
+    assert main(["recover", path]) == 0
+    assert "decided 2026-12-04 03:06:50" in capsys.readouterr().err  # said in UTC, and not restored
+    assert len(_answers(db_file)) == 1
+
+
+def test_a_study_whose_rows_wait_in_a_rescue_file_is_not_deleted(db_file, capsys):
+    path, _, _ = _kept(db_file)  # the study's only answer is in the file: delete would take it for empty
+    before = _dump(db_file)
+    assert main(["study", "delete", "st", "--db", db_file]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"prefval: error: study 'st' has 1 row(s) in {path} that a screen could not write; put them back first "
+        f"(prefval recover {path}), or delete that file if they are not wanted"]
+    assert _dump(db_file) == before
+    os.unlink(path)
+    assert main(["study", "delete", "st", "--db", db_file]) == 0
+
+
+def test_status_counts_the_files_recover_cannot_read_apart(db_file, capsys):
+    path, _, _ = _kept(db_file)
+    empty = path.replace(".jsonl", "-2.jsonl")
+    open(empty, "w").close()
+    folder = path.replace(".jsonl", "-3.jsonl")
+    os.mkdir(folder)
+    assert main(["status", "--db", db_file]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-4] == ("3 rescue file(s) beside the database: 1 holding rows a screen could not write (put them "
+                       "back with prefval recover FILE), 2 that prefval recover cannot read:")
+    assert out[-3:] == [  # by name: "-2.jsonl" sorts before ".jsonl"
+        f"  {empty}: prefval recover cannot read it ({empty}: line 1: field 'database': no meta line naming the "
+        "database it was kept for (not a prefval rescue file?))",
+        f"  {folder}: prefval recover cannot read it ({folder}: not a regular file (a directory))",
+        f"  {path}: 2 row(s) not in the database"]

@@ -30,12 +30,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from annotator.recovery import recover
-    from annotator.rescue import read_rescue_file
+    from annotator.rescue import database_beside, read_rescue_file, same_file
     from annotator.safe_text import visible
     from storage.errors import PrefvalError
     from storage.store import Store
 
     kept = read_rescue_file(args.file)
+    live = kept.live_screen()
+    if live:  # its screen still retries these rows and removes the file once they are in
+        raise PrefvalError(f"{args.file}: the screen that keeps it (process {live}) is still running and still "
+                           "saving these rows; let it save them (or quit it with q), then run prefval recover again "
+                           "if the file is still there")
+    if args.db is None:
+        beside = database_beside(args.file)
+        if beside and os.path.exists(beside) and not same_file(beside, kept.database):
+            raise PrefvalError(f"{args.file}: it lies beside {beside} but was kept for {kept.database} (a copied or "
+                               "moved folder?); say which database gets its rows with --db PATH")
     db = args.db = args.db or kept.database  # the file names its database; --db for one moved since (and errors
     # about it name this one, not ./prefval.db)
     if not os.path.exists(db):
@@ -43,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
                            "for a database moved since)")
     with Store.open(db, mode="rw") as store:
         done = recover(store, kept)
+    for o in done.notes:
+        print(visible(f"restored: line {o.kept.line}: {o.why}", layout=False), file=sys.stderr)
     for o in done.not_restored:
         print(visible(f"not restored: line {o.kept.line}: {o.why}", layout=False), file=sys.stderr)
     print(visible(done.summary(), layout=False))

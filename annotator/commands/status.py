@@ -540,31 +540,54 @@ def run(args: argparse.Namespace) -> int:
         if kept:
             from annotator.safe_text import visible
 
-            waiting = sum(1 for k in kept if not k["nothing_to_restore"])
             print()
-            print(visible(f"{len(kept)} rescue file(s) beside the database, " + (
-                f"{waiting} holding rows a screen could not write: put them back with prefval recover FILE"
-                if waiting else "nothing left in them to restore:"), layout=False))
+            print(visible(rescue_head(kept), layout=False))
             for k in kept:
                 print(visible(f"  {k['path']}: {k['state']}", layout=False))
     return 0
 
 
+def rescue_head(kept: list[dict]) -> str:
+    """The line above the rescue files in `prefval status`: how many hold rows to put back, how many a screen is
+    still saving, how many cannot be read, or that nothing is left in them."""
+    waiting = sum(1 for k in kept if k["readable"] and not k["live_screen"] and not k["nothing_to_restore"])
+    live = sum(1 for k in kept if k["live_screen"])
+    broken = sum(1 for k in kept if not k["readable"])
+    parts = [f"{waiting} holding rows a screen could not write (put them back with prefval recover FILE)"] \
+        if waiting else []
+    parts += [f"{live} still being saved by a running screen"] if live else []
+    parts += [f"{broken} that prefval recover cannot read"] if broken else []
+    return (f"{len(kept)} rescue file(s) beside the database: " + (", ".join(parts) if parts else
+                                                                   "nothing left in them to restore") + ":")
+
+
 def rescue_files(store) -> list[dict]:
     """The rescue files beside the store's database (annotator.rescue.rescue_files_of), each as {"path", "state":
     what `prefval recover` would do with it in words (annotator.recovery.Recovery.status_text, or why it cannot
-    be read), "nothing_to_restore": every row is in the database already or superseded by a later decision}.
-    Reads only."""
+    be read), "nothing_to_restore": every row is in the database already or superseded by a later decision,
+    "readable": prefval recover can read it, "live_screen": the process id of the running screen that keeps it
+    (it is still saving those rows) or None}. A file kept for another database (a copied folder) says so and gives
+    the recover command with --db. Reads only."""
     from annotator.recovery import plan
-    from annotator.rescue import read_rescue_file, rescue_files_of
+    from annotator.rescue import read_rescue_file, rescue_files_of, same_file
     from storage.errors import PrefvalError
 
     out = []
     for f in rescue_files_of(store.path):
+        entry = {"path": str(f), "state": "", "nothing_to_restore": False, "readable": True, "live_screen": None}
+        out.append(entry)
         try:
-            done = plan(store, read_rescue_file(f))
+            kept = read_rescue_file(f)
+            entry["live_screen"] = kept.live_screen()
+            if entry["live_screen"]:
+                entry["state"] = f"a screen (process {entry['live_screen']}) is still saving it"
+                continue
+            done = plan(store, kept)
         except PrefvalError as exc:
-            out.append({"path": str(f), "state": f"prefval recover refuses it ({exc})", "nothing_to_restore": False})
+            entry.update(state=f"prefval recover cannot read it ({exc})", readable=False)
             continue
-        out.append({"path": str(f), "state": done.status_text(), "nothing_to_restore": done.nothing_to_restore})
+        entry.update(state=done.status_text(), nothing_to_restore=done.nothing_to_restore)
+        if not same_file(store.path, kept.database):  # a copied or moved folder: recover needs --db
+            entry["state"] = (f"kept for {kept.database}: {entry['state']}; for this database: prefval recover "
+                              f"{f} --db {store.path}")
     return out

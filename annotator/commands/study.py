@@ -291,6 +291,7 @@ def run_release(args: argparse.Namespace) -> int:
         study = _live_study(store, args.name, "changed (release)")
         names = [args.annotator] if args.annotator else study_annotator_names(store, study)
         for name in names:
+            _warn_rescued(store, study, name)
             keep = not args.include_marked
             got = release_counted(store, study, name, keep_skipped=keep, keep_marked=keep)
             if args.include_marked:
@@ -311,6 +312,7 @@ def run_unassign(args: argparse.Namespace) -> int:
 
     with _open(args) as store:
         study = _live_study(store, args.name, "changed (unassign)")
+        _warn_rescued(store, study, args.annotator)
         got = release_counted(store, study, args.annotator, keep_skipped=False)
         kept = got["kept"]
         tail = f"; {kept} answered item(s) stay theirs (answers are never deleted)" if kept else ""
@@ -325,6 +327,7 @@ def run_rename_annotator(args: argparse.Namespace) -> int:
 
     with _open(args) as store:
         study = _live_study(store, args.name, "changed (rename-annotator)")
+        _warn_rescued(store, study, args.old)
         got = move_annotator(store, study, args.old, args.new)
         if got["how"] == "renamed":
             _say(f"annotator '{args.old}' is now '{args.new}' ({got['moved']} item(s) in study {args.name}, answers, "
@@ -360,8 +363,35 @@ def run_archive(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rescued(store, study, annotator: str | None = None) -> list[tuple[str, int]]:
+    """The rescue files holding rows of the study (of that annotator) not in the database (annotator.recovery)."""
+    from annotator.recovery import rows_waiting
+
+    who = store.find_annotator(annotator) if annotator else None
+    if annotator and who is None:
+        return []
+    return rows_waiting(store, study.id, who.id if who else None)
+
+
+def _warn_rescued(store, study, name: str) -> None:
+    """Print on stderr that a rescue file holds rows of `name` in the study that this command makes impossible to
+    put back until the items are theirs again, if so."""
+    for path, n in _rescued(store, study, name):
+        print(visible(f"warning: {path} holds {n} row(s) of '{name}' in study {study.name} that a screen could not "
+                      f"write: put them back first (prefval recover {path}); for an item released now recover "
+                      f"refuses them until `prefval study assign {study.name} --annotators {name}` gives it back",
+                      layout=False), file=sys.stderr)
+
+
 def run_delete(args: argparse.Namespace) -> int:
     with _open(args) as store:
+        study = store.get_study(args.name)
+        waiting = _rescued(store, study)  # its rows could never be put back
+        if waiting:
+            path, n = waiting[0]
+            raise PrefvalError(f"study '{args.name}' has {n} row(s) in {path} that a screen could not write; put "
+                               f"them back first (prefval recover {path}), or delete that file if they are not "
+                               "wanted")
         n = store.delete_study(args.name)
     _say(f"study {args.name} deleted ({n} items; the imported items stay in their dataset)")
     return 0

@@ -642,6 +642,12 @@ def seeded_sample(rows: list, spec: StudySpec, items_of=None, dataset: str = "",
     return [rows[i] for i in sorted(random.Random(spec.seed).sample(range(len(rows)), spec.sample))]
 
 
+def unknown_fields(answer: dict[str, Any], allowed: tuple[str, ...]) -> str | None:
+    """answer_problem's phrase when answer holds a field its task never writes (the first, sorted), else None."""
+    extra = sorted(set(answer) - set(allowed))
+    return f"field {extra[0]!r} is not one of the answer's fields ({', '.join(allowed)})" if extra else None
+
+
 def check_flag(answer: dict[str, Any], key: str) -> str | None:
     """answer_problem's phrase when answer[key] is not a bool, else None."""
     value = answer.get(key)

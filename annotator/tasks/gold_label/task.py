@@ -25,7 +25,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView
+from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView, unknown_fields
 from storage.errors import PrefvalError
 from storage.models import Item, Unit
 
@@ -138,9 +138,11 @@ class GoldLabelTask(TaskType):
 
     def answer_problem(self, status: str, answer: dict[str, Any], unit: Unit, item: Item, item_b: Item | None,
                        settings: dict[str, Any]) -> str | None:
-        """A gold-label answer: label 1 (apply) or 0 (suppress), an int."""
+        """A gold-label answer: label 1 (apply) or 0 (suppress), an int, and nothing else."""
         label = answer.get("label")
-        return None if type(label) is int and label in (0, 1) else f"label {label!r} is not 1 (apply) or 0 (suppress)"
+        if type(label) is not int or label not in (0, 1):
+            return f"label {label!r} is not 1 (apply) or 0 (suppress)"
+        return unknown_fields(answer, ("label",))
 
     def describe_answer(self, view: UnitView, answer: dict[str, Any]) -> str:
         return LABEL_WORDS.get(answer.get("label"), "?")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotator.tasks.base import Decision, KeyChoice, TaskType, UnitView
+from annotator.tasks.base import Decision, KeyChoice, TaskType, UnitView, unknown_fields
 from storage.models import Item, Unit
 from storage.payloads import McqPayload, letter
 
@@ -147,6 +147,9 @@ class McqTask(TaskType):
         in its original order (an int, 0 <= choice < number of options) with cant_tell false or absent; a "letter"
         given is the choice's own letter (A for 0), none with can't tell."""
         n = len(item.payload.get("options") or [])
+        extra = unknown_fields(answer, ("choice", "letter", "shown", "cant_tell"))
+        if extra:
+            return extra
         if answer.get("cant_tell") is True:
             if answer.get("letter") is not None:
                 return f"letter {answer.get('letter')!r} with cant_tell"
@@ -158,6 +161,12 @@ class McqTask(TaskType):
             return f"choice {choice!r} is not one of the item's {n} options (0..{n - 1}) nor can't tell"
         if "letter" in answer and answer["letter"] != letter(choice):
             return f"letter {answer['letter']!r} is not the letter {letter(choice)!r} of choice {choice}"
+        # shown: the letter of the option's place on screen (A..); on a T/F item the key's "T" or "F", or the first
+        # letter of the option (an imported answer's)
+        places = (list(dict.fromkeys(["T", "F", item.payload["options"][choice][:1]])) if is_tf(item)
+                  else [letter(i) for i in range(n)])
+        if answer.get("shown") is not None and answer["shown"] not in places:
+            return f"shown {answer['shown']!r} is not a place the options are shown at ({', '.join(places)})"
         return None
 
     def describe_answer(self, view: UnitView, answer: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView, seeded_sample
+from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView, seeded_sample, unknown_fields
 from storage.errors import PrefvalError
 from storage.models import Item, Unit
 
@@ -153,13 +153,23 @@ class PairwiseTask(TaskType):
     def answer_problem(self, status: str, answer: dict[str, Any], unit: Unit, item: Item, item_b: Item | None,
                        settings: dict[str, Any]) -> str | None:
         """A pairwise answer: winner "A", "B" or "tie" (the pair's own sides); shown_left and pressed, when
-        present, a side and one of left/right/tie."""
+        present, a side and one of left/right/tie, and then the winner is the side pressed (tie for tie)."""
         if answer.get("winner") not in (*SIDES, "tie"):
             return f"winner {answer.get('winner')!r} is not one of A, B, tie"
         if answer.get("shown_left", "A") not in SIDES:
             return f"shown_left {answer.get('shown_left')!r} is not A or B"
         if answer.get("pressed", "tie") not in KEYS.values():
             return f"pressed {answer.get('pressed')!r} is not one of left, right, tie"
+        extra = unknown_fields(answer, ("winner", "shown_left", "pressed"))
+        if extra:
+            return extra
+        if "pressed" in answer and "shown_left" in answer:  # the key and the sides on screen give the winner
+            left = answer["shown_left"]
+            right = SIDES[1 - SIDES.index(left)]
+            want = {"left": left, "right": right, "tie": "tie"}[answer["pressed"]]
+            if answer["winner"] != want:
+                return (f"winner {answer['winner']!r} is not what {answer['pressed']!r} gives with side {left} on the "
+                        f"left ({want!r})")
         return None
 
     def describe_answer(self, view: UnitView, answer: dict[str, Any]) -> str:

@@ -27,7 +27,8 @@ from annotator.tasks.persona_filter.chain import CHAIN_MODES, RULES, chain_stage
 from annotator.tasks.persona_filter.shown import (
     ShownRecord, bundle_metadata, link_units, parent_ref, record_kind, shown_record, source_ids,
 )
-from annotator.tasks.base import Decision, KeyChoice, StudySpec, TaskType, UnitView, option_flag, seeded_sample
+from annotator.tasks.base import (Decision, KeyChoice, StudySpec, TaskType, UnitView, option_flag, seeded_sample,
+                                  unknown_fields)
 from storage.errors import PrefvalError
 from storage.models import Item, Unit
 
@@ -225,11 +226,17 @@ class PersonaFilterTask(TaskType):
         """A persona-filter answer: decision "keep" (no reasons) or "drop" with reasons, a list of the study's
         drop reasons."""
         decision, reasons = answer.get("decision"), answer.get("reasons", [])
+        extra = unknown_fields(answer, ("decision", "reasons"))
+        if extra:
+            return extra
         if decision not in ("keep", "drop"):
             return f"decision {decision!r} is not keep or drop"
         allowed = list(settings.get("reasons", DEFAULT_REASONS))
         if not isinstance(reasons, list) or any(r not in allowed for r in reasons):
             return f"reasons {reasons!r} are not among the study's drop reasons ({', '.join(allowed)})"
+        twice = sorted({r for r in reasons if reasons.count(r) > 1})
+        if twice:  # one answer counted as two drops of that reason in the report
+            return f"reasons {reasons!r} name {twice[0]!r} more than once"
         if decision == "keep" and reasons:
             return "reasons given with keep"
         return None
