@@ -192,3 +192,17 @@ def test_db_before_the_action_of_study_bundle_and_evaluate(tmp_path, capsys, mon
     assert main(["bundle", "--db", str(tmp_path / "nope.db"), "merge", "b.db"]) == 1
     assert "nope.db: no such database" in capsys.readouterr().err
     assert not os.path.exists(tmp_path / "prefval.db")
+
+
+def test_datasets_given_as_a_comma_list_are_said_to_need_one_flag_each(tmp_path, capsys):
+    db = str(tmp_path / "x.db")
+    assert main(["--db", db, "import", "jsonl", str(SAMPLE / "persona/personas.jsonl"), "--kind", "persona_record",
+                 "--dataset", "p"]) == 0
+    capsys.readouterr()
+    # a newcomer's `--dataset pair_a,pair_b` was refused with "needs two datasets ..., got 1"
+    assert main(["study", "create", "pw", "--task", "pairwise", "--dataset", "p,q", "--db", db]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "prefval: error: --dataset 'p,q': no dataset of that name; give --dataset once per dataset (--dataset p "
+        f"--dataset q) (database: {db})"]
+    with Store.open(db, mode="ro") as s:
+        assert s.studies() == []

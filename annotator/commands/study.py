@@ -193,6 +193,12 @@ def run_create(args: argparse.Namespace) -> int:
                      from_study=args.from_study, options=_parse_options(args.option), checks=args.checks,
                      task_args=_task_args(args))
     with Store.open(db_path(args, must_exist=True), mode="rw") as store:
+        known = {d.name for d in store.datasets()}
+        for value in args.dataset or []:  # --annotators takes a comma list; --dataset is given once per dataset
+            if "," in value and value not in known:
+                parts = [v.strip() for v in value.split(",") if v.strip()]
+                raise PrefvalError(f"--dataset {value!r}: no dataset of that name; give --dataset once per dataset "
+                                   f"({' '.join('--dataset ' + v for v in parts)})")
         study = create_study(store, spec)
         n = len(store.units(study.id))
         k = study.settings.get("annotators_per_item", 1)
