@@ -7,13 +7,16 @@ was to have and the time it was decided. Each row ends in one of four states (pl
 - ``restore``: written now, with the time it was decided (not the time of the recovery);
 - ``present``: a row with its id is in the database with the same values (its write made it after all, or an
   earlier recover): left alone, so recover can run twice;
-- ``superseded``: the same annotator decided the unit again after it (an answer), or the unit was adjudicated again
-  after it (an adjudication): the later decision stays in force and the older one is not restored, as a screen
+- ``superseded``: the same annotator decided the unit again after it (SUPERSEDED_BY: a rescued answer only by a later
+  answer, since a skip of an item shown without its lost answer never takes an answer away), or the unit was
+  adjudicated again after it: the later decision stays in force and the older one is not restored, as a screen
   never lets an earlier decision replace a later one;
 - ``refused``: the database no longer takes it: the study archived (`prefval study unarchive`, then recover again)
   or the item released from the annotator's queue by a study command.
 
-Anything else is bad input and nothing is written: a row naming a study, unit, item, annotator or assignment the
+A file whose screen is still running (RescueFile.live_screen) is not for recover at all: that screen is still
+saving its rows (`prefval recover` says so before reading the database). Anything else is bad input and nothing
+is written: a row naming a study, unit, item, annotator or assignment the
 database does not hold (the file belongs to another database, or was edited), an answer the study's task could not
 have given on that unit (TaskType.answer_problem), a row whose id is in the database with other values. The error
 is one line naming the file, the line and the field. The plan and the write are one transaction, so the rows
@@ -105,6 +108,11 @@ class Recovery:
         return "every row is in the database: the file can be deleted"
 
 
+def _field(row: Any, key: str) -> Any:
+    """A field of a kept row: an adjudication's dict, or an AnnotationIn's or Event's attribute (None when absent)."""
+    return row.get(key) if isinstance(row, dict) else getattr(row, key, None)
+
+
 def _when(stamp: str | None) -> str:
     """A row's time as people read it: "2026-12-04 02:49:03" (UTC)."""
     return (stamp or "?")[:19].replace("T", " ")
@@ -119,12 +127,11 @@ class _Planner:
 
         self.store, self.kept = store, kept
         rows = [k.row for k in kept.kept]
-        get = (lambda r, key: r.get(key) if isinstance(r, dict) else getattr(r, key, None))
-        self.studies = db.studies_by_id(store, [get(r, "study_id") for r in rows])
-        self.units = db.units_by_id(store, [get(r, "unit_id") for r in rows])
-        self.annotators = db.annotators_by_id(store, [get(r, "annotator_id") for r in rows]
-                                              + [get(r, "adjudicator_id") for r in rows])
-        self.assignments = db.assignments_by_id(store, [get(r, "assignment_id") for r in rows])
+        self.studies = db.studies_by_id(store, [_field(r, "study_id") for r in rows])
+        self.units = db.units_by_id(store, [_field(r, "unit_id") for r in rows])
+        self.annotators = db.annotators_by_id(store, [_field(r, "annotator_id") for r in rows]
+                                              + [_field(r, "adjudicator_id") for r in rows])
+        self.assignments = db.assignments_by_id(store, [_field(r, "assignment_id") for r in rows])
         self.stored = {t: db.stored_by_id(store, t, [k.id for k in kept.kept if k.table == t])
                        for t in ("annotations", "adjudications", "events")}
         self.check_answer = answer_checker(store)
@@ -317,10 +324,8 @@ def rows_waiting(store, study_id: str, annotator_id: str | None = None) -> list[
             kept = read_rescue_file(f)
         except PrefvalError:
             continue
-        mine = [k for k in kept.kept if k.table != "events"
-                and (k.row.get("study_id") if isinstance(k.row, dict) else k.row.study_id) == study_id
-                and (annotator_id is None or (k.row.get("adjudicator_id") if isinstance(k.row, dict)
-                                              else k.row.annotator_id) == annotator_id)]
+        mine = [k for k in kept.kept if k.table != "events" and _field(k.row, "study_id") == study_id
+                and annotator_id in (None, _field(k.row, "annotator_id"), _field(k.row, "adjudicator_id"))]
         stored = {t: db.stored_by_id(store, t, [k.id for k in mine if k.table == t])
                   for t in ("annotations", "adjudications")}
         n = sum(1 for k in mine if k.id not in stored[k.table])
