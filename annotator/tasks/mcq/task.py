@@ -161,10 +161,11 @@ class McqTask(TaskType):
             return f"choice {choice!r} is not one of the item's {n} options (0..{n - 1}) nor can't tell"
         if "letter" in answer and answer["letter"] != letter(choice):
             return f"letter {answer['letter']!r} is not the letter {letter(choice)!r} of choice {choice}"
-        # shown: the letter of the option's place on screen (A..); on a T/F item the key's "T" or "F", or the first
-        # letter of the option (an imported answer's)
-        places = (list(dict.fromkeys(["T", "F", item.payload["options"][choice][:1]])) if is_tf(item)
-                  else [letter(i) for i in range(n)])
+        # shown: the letter of the option's place on screen (A..); on a T/F item also the key's "T" or "F", or the
+        # first letter of the option (an imported answer's)
+        places = [letter(i) for i in range(n)]
+        if is_tf(item):
+            places = list(dict.fromkeys([*places, "T", "F", item.payload["options"][choice][:1]]))
         if answer.get("shown") is not None and answer["shown"] not in places:
             return f"shown {answer['shown']!r} is not a place the options are shown at ({', '.join(places)})"
         return None
