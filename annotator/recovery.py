@@ -30,8 +30,9 @@ from typing import Any
 
 from annotator.rescue import KeptRow, RescueFile
 from storage import recovery as db
+from storage.db import now_iso
 from storage.errors import PrefvalError
-from storage.models import is_person_kind
+from storage.models import Event, is_person_kind, new_id
 
 __all__ = ["RowOutcome", "Recovery", "plan", "recover", "rows_waiting"]
 
@@ -274,8 +275,6 @@ class _Planner:
 def decided_at(kept: RescueFile, k: KeptRow) -> str:
     """When a row was decided: its own time, else when the file was written (files kept before prefval recorded
     the time of each row; the file is written as the decision waits), else now."""
-    from storage.db import now_iso
-
     return k.decided_at or kept.written_at or now_iso()
 
 
@@ -297,18 +296,28 @@ def plan(store, kept: RescueFile) -> Recovery:
 
 def recover(store, kept: RescueFile) -> Recovery:
     """Plan the file against `store` and write the rows to restore, as one transaction: all of them or none
-    (storage.recovery.write_restored: each row with the time it was decided). Returns the Recovery. Raises
+    (storage.recovery.write_restored: each row with the time it was decided), with a "recovered" event naming the
+    file and each restored row's decision time (payload {"file", "decided_at": {row id: ISO time}}). Returns the Recovery. Raises
     PrefvalError for bad input (plan; nothing written), DatabaseBusy when another program holds the write lock
     beyond the busy timeout (nothing written; run it again), PrefvalError for a write that fails otherwise."""
     with store.transaction():
         done = plan(store, kept)
         # in the order they were decided, so that of two rows on one unit the later one ends up in force
         restore = sorted((o.kept for o in done.outcomes if o.state == "restore"), key=lambda k: decided_at(kept, k))
+        events = [k.row for k in restore if k.table == "events"]
+        decisions = [k for k in restore if k.table != "events"]
+        if decisions:  # what was put back, from which file, and when each row was decided (a row put after a later
+            # skip takes a time just after it: its own time is kept here)
+            studies = {_field(k.row, "study_id") for k in decisions}
+            events.append(Event(id=new_id(), at=now_iso(), kind="recovered",
+                                study_id=studies.pop() if len(studies) == 1 else None,
+                                payload={"file": kept.path, "decided_at": {k.id: decided_at(kept, k)
+                                                                           for k in decisions}}))
         db.write_restored(
             store,
             [(k.row, k.id, decided_at(kept, k)) for k in restore if k.table == "annotations"],
             [(k.row, decided_at(kept, k)) for k in restore if k.table == "adjudications"],
-            [k.row for k in restore if k.table == "events"])
+            events)
     return done
 
 

@@ -31,12 +31,23 @@ def rescue_path(db_path: str, folder: Path | None = None, n: int = 0) -> Path:
     return (folder or base.resolve().parent) / f"{base.name}{RESCUE_INFIX}{stamp}-{os.getpid()}{more}.jsonl"
 
 
+def row_checksum(row: dict) -> str:
+    """The sha256 (hex) of a rescue file's row as canonical JSON (keys sorted, no spaces, UTF-8): written beside
+    each row, so that `prefval recover` can tell a row changed by hand after the screen kept it (not a guard
+    against someone who recomputes it)."""
+    import hashlib
+
+    text = json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def write_rescue(db_path: str, rows: list[tuple], events: list[Event],
                  adjudications: Iterable[dict] = ()) -> Path:
     """Write the annotation rows, adjudication rows and events that were NOT saved in the database at db_path to a
     new rescue file, one JSON object a line: {"table": "annotations", "row": AnnotationIn fields, its "id" and
     "decided_at"}, {"table": "adjudications", "row": the adjudication's fields (id, study_id, unit_id,
-    adjudicator_id, kind, answer, reason, decided_at)} or {"table": "events", "row": Event fields}, preceded by
+    adjudicator_id, kind, answer, reason, decided_at)} or {"table": "events", "row": Event fields}, each with
+    "sha256": row_checksum(row), preceded by
     {"table": "meta", "database": absolute path, "written_at": ISO time, "pid": the process keeping it}. rows: (row, id) or (row, id, decided_at),
     decided_at the ISO time the key was pressed (what `prefval recover` gives the row; without it, the file's
     written_at). The file is created exclusively, written, flushed and fsynced (and its folder fsynced) before
@@ -49,11 +60,12 @@ def write_rescue(db_path: str, rows: list[tuple], events: list[Event],
     lines = [json.dumps({"table": "meta", "database": os.path.abspath(db_path),
                          "written_at": _dt.datetime.now(_dt.timezone.utc).isoformat(), "pid": os.getpid()},
                         ensure_ascii=False)]
-    lines += [json.dumps({"table": "annotations", "row": {"id": rid, **r.model_dump(),
-                                                          **({"decided_at": at[0]} if at and at[0] else {})}},
-                         ensure_ascii=False) for r, rid, *at in rows]
-    lines += [json.dumps({"table": "adjudications", "row": dict(a)}, ensure_ascii=False) for a in adjudications]
-    lines += [json.dumps({"table": "events", "row": e.model_dump()}, ensure_ascii=False) for e in events]
+    records = [("annotations", {"id": rid, **r.model_dump(), **({"decided_at": at[0]} if at and at[0] else {})})
+               for r, rid, *at in rows]
+    records += [("adjudications", dict(a)) for a in adjudications]
+    records += [("events", e.model_dump()) for e in events]
+    lines += [json.dumps({"table": t, "row": row, "sha256": row_checksum(row)}, ensure_ascii=False)
+              for t, row in records]
     data = ("\n".join(lines) + "\n").encode("utf-8")
     error: OSError | None = None
     for folder in (None, Path.home(), Path(tempfile.gettempdir())):
@@ -298,7 +310,13 @@ def read_rescue_file(path: str | Path) -> RescueFile:
                 database, written_at = rec["database"], _time(rec.get("written_at"), "written_at")
                 pid = rec.get("pid") if isinstance(rec.get("pid"), int) else None
                 continue
-            kept.append(_kept_row(n, rec))
+            if "sha256" in rec and isinstance(rec.get("row"), dict) and rec["sha256"] != row_checksum(rec["row"]):
+                raise ValueError("field 'sha256': the row was changed after the screen kept it (its checksum no "
+                                 "longer matches); nothing restored")
+            row = _kept_row(n, rec)
+            if row.decided_at and written_at and row.decided_at > written_at:
+                raise ValueError(f"field 'decided_at': {row.decided_at} is after the file was written ({written_at})")
+            kept.append(row)
         except ValueError as exc:
             raise PrefvalError(f"{path}: line {n}: {exc}") from None
     if database is None:

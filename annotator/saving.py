@@ -491,6 +491,12 @@ class SaveController:
         files = self.files
         files.close_writer()  # a write waiting for the lock gives up after its current attempt
         pending, closing = self.saving, files.close_future
+        if pending is not None and pending.unwritten() is None and pending.committed is not None:
+            # its last attempt made it as the writer closed: counted in the session (the command's summary said
+            # one answer fewer than the file held), its visit with it
+            self.saving = None
+            self.session.apply(pending)
+            self.session.visit_decided()
         if pending is not None and pending.unwritten() is not None:  # ctrl+c, a crash
             if not already_noted:  # its seconds are in the row kept: no visit event too
                 self._give_up(files.give_up_decision(pending, "the screen closed before the database was free",

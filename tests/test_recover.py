@@ -3,6 +3,7 @@ while it said "saving…"), and `prefval status` lists the rescue files beside a
 back (a newcomer's kill -9 left an answer in a file no command could restore)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -135,7 +136,9 @@ def test_an_archived_study_refuses_until_unarchived(db_file, capsys):
 def _file(tmp_path, db: str, *rows: dict) -> str:
     """A rescue file kept for db holding `rows` ({"table": ..., "row": ...} records) after its meta line."""
     f = tmp_path / "kept.jsonl"
-    lines = [{"table": "meta", "database": db, "written_at": "2026-12-04T02:00:00+00:00"}, *rows]
+    from storage.db import now_iso
+
+    lines = [{"table": "meta", "database": db, "written_at": now_iso()}, *rows]
     f.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
     return str(f)
 
@@ -282,20 +285,39 @@ def test_recover_into_another_database_says_which_one_the_file_was_kept_for(db_f
     assert _dump(other) == before
 
 
-def test_a_row_whose_id_is_there_with_other_values(db_file, tmp_path, capsys):
+@pytest.mark.parametrize("checksum", [True, False], ids=["with its checksum", "a file without checksums"])
+def test_a_row_edited_in_the_file(db_file, tmp_path, capsys, checksum):
     path, rid, _ = _kept(db_file)
-    assert main(["recover", path]) == 0
     lines = open(path, encoding="utf-8").read().splitlines()
     rec = json.loads(lines[1])
-    rec["row"]["answer"] = {"choice": 0, "letter": "A", "shown": "A", "cant_tell": False}  # edited, same id
+    assert rec["sha256"] == hashlib.sha256(json.dumps(rec["row"], sort_keys=True, separators=(",", ":")).encode()
+                                           ).hexdigest()
+    if not checksum:  # as files kept before prefval wrote checksums: edits show only against the database
+        del rec["sha256"]
+        assert main(["recover", path]) == 0
+        capsys.readouterr()
+    # edited, same id (a newcomer's A -> B with consistent fields went in unnoticed: the row was not in yet)
+    rec["row"]["answer"] = {"choice": 0, "letter": "A", "shown": "A", "cant_tell": False}
     edited = tmp_path / "edited.jsonl"
     edited.write_text("\n".join([lines[0], json.dumps(rec)]) + "\n", encoding="utf-8")
-    capsys.readouterr()
     before = _dump(db_file)
-    assert main(["recover", str(edited)]) == 1  # before: "1 already there; the file can be deleted"
+    assert main(["recover", str(edited)]) == 1
     assert capsys.readouterr().err.splitlines() == [
+        f"prefval: error: {edited}: line 2: field 'sha256': the row was changed after the screen kept it (its "
+        "checksum no longer matches); nothing restored" if checksum else
         f"prefval: error: {edited}: line 2: field 'answer': row {rid} is in {db_file} with another value (the file "
         "was edited, or it was kept for another database); nothing restored"]
+    assert _dump(db_file) == before
+
+
+def test_a_decision_time_after_the_file_was_written(db_file, tmp_path, capsys):
+    _study(db_file)
+    path = _file(tmp_path, db_file, _ann(*_row(db_file), decided_at="2030-01-01T00:00:00+00:00"))
+    before = _dump(db_file)
+    assert main(["recover", path]) == 1  # a newcomer's 2030: status then said "last activity 2030-01-01"
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"prefval: error: {path}: line 2: field 'decided_at': "
+                                               "2030-01-01T00:00:00.000000+00:00 is after the file was written ("), err
     assert _dump(db_file) == before
 
 
@@ -386,6 +408,10 @@ def test_a_later_skip_does_not_take_the_rescued_answer_away(db_file, capsys):
     with Store.open(db_file, mode="ro") as s:
         current = s.current_annotations(s.get_study("st").id, status=("answered", "skipped"))
     assert [(a.id, a.status, a.supersedes) for a in current] == [(rid, "answered", skipped.id)]
+    assert current[0].submitted_at > "2026-12-04T02:10:00"  # after the skip, so its own time is kept in the event
+    with Store.open(db_file, mode="ro") as s:
+        (event,) = s.events("recovered")
+    assert event.payload == {"file": path, "decided_at": {rid: DECIDED}}
 
 
 def test_a_later_answer_keeps_a_rescued_skip_out(db_file, capsys):

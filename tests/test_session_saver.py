@@ -84,3 +84,25 @@ def test_log_or_rescue_says_where_the_refused_events_are(mcq_study):
         assert note.startswith(f"NOT saved in {mcq_study}: the session's end (") and note.endswith(f"; kept in {kept}; put back with: prefval recover {kept}")
         assert [e.id for e in read_rescue(kept)[1]] == [e.id for e in events]
         assert log_or_rescue(s, []) is None
+
+
+def test_a_decision_written_as_the_screen_closes_is_counted(mcq_study):
+    """ctrl+q while "saving…": the writer's last attempt made it as it closed; the command's summary then said one
+    answer fewer than the file held (a newcomer's "2/5 answered" with 3 in the database). The controller counts it
+    in the session when the screen goes."""
+    from annotator.saving import SaveController
+
+    class Host:  # a screen that has gone: nothing to draw, nothing to note
+        def keep_note(self, note):
+            raise AssertionError(note)
+
+    with Store.open(mcq_study, mode="rw") as s:
+        session = Session(s, "st", "ana", clock=_Clock())
+        before = session.progress()[0]
+        pending = session.prepare("answered", {"choice": 0, "letter": "A", "shown": "A", "cant_tell": False},
+                                  advance=True)
+        saves = SaveController(session, Host())
+        saves.saving = pending  # kept while the file was busy ...
+        session.write(s, pending)  # ... and written by the writer's last attempt as it closed
+        saves.screen_gone(already_noted=False)
+        assert saves.saving is None and session.progress()[0] == before + 1

@@ -588,6 +588,6 @@ def rescue_files(store) -> list[dict]:
             continue
         entry.update(state=done.status_text(), nothing_to_restore=done.nothing_to_restore)
         if not same_file(store.path, kept.database):  # a copied or moved folder: recover needs --db
-            entry["state"] = (f"kept for {kept.database}: {entry['state']}; for this database: prefval recover "
-                              f"{f} --db {store.path}")
+            entry["state"] = f"kept for {kept.database}: {entry['state']}" + (
+                "" if done.nothing_to_restore else f"; for this database: prefval recover {f} --db {store.path}")
     return out

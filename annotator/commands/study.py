@@ -333,7 +333,8 @@ def run_rename_annotator(args: argparse.Namespace) -> int:
 
     with _open(args) as store:
         study = _live_study(store, args.name, "changed (rename-annotator)")
-        _warn_rescued(store, study, args.old)
+        if store.find_annotator(args.new) is not None:  # items move to another annotator (a rename in place keeps
+            _warn_rescued(store, study, args.old)        # the annotator's id: its rescued rows still fit)
         got = move_annotator(store, study, args.old, args.new)
         if got["how"] == "renamed":
             _say(f"annotator '{args.old}' is now '{args.new}' ({got['moved']} item(s) in study {args.name}, answers, "
