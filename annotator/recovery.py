@@ -311,7 +311,7 @@ def recover(store, kept: RescueFile) -> Recovery:
             studies = {_field(k.row, "study_id") for k in decisions}
             events.append(Event(id=new_id(), at=now_iso(), kind="recovered",
                                 study_id=studies.pop() if len(studies) == 1 else None,
-                                payload={"file": kept.path, "decided_at": {k.id: decided_at(kept, k)
+                                payload={"file": os.path.abspath(kept.path), "decided_at": {k.id: decided_at(kept, k)
                                                                            for k in decisions}}))
         db.write_restored(
             store,

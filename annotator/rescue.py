@@ -19,6 +19,8 @@ from storage.models import AnnotationIn, Event
 from storage.textfile import read_text
 
 RESCUE_INFIX = ".unsaved-"  # prefval.db -> prefval.db.unsaved-20261201T141502Z-4242.jsonl
+#: the meta line's "format" from which every row carries its sha256 (files before it have no "format")
+CHECKSUMMED = 2
 
 
 def rescue_path(db_path: str, folder: Path | None = None, n: int = 0) -> Path:
@@ -48,7 +50,8 @@ def write_rescue(db_path: str, rows: list[tuple], events: list[Event],
     "decided_at"}, {"table": "adjudications", "row": the adjudication's fields (id, study_id, unit_id,
     adjudicator_id, kind, answer, reason, decided_at)} or {"table": "events", "row": Event fields}, each with
     "sha256": row_checksum(row), preceded by
-    {"table": "meta", "database": absolute path, "written_at": ISO time, "pid": the process keeping it}. rows: (row, id) or (row, id, decided_at),
+    {"table": "meta", "database": absolute path, "written_at": ISO time, "pid": the process keeping it, "format":
+    CHECKSUMMED}. rows: (row, id) or (row, id, decided_at),
     decided_at the ISO time the key was pressed (what `prefval recover` gives the row; without it, the file's
     written_at). The file is created exclusively, written, flushed and fsynced (and its folder fsynced) before
     this returns. Tries the database's folder, then the home folder, then the temporary folder; a second file of
@@ -58,7 +61,8 @@ def write_rescue(db_path: str, rows: list[tuple], events: list[Event],
     import tempfile
 
     lines = [json.dumps({"table": "meta", "database": os.path.abspath(db_path),
-                         "written_at": _dt.datetime.now(_dt.timezone.utc).isoformat(), "pid": os.getpid()},
+                         "written_at": _dt.datetime.now(_dt.timezone.utc).isoformat(), "pid": os.getpid(),
+                         "format": CHECKSUMMED},
                         ensure_ascii=False)]
     records = [("annotations", {"id": rid, **r.model_dump(), **({"decided_at": at[0]} if at and at[0] else {})})
                for r, rid, *at in rows]
@@ -242,6 +246,8 @@ def _kept_row(n: int, rec: dict) -> KeptRow:
                 raise ValueError(f"field 'status': {ann.status!r} is not written by a screen")
             if ann.supersedes is not None:
                 raise ValueError("field 'supersedes': the database sets it as the row is written, not a screen")
+            if ann.status != "note" and ann.note is not None:  # a screen keeps notes in rows of their own
+                raise ValueError(f"field 'note': a row of status {ann.status!r} holds no note")
             started = _time(ann.started_at, "started_at")
             if started and at and at < started:
                 raise ValueError(f"field 'decided_at': {at} is before the visit started ({started})")
@@ -293,6 +299,7 @@ def read_rescue_file(path: str | Path) -> RescueFile:
     except OSError as exc:
         raise PrefvalError(f"{path}: cannot read ({exc.strerror or type(exc).__name__})") from None
     database = written_at = pid = None
+    checksummed = False
     kept: list[KeptRow] = []
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -305,11 +312,19 @@ def read_rescue_file(path: str | Path) -> RescueFile:
             if not isinstance(rec, dict):
                 raise ValueError("field 'table': the line is not a JSON object")
             if rec.get("table") == "meta":
+                if database is not None or kept:
+                    raise ValueError("field 'table': the meta line must be the file's first line, and only one")
                 if not isinstance(rec.get("database"), str) or not rec["database"]:
                     raise ValueError("field 'database': missing or not a path")
+                checksummed = isinstance(rec.get("format"), int) and rec["format"] >= CHECKSUMMED
                 database, written_at = rec["database"], _time(rec.get("written_at"), "written_at")
                 pid = rec.get("pid") if isinstance(rec.get("pid"), int) else None
                 continue
+            if database is None:
+                raise ValueError("field 'table': the first line must be the meta line naming the database")
+            if checksummed and "sha256" not in rec:
+                raise ValueError("field 'sha256': missing (every row of this file's format carries one); nothing "
+                                 "restored")
             if "sha256" in rec and isinstance(rec.get("row"), dict) and rec["sha256"] != row_checksum(rec["row"]):
                 raise ValueError("field 'sha256': the row was changed after the screen kept it (its checksum no "
                                  "longer matches); nothing restored")

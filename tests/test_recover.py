@@ -187,9 +187,14 @@ def test_a_row_for_an_item_released_meanwhile_is_refused_and_said(db_file, capsy
 
 @pytest.mark.parametrize("text, said", [
     ('{"table": "meta", "database": "x.db"}\nnot json\n', "line 2: not JSON"),
-    ('{"table": "annotations", "row": {"id": "a"}}\n', "line 1: field 'study_id'"),
-    ('{"table": "annotations", "row": {}}\n', "line 1: field 'id'"),
-    ('{"table": "what"}\n', "line 1: field 'table': unknown table 'what'"),
+    ('{"table": "meta", "database": "x.db"}\n{"table": "annotations", "row": {"id": "a"}}\n', "line 2: field 'study_id'"),
+    ('{"table": "meta", "database": "x.db"}\n{"table": "annotations", "row": {}}\n', "line 2: field 'id'"),
+    ('{"table": "meta", "database": "x.db"}\n{"table": "what"}\n', "line 2: field 'table': unknown table 'what'"),
+    ('{"table": "events", "row": {}}\n', "line 1: field 'table': the first line must be the meta line"),
+    ('{"table": "meta", "database": "x.db"}\n{"table": "meta", "database": "y.db"}\n',
+     "line 2: field 'table': the meta line must be the file's first line, and only one"),
+    ('{"table": "meta", "database": "x.db", "format": 2}\n{"table": "events", "row": {}}\n',
+     "line 2: field 'sha256': missing (every row of this file's format carries one)"),
     ('', "line 1: field 'database': no meta line"),
 ])
 def test_a_broken_rescue_file_is_one_line_and_changes_nothing(db_file, tmp_path, capsys, text, said):
@@ -294,6 +299,10 @@ def test_a_row_edited_in_the_file(db_file, tmp_path, capsys, checksum):
                                            ).hexdigest()
     if not checksum:  # as files kept before prefval wrote checksums: edits show only against the database
         del rec["sha256"]
+        meta = json.loads(lines[0])
+        del meta["format"]
+        lines[0] = json.dumps(meta)
+        open(path, "w", encoding="utf-8").write("\n".join([lines[0], json.dumps(rec), *lines[2:]]) + "\n")
         assert main(["recover", path]) == 0
         capsys.readouterr()
     # edited, same id (a newcomer's A -> B with consistent fields went in unnoticed: the row was not in yet)
@@ -556,3 +565,25 @@ def test_status_counts_the_files_recover_cannot_read_apart(db_file, capsys):
         "database it was kept for (not a prefval rescue file?))",
         f"  {folder}: prefval recover cannot read it ({folder}: not a regular file (a directory))",
         f"  {path}: 2 row(s) not in the database"]
+
+
+def test_a_row_of_a_checksummed_file_without_its_checksum_or_with_a_note_on_an_answer(db_file, capsys):
+    # a newcomer deleted the row's sha256 and changed its answer to the key and its note: it went in
+    path, _, _ = _kept(db_file)
+    lines = open(path, encoding="utf-8").read().splitlines()
+    rec = json.loads(lines[1])
+    del rec["sha256"]
+    open(path, "w", encoding="utf-8").write("\n".join([lines[0], json.dumps(rec), *lines[2:]]) + "\n")
+    before = _dump(db_file)
+    assert main(["recover", path]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"prefval: error: {path}: line 2: field 'sha256': missing (every row of this file's format carries one); "
+        "nothing restored"]
+    # a note on an answered row (a screen keeps notes in rows of their own: the export would drop it)
+    rec["row"]["note"] = "edited"
+    rec["sha256"] = hashlib.sha256(json.dumps(rec["row"], sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    open(path, "w", encoding="utf-8").write("\n".join([lines[0], json.dumps(rec), *lines[2:]]) + "\n")
+    assert main(["recover", path]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"prefval: error: {path}: line 2: field 'note': a row of status 'answered' holds no note"]
+    assert _dump(db_file) == before
