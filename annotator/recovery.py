@@ -28,7 +28,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotator.rescue import KeptRow, RescueFile
+from annotator.rescue import KeptRow, RescueFile, same_file
 from storage import recovery as db
 from storage.db import now_iso
 from storage.errors import PrefvalError
@@ -136,9 +136,8 @@ class _Planner:
         self.stored = {t: db.stored_by_id(store, t, [k.id for k in kept.kept if k.table == t])
                        for t in ("annotations", "adjudications", "events")}
         self.check_answer = answer_checker(store)
-        moved = os.path.realpath(store.path) != os.path.realpath(kept.database)
-        self.elsewhere = (f" (the file was kept for {kept.database})" if moved
-                          else " (deleted since, or the file was edited)")
+        self.elsewhere = (" (deleted since, or the file was edited)" if same_file(store.path, kept.database)
+                          else f" (the file was kept for {kept.database})")
 
     def bad(self, k: KeptRow, name: str, problem: str) -> PrefvalError:
         return PrefvalError(f"{self.kept.path}: line {k.line}: field {name!r}: {problem}; nothing restored")
@@ -220,7 +219,7 @@ class _Planner:
                                             f"`prefval study assign {study['name']} --annotators {who['name']}` "
                                             "gives it back if no one else took it, then run prefval recover again")
         if row.status in _DECISIONS:
-            at = self.decided_at(k)
+            at = decided_at(self.kept, k)
             later = db.later_decision(self.store, row.study_id, row.unit_id, row.annotator_id, at,
                                       SUPERSEDED_BY[row.status])
             if later:
@@ -244,7 +243,7 @@ class _Planner:
         what = f"{who['name']}'s adjudication of item {unit['external_id']}"
         if study["archived"]:
             return RowOutcome(k, "refused", self.archived(study, what))
-        later = db.later_adjudication(self.store, a["study_id"], a["unit_id"], self.decided_at(k))
+        later = db.later_adjudication(self.store, a["study_id"], a["unit_id"], decided_at(self.kept, k))
         if later:
             return self.superseded(k, what, f"{later[1]} adjudicated", later[0])
         return RowOutcome(k, "restore")
@@ -261,16 +260,12 @@ class _Planner:
 
     def superseded(self, k: KeptRow, what: str, who_did: str, later: str) -> RowOutcome:
         """The row superseded by a decision made at `later` ("ana decided", "eve adjudicated")."""
-        return RowOutcome(k, "superseded", f"{what} (decided {_when(self.decided_at(k))}): {who_did} the item again "
+        return RowOutcome(k, "superseded", f"{what} (decided {_when(decided_at(self.kept, k))}): {who_did} the item again "
                                            f"at {_when(later)}; that later decision stays")
 
     def archived(self, study: dict, what: str) -> str:
         return (f"{what}: study '{study['name']}' is archived (read-only); `prefval study unarchive "
                 f"{study['name']}`, then run prefval recover again")
-
-    def decided_at(self, k: KeptRow) -> str:
-        return decided_at(self.kept, k)
-
 
 def decided_at(kept: RescueFile, k: KeptRow) -> str:
     """When a row was decided: its own time, else when the file was written (files kept before prefval recorded
@@ -297,9 +292,10 @@ def plan(store, kept: RescueFile) -> Recovery:
 def recover(store, kept: RescueFile) -> Recovery:
     """Plan the file against `store` and write the rows to restore, as one transaction: all of them or none
     (storage.recovery.write_restored: each row with the time it was decided), with a "recovered" event naming the
-    file and each restored row's decision time (payload {"file", "decided_at": {row id: ISO time}}). Returns the Recovery. Raises
-    PrefvalError for bad input (plan; nothing written), DatabaseBusy when another program holds the write lock
-    beyond the busy timeout (nothing written; run it again), PrefvalError for a write that fails otherwise."""
+    file and each restored row's decision time (payload {"file", "decided_at": {row id: ISO time}}). Returns the
+    Recovery. Raises PrefvalError for bad input (plan; nothing written), DatabaseBusy when another program holds
+    the write lock beyond the busy timeout (nothing written; run it again), PrefvalError for a write that fails
+    otherwise."""
     with store.transaction():
         done = plan(store, kept)
         # in the order they were decided, so that of two rows on one unit the later one ends up in force
@@ -309,10 +305,10 @@ def recover(store, kept: RescueFile) -> Recovery:
         if decisions:  # what was put back, from which file, and when each row was decided (a row put after a later
             # skip takes a time just after it: its own time is kept here)
             studies = {_field(k.row, "study_id") for k in decisions}
+            times = {k.id: decided_at(kept, k) for k in decisions}
             events.append(Event(id=new_id(), at=now_iso(), kind="recovered",
                                 study_id=studies.pop() if len(studies) == 1 else None,
-                                payload={"file": os.path.abspath(kept.path), "decided_at": {k.id: decided_at(kept, k)
-                                                                           for k in decisions}}))
+                                payload={"file": os.path.abspath(kept.path), "decided_at": times}))
         db.write_restored(
             store,
             [(k.row, k.id, decided_at(kept, k)) for k in restore if k.table == "annotations"],

@@ -42,16 +42,21 @@ class AdjudicationsMixin:
                          answer: dict[str, Any] | None = None, reason: str | None = None,
                          adjudication_id: str | None = None, submitted_at: str | None = None) -> Adjudication:
         """Append one adjudication (committed when it returns); it supersedes the unit's current one, read in the
-        same write transaction. adjudication_id: the id it gets (chosen beforehand by a screen that may keep it in a
-        rescue file; default a new one: when a row with that id is in the file already, `prefval recover` having
-        written its rescued copy, that row is returned and nothing is written); submitted_at: its time (default now; `prefval recover` gives the time it
-        was decided), moved to just after the row it supersedes when not later than that one. Raises StudyClosed when the study was archived or deleted meanwhile
-        (nothing written), DatabaseBusy when another process held the write lock beyond the busy timeout (nothing
-        written; retrying can succeed), PrefvalError when the write fails otherwise (read-only, disk full) or kind
-        is unknown."""
+        same write transaction.
+
+        adjudication_id: the id it gets (chosen beforehand by a screen that may keep it in a rescue file; default a
+        new one); when a row with that id is in the file already (`prefval recover` wrote its rescued copy while the
+        screen still retried it), that row is returned and nothing is written. submitted_at: its time (default now;
+        `prefval recover` gives the time it was decided), moved to just after the row it supersedes when not later
+        than that one.
+
+        Raises StudyClosed when the study was archived or deleted meanwhile (nothing written), DatabaseBusy when
+        another process held the write lock beyond the busy timeout (nothing written; retrying can succeed),
+        PrefvalError when the write fails otherwise (read-only, disk full) or kind is unknown."""
         if kind not in ("final", "exclude"):
             raise PrefvalError(f"unknown adjudication kind {kind!r}")
-        rec = {"id": adjudication_id or new_id(), "study_id": study_id, "unit_id": unit_id, "adjudicator_id": adjudicator_id,
+        rec = {"id": adjudication_id or new_id(), "study_id": study_id, "unit_id": unit_id,
+               "adjudicator_id": adjudicator_id,
                "kind": kind, "answer": json.dumps(answer, ensure_ascii=False) if answer is not None else None,
                "reason": reason, "submitted_at": submitted_at or now_iso(), "supersedes": None}
         try:

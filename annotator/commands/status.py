@@ -568,12 +568,17 @@ def rescue_files(store) -> list[dict]:
     "readable": prefval recover can read it, "live_screen": the process id of the running screen that keeps it
     (it is still saving those rows) or None}. A file kept for another database (a copied folder) says so and gives
     the recover command with --db. Reads only."""
+    from annotator.rescue import rescue_files_of
+
+    files = rescue_files_of(store.path)
+    if not files:  # the usual case: nothing more to import or read
+        return []
     from annotator.recovery import plan
-    from annotator.rescue import read_rescue_file, rescue_files_of, same_file
+    from annotator.rescue import read_rescue_file, same_file
     from storage.errors import PrefvalError
 
     out = []
-    for f in rescue_files_of(store.path):
+    for f in files:
         entry = {"path": str(f), "state": "", "nothing_to_restore": False, "readable": True, "live_screen": None}
         out.append(entry)
         try:
